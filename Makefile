@@ -1,0 +1,42 @@
+# LightMySky: `make run` starts the site, `make test` runs every test. Both set everything up first.
+
+VENV := .venv
+BIN := $(VENV)/bin
+# The first interpreter that really runs and is Python 3.12 or newer (pyenv shims may exist but fail).
+PYTHON_CANDIDATES := python3.13 python3.12 python3 \
+	$(wildcard $(HOME)/.pyenv/versions/3.13*/bin/python3.13) \
+	$(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) \
+	$(wildcard /root/.pyenv/versions/3.13*/bin/python3.13) \
+	$(wildcard /root/.pyenv/versions/3.12*/bin/python3.12) \
+	/usr/bin/python3.13 /usr/bin/python3.12 /usr/local/bin/python3.13 /usr/local/bin/python3.12
+PYTHON := $(shell for p in $(PYTHON_CANDIDATES); do \
+	"$$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1 && { echo "$$p"; break; }; done)
+
+.PHONY: setup run test test-postgres lint bench clean
+
+$(BIN)/python:
+	@test -n "$(PYTHON)" || { echo "Python 3.12 or newer is needed and none was found." >&2; exit 1; }
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Reinstall only when the declared dependencies change.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet --editable . --group dev
+	@touch $@
+
+setup: $(VENV)/.installed
+	$(BIN)/python manage.py migrate --no-input -v 0
+	$(BIN)/python manage.py load_demo --if-empty
+
+run: setup
+	$(BIN)/python manage.py runserver 127.0.0.1:8000
+
+test: setup
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: $(VENV)/.installed
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+
+clean:
+	rm -rf $(VENV) staticfiles *.egg-info

@@ -1,0 +1,33 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
+from django.core.exceptions import ValidationError
+
+from lessons.services import content_load_file
+
+DEMO_FILE = Path(settings.BASE_DIR) / "fixtures" / "demo.json"
+
+
+class Command(BaseCommand):
+    help = "Load the demo lessons (the seed lesson and its neighbours). Safe to run again."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--if-empty", action="store_true", help="Do nothing if any lesson exists.")
+
+    def handle(self, *args, **options):
+        from lessons.models import Lesson
+
+        if options["if_empty"] and Lesson.objects.exists():
+            self.stdout.write("Lessons already exist; demo content not loaded.")
+            return
+        try:
+            result = content_load_file(path=DEMO_FILE)
+        except (ValidationError, KeyError, Lesson.DoesNotExist) as error:
+            raise CommandError(f"The demo content could not be loaded: {error}") from error
+        self.stdout.write(
+            f"Demo content: {result.created} lessons created, {result.updated} updated, "
+            f"{result.unchanged} unchanged."
+        )

@@ -1,0 +1,290 @@
+from __future__ import annotations
+
+import secrets
+import string
+
+from django.core.exceptions import ValidationError
+from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.db import models
+from django.db.models import Count, Exists, OuterRef, Q
+from django.urls import reverse
+
+from lightmysky.lib.markdown import render_markdown
+
+PUBLIC_ID_ALPHABET = string.ascii_letters + string.digits + "_-"
+PUBLIC_ID_PATTERN = r"mt_[A-Za-z0-9_-]{10}"
+QUESTIONS_PER_LESSON = 8
+
+
+def new_public_id() -> str:
+    """A random lesson id like the seed's: `mt_` and ten URL-safe characters."""
+    return "mt_" + "".join(secrets.choice(PUBLIC_ID_ALPHABET) for _ in range(10))
+
+
+def new_item_key() -> str:
+    """A short random key that names a question or flashcard in exports and logs."""
+    return secrets.token_hex(4)
+
+
+class Subject(models.Model):
+    name = models.CharField(max_length=100)
+    slug = models.SlugField(max_length=100, unique=True)
+    description = models.TextField(blank=True)
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["position", "name"]
+
+    def __str__(self) -> str:
+        return self.name
+
+    def get_absolute_url(self) -> str:
+        return reverse("lessons:subject", args=[self.slug])
+
+
+class Area(models.Model):
+    subject = models.ForeignKey(Subject, on_delete=models.PROTECT, related_name="areas")
+    name = models.CharField(max_length=100)
+    slug = models.SlugField(max_length=100)
+    position = models.PositiveSmallIntegerField(default=0)
+
+    class Meta:
+        ordering = ["subject", "position", "name"]
+        constraints = [
+            models.UniqueConstraint(fields=["subject", "slug"], name="area_slug_unique_in_subject")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.subject.name} · {self.name}"
+
+
+class LessonQuerySet(models.QuerySet["Lesson"]):
+    def published(self) -> LessonQuerySet:
+        return self.filter(status=Lesson.Status.PUBLISHED)
+
+    def for_page(self) -> LessonQuerySet:
+        """Everything the lesson page shows about the lesson itself, in one query."""
+        return self.select_related("subject", "area").annotate(
+            question_count=Count("questions", distinct=True)
+        )
+
+    def for_listing(self) -> LessonQuerySet:
+        return self.published().select_related("subject", "area").order_by(
+            "subject__position", "area__position", "area__name", "title"
+        )
+
+    def neighbours_of(self, lesson: Lesson) -> LessonQuerySet:
+        """The lesson's published neighbours in one query, each flagged by how it relates."""
+        needs_first = Lesson.needs_first.through.objects
+        connections = Lesson.connections.through.objects
+        return (
+            self.published()
+            .select_related("subject")
+            .annotate(
+                is_needed_first=Exists(
+                    needs_first.filter(from_lesson_id=lesson.pk, to_lesson=OuterRef("pk"))
+                ),
+                is_opened_up=Exists(
+                    needs_first.filter(from_lesson=OuterRef("pk"), to_lesson_id=lesson.pk)
+                ),
+                is_connection=Exists(
+                    connections.filter(from_lesson_id=lesson.pk, to_lesson=OuterRef("pk"))
+                ),
+            )
+            .filter(Q(is_needed_first=True) | Q(is_opened_up=True) | Q(is_connection=True))
+            .order_by("title")
+        )
+
+
+class Lesson(models.Model):
+    class Status(models.TextChoices):
+        DRAFT = "draft", "Draft"
+        PUBLISHED = "published", "Published"
+
+    public_id = models.CharField(
+        "public id",
+        max_length=13,
+        unique=True,
+        default=new_public_id,
+        validators=[RegexValidator(f"^{PUBLIC_ID_PATTERN}$", "Ids look like mt_ and 10 characters.")],
+    )
+    slug = models.SlugField(max_length=200)
+    title = models.CharField(max_length=200)
+    summary = models.TextField(help_text="Two or three plain sentences shown under the title.")
+    subject = models.ForeignKey(Subject, on_delete=models.PROTECT, related_name="lessons")
+    area = models.ForeignKey(Area, on_delete=models.PROTECT, related_name="lessons")
+    age_from = models.PositiveSmallIntegerField("ages from", validators=[MaxValueValidator(120)])
+    age_to = models.PositiveSmallIntegerField("ages to", validators=[MaxValueValidator(120)])
+    objectives = models.TextField(
+        help_text="What a learner can do afterwards: one objective per line."
+    )
+    heading = models.CharField("lesson heading", max_length=200)
+    body = models.TextField(help_text="Markdown.")
+    body_html = models.TextField(editable=False, default="")
+    example = models.TextField("Try it together", help_text="The worked example, in Markdown.")
+    example_html = models.TextField(editable=False, default="")
+    tip = models.TextField(blank=True, help_text="Markdown.")
+    tip_html = models.TextField(editable=False, default="")
+    recap = models.TextField(help_text="Markdown.")
+    recap_html = models.TextField(editable=False, default="")
+    video = models.FileField(upload_to="videos/", blank=True)
+    transcript = models.TextField(blank=True, help_text="Markdown; required with a video.")
+    transcript_html = models.TextField(editable=False, default="")
+    needs_first = models.ManyToManyField(
+        "self", symmetrical=False, related_name="opens_up", blank=True, verbose_name="needs first"
+    )
+    connections = models.ManyToManyField(
+        "self", symmetrical=True, blank=True, verbose_name="optional connections"
+    )
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
+    credits = models.CharField(max_length=300, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = LessonQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["title"]
+        indexes = [models.Index(fields=["status", "subject"])]
+        constraints = [
+            models.CheckConstraint(
+                condition=Q(age_from__lte=models.F("age_to")), name="lesson_ages_in_order"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.title
+
+    def save(self, *args, **kwargs) -> None:
+        self.render_markdown()
+        super().save(*args, **kwargs)
+
+    def render_markdown(self) -> None:
+        self.body_html = render_markdown(self.body)
+        self.example_html = render_markdown(self.example)
+        self.tip_html = render_markdown(self.tip)
+        self.recap_html = render_markdown(self.recap)
+        self.transcript_html = render_markdown(self.transcript)
+
+    def clean(self) -> None:
+        errors = {}
+        if self.age_from is not None and self.age_to is not None and self.age_from > self.age_to:
+            errors["age_to"] = "The upper age must not be below the lower one."
+        if self.subject_id and self.area_id and self.area.subject_id != self.subject_id:
+            errors["area"] = f"This area belongs to another subject than {self.subject}."
+        if self.video and not self.transcript.strip():
+            errors["transcript"] = "A lesson with a video needs its transcript."
+        if errors:
+            raise ValidationError(errors)
+
+    def get_absolute_url(self) -> str:
+        return reverse(
+            "lessons:lesson",
+            kwargs={"subject": self.subject.slug, "slug": self.slug, "public_id": self.public_id},
+        )
+
+    def get_worksheet_url(self) -> str:
+        return self.get_absolute_url() + "/worksheet"
+
+    @property
+    def is_published(self) -> bool:
+        return self.status == self.Status.PUBLISHED
+
+    @property
+    def objective_list(self) -> list[str]:
+        return [line.strip(" -*\t") for line in self.objectives.splitlines() if line.strip(" -*\t")]
+
+    @property
+    def ages(self) -> str:
+        return f"ages {self.age_from} to {self.age_to}"
+
+
+class Question(models.Model):
+    lesson = models.ForeignKey(Lesson, on_delete=models.CASCADE, related_name="questions")
+    key = models.CharField(max_length=16, default=new_item_key, editable=False)
+    position = models.PositiveSmallIntegerField(
+        validators=[MinValueValidator(1), MaxValueValidator(QUESTIONS_PER_LESSON)]
+    )
+    prompt = models.TextField()
+    choices = models.JSONField(
+        default=list,
+        help_text='A list of {"text", "correct", "explanation"}: the explanation says why a '
+        "wrong choice is wrong.",
+    )
+    explanation = models.TextField(help_text="Why the right answer is right, in Markdown.")
+    explanation_html = models.TextField(editable=False, default="")
+
+    class Meta:
+        ordering = ["lesson", "position"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["lesson", "position"], name="question_position_unique_in_lesson"
+            ),
+            models.UniqueConstraint(fields=["lesson", "key"], name="question_key_unique_in_lesson"),
+            models.CheckConstraint(
+                condition=Q(position__gte=1, position__lte=QUESTIONS_PER_LESSON),
+                name="question_position_1_to_8",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Question {self.position}: {self.prompt[:60]}"
+
+    def save(self, *args, **kwargs) -> None:
+        self.explanation_html = render_markdown(self.explanation)
+        super().save(*args, **kwargs)
+
+    def clean(self) -> None:
+        errors = choice_errors(self.choices)
+        if not self.explanation.strip():
+            errors.append("Every question needs its explanation.")
+        if errors:
+            raise ValidationError({"choices": errors})
+
+    @property
+    def labelled_choices(self) -> list[dict]:
+        """The choices with their letters (A, B, C…), as a learner sees them."""
+        return [
+            {**choice, "letter": string.ascii_uppercase[index], "number": index + 1}
+            for index, choice in enumerate(self.choices)
+        ]
+
+    @property
+    def correct_letters(self) -> list[str]:
+        return [choice["letter"] for choice in self.labelled_choices if choice["correct"]]
+
+
+def choice_errors(choices: object) -> list[str]:
+    """What is wrong with a question's choices, in words an editor understands."""
+    if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
+        return ["Choices must be a list of choices."]
+    errors = []
+    if not 2 <= len(choices) <= 6:
+        errors.append("A question needs between 2 and 6 choices.")
+    for number, choice in enumerate(choices, start=1):
+        if not isinstance(choice.get("text"), str) or not choice["text"].strip():
+            errors.append(f"Choice {number} has no text.")
+        if not isinstance(choice.get("correct"), bool):
+            errors.append(f"Choice {number} must say whether it is correct (true or false).")
+        if not isinstance(choice.get("explanation", ""), str):
+            errors.append(f"Choice {number}'s explanation must be text.")
+    if not any(choice.get("correct") is True for choice in choices):
+        errors.append("At least one choice must be correct.")
+    return errors
+
+
+class Flashcard(models.Model):
+    lesson = models.ForeignKey(Lesson, on_delete=models.CASCADE, related_name="flashcards")
+    key = models.CharField(max_length=16, default=new_item_key, editable=False)
+    position = models.PositiveSmallIntegerField(default=0)
+    front = models.TextField()
+    back = models.TextField()
+
+    class Meta:
+        ordering = ["lesson", "position", "pk"]
+        constraints = [
+            models.UniqueConstraint(fields=["lesson", "key"], name="flashcard_key_unique_in_lesson"),
+        ]
+
+    def __str__(self) -> str:
+        return self.front[:60]

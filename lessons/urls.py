@@ -1,0 +1,15 @@
+from django.urls import path, re_path
+
+from lessons import views
+from lessons.models import PUBLIC_ID_PATTERN
+
+app_name = "lessons"
+
+LESSON = rf"^learn/(?P<subject>[-\w]+)/(?:(?P<slug>[-\w]+?)-)?(?P<public_id>{PUBLIC_ID_PATTERN})"
+
+urlpatterns = [
+    path("", views.home, name="home"),
+    path("learn/<slug:subject>/", views.subject, name="subject"),
+    re_path(LESSON + r"$", views.lesson, name="lesson"),
+    re_path(LESSON + r"/worksheet$", views.worksheet, name="worksheet"),
+]

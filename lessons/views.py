@@ -1,0 +1,63 @@
+from __future__ import annotations
+
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
+from django.shortcuts import get_object_or_404, render
+from django.views.decorators.http import require_GET
+
+from lessons.models import Lesson, Subject
+
+
+def visible_lesson_or_404(request: HttpRequest, public_id: str) -> Lesson:
+    """The lesson with this id if this visitor may see it: drafts only for staff."""
+    lesson = get_object_or_404(Lesson.objects.for_page(), public_id=public_id)
+    if not lesson.is_published and not request.user.is_staff:
+        raise Http404("No lesson has this address.")
+    return lesson
+
+
+def redirect_if_not_canonical(
+    request: HttpRequest, lesson: Lesson, subject: str, slug: str | None, suffix: str = ""
+) -> HttpResponse | None:
+    if subject == lesson.subject.slug and slug == lesson.slug:
+        return None
+    target = lesson.get_absolute_url() + suffix
+    if query := request.META.get("QUERY_STRING"):
+        target += "?" + query
+    return HttpResponsePermanentRedirect(target)
+
+
+@require_GET
+def home(request: HttpRequest) -> HttpResponse:
+    lessons = list(Lesson.objects.for_listing())
+    return render(request, "lessons/home.html", {"lessons": lessons})
+
+
+@require_GET
+def subject(request: HttpRequest, subject: str) -> HttpResponse:
+    subject_obj = get_object_or_404(Subject, slug=subject)
+    lessons = list(Lesson.objects.for_listing().filter(subject=subject_obj))
+    return render(request, "lessons/subject.html", {"subject": subject_obj, "lessons": lessons})
+
+
+@require_GET
+def lesson(request: HttpRequest, subject: str, public_id: str, slug: str | None = None) -> HttpResponse:
+    lesson = visible_lesson_or_404(request, public_id)
+    if redirect := redirect_if_not_canonical(request, lesson, subject, slug):
+        return redirect
+    neighbours = list(Lesson.objects.neighbours_of(lesson))
+    context = {
+        "lesson": lesson,
+        "needs_first": [n for n in neighbours if n.is_needed_first],
+        "connections": [n for n in neighbours if n.is_connection],
+        "opens_up": [n for n in neighbours if n.is_opened_up],
+    }
+    return render(request, "lessons/lesson.html", context)
+
+
+@require_GET
+def worksheet(request: HttpRequest, subject: str, public_id: str, slug: str | None = None) -> HttpResponse:
+    lesson = visible_lesson_or_404(request, public_id)
+    if redirect := redirect_if_not_canonical(request, lesson, subject, slug, "/worksheet"):
+        return redirect
+    questions = list(lesson.questions.all())
+    return render(request, "lessons/worksheet.html", {"lesson": lesson, "questions": questions})

@@ -1,0 +1,43 @@
+from __future__ import annotations
+
+from lessons.models import Lesson
+from tests.factories import make_area, make_lesson
+
+
+def test_home_lists_subjects_and_their_published_lessons(client, demo):
+    make_lesson(title="Unfinished draft", slug="unfinished", status=Lesson.Status.DRAFT)
+    html = client.get("/").content.decode()
+    assert '<a href="/learn/computing/">Computing</a>' in html
+    assert "Training Across Many Devices" in html
+    assert "Message Passing and Asynchronous Work" in html
+    assert "Unfinished draft" not in html
+
+
+def test_home_query_count_is_fixed(client, demo, django_assert_num_queries):
+    with django_assert_num_queries(1):  # published lessons with their subjects and areas
+        client.get("/")
+    make_lesson(title="One more", slug="one-more")
+    with django_assert_num_queries(1):
+        client.get("/")
+
+
+def test_subject_page_groups_lessons_by_area(client, demo):
+    html = client.get("/learn/computing/").content.decode()
+    machine_learning = html.find("<h2 id=\"area-machine-learning\">")
+    concurrency = html.find("<h2 id=\"area-concurrency-and-distributed-systems\">")
+    assert machine_learning != -1 and concurrency != -1
+    assert html.find("Message Passing and Asynchronous Work") > concurrency
+    assert html.find("Training Across Many Devices") > machine_learning
+
+
+def test_subject_page_query_count_is_fixed(client, demo, django_assert_num_queries):
+    # 1: the subject; 2: its published lessons with their areas.
+    with django_assert_num_queries(2):
+        client.get("/learn/computing/")
+    make_lesson(area=make_area(slug="new-area", name="New Area"), title="Extra", slug="extra")
+    with django_assert_num_queries(2):
+        client.get("/learn/computing/")
+
+
+def test_an_unknown_subject_is_a_404(client, db):
+    assert client.get("/learn/astrology/").status_code == 404
