@@ -37,6 +37,16 @@ def env_int(name: str, default: int) -> int:
         raise ImproperlyConfigured(f"{name} must be a whole number, not {value!r}.") from None
 
 
+def env_float(name: str, default: float) -> float:
+    value = os.environ.get(name)
+    if value is None or value == "":
+        return default
+    try:
+        return float(value)
+    except ValueError:
+        raise ImproperlyConfigured(f"{name} must be a number, not {value!r}.") from None
+
+
 def env_list(name: str, default: str = "") -> list[str]:
     return [item.strip() for item in env_str(name, default).split(",") if item.strip()]
 
@@ -199,6 +209,17 @@ STORAGES = {
         else "whitenoise.storage.CompressedManifestStaticFilesStorage"
     },
 }
+
+# Spaced repetition (see practice/scheduling.py for why there are no learning steps by default).
+FSRS_DESIRED_RETENTION = env_float("FSRS_DESIRED_RETENTION", 0.9)
+FSRS_LEARNING_STEPS = [int(s) for s in env_list("FSRS_LEARNING_STEPS")]  # seconds
+FSRS_RELEARNING_STEPS = [int(s) for s in env_list("FSRS_RELEARNING_STEPS")]  # seconds
+FSRS_MAXIMUM_INTERVAL = env_int("FSRS_MAXIMUM_INTERVAL", 36500)  # days
+FSRS_ENABLE_FUZZING = env_bool("FSRS_ENABLE_FUZZING", default=not TESTING)
+# Anonymous learners idle for longer than this are removed by `manage.py prune_learners`.
+LEARNER_IDLE_DAYS = env_int("LEARNER_IDLE_DAYS", 400)
+# How long an answer form stays valid, in seconds.
+ATTEMPT_TOKEN_MAX_AGE = env_int("ATTEMPT_TOKEN_MAX_AGE", 60 * 60 * 24)
 
 # Without collectstatic (development and tests) whitenoise serves straight from the source folders.
 WHITENOISE_USE_FINDERS = DEBUG or TESTING

@@ -9,6 +9,7 @@ urlpatterns = [
     path("favicon.ico", views.favicon, name="favicon"),
     path("admin/", admin.site.urls),
     path("", include("lessons.urls")),
+    path("", include("practice.urls")),
 ]
 
 if settings.DEBUG:

@@ -1,0 +1,88 @@
+"""One-time attempt tokens carried by every answer form.
+
+A token names what the form asks (lesson, item, and the round step or a random nonce) and is
+signed, so it cannot be forged or pointed at another item. The same token submitted twice is the
+same attempt: it records one review, whatever the timing.
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core import signing
+
+SALT = "practice.attempt"
+
+
+class BadSubmission(Exception):
+    """A submission that cannot be accepted; the message says why, in the learner's words."""
+
+
+@dataclass(frozen=True)
+class Attempt:
+    lesson_id: int
+    kind: str  # "question" or "flashcard"
+    item_id: int
+    issued_at: float  # seconds since the epoch
+    round_key: str = ""
+    round_step: int | None = None
+    nonce: str = ""
+
+    @property
+    def key(self) -> str:
+        """What makes this attempt unique for a learner."""
+        if self.round_key:
+            return f"round:{self.round_key}:{self.round_step}"
+        return f"once:{self.nonce}"
+
+    def duration_ms(self) -> int:
+        """Time from showing the form to the answer, capped so a forgotten tab does not skew it."""
+        return int(min(max(time.time() - self.issued_at, 0), 600) * 1000)
+
+
+def issue_for_round(*, lesson_id: int, question_id: int, round_key: str, step: int) -> str:
+    payload = {"l": lesson_id, "k": "question", "i": question_id, "r": round_key, "s": step}
+    return _sign(payload)
+
+
+def issue_once(*, lesson_id: int, kind: str, item_id: int) -> str:
+    payload = {"l": lesson_id, "k": kind, "i": item_id, "n": secrets.token_urlsafe(12)}
+    return _sign(payload)
+
+
+def _sign(payload: dict) -> str:
+    return signing.dumps(payload | {"t": round(time.time(), 3)}, salt=SALT, compress=False)
+
+
+def read(token: str | None) -> Attempt:
+    if not token:
+        raise BadSubmission(
+            "The form had no attempt token, so it did not come from this site's page. "
+            "Reload the question and answer it again."
+        )
+    try:
+        payload = signing.loads(token, salt=SALT, max_age=settings.ATTEMPT_TOKEN_MAX_AGE)
+    except signing.SignatureExpired:
+        raise BadSubmission(
+            "This form is too old to accept. Reload the page to get the question again."
+        ) from None
+    except signing.BadSignature:
+        raise BadSubmission(
+            "This form was changed or damaged on its way, so the answer was not recorded. "
+            "Reload the page and answer again."
+        ) from None
+    try:
+        return Attempt(
+            lesson_id=int(payload["l"]),
+            kind=str(payload["k"]),
+            item_id=int(payload["i"]),
+            issued_at=float(payload["t"]),
+            round_key=str(payload.get("r", "")),
+            round_step=int(payload["s"]) if "s" in payload else None,
+            nonce=str(payload.get("n", "")),
+        )
+    except (KeyError, TypeError, ValueError):
+        raise BadSubmission("This form's attempt token is not one this site makes.") from None

@@ -1,0 +1,166 @@
+from __future__ import annotations
+
+import secrets
+
+from django.db import models
+from django.db.models import Q
+from django.utils import timezone
+
+from lessons.models import Flashcard, Lesson, Question
+from practice import scheduling
+
+
+def new_learner_id() -> str:
+    return secrets.token_urlsafe(18)
+
+
+def new_round_key() -> str:
+    return secrets.token_urlsafe(12)
+
+
+class ItemKind(models.TextChoices):
+    QUESTION = "question", "Question"
+    FLASHCARD = "flashcard", "Flashcard"
+
+
+class Learner(models.Model):
+    """An anonymous browser. Its random id lives in the session, never the session key itself."""
+
+    public_id = models.CharField(max_length=32, unique=True, default=new_learner_id)
+    created_at = models.DateTimeField(default=timezone.now)
+    last_seen_at = models.DateTimeField(default=timezone.now, db_index=True)
+
+    def __str__(self) -> str:
+        return f"Learner {self.public_id[:8]}…"
+
+
+class ItemFields(models.Model):
+    """A learner's link to one item: a question or a flashcard of a lesson, never both."""
+
+    learner = models.ForeignKey(Learner, on_delete=models.CASCADE)
+    lesson = models.ForeignKey(Lesson, on_delete=models.CASCADE)
+    question = models.ForeignKey(Question, on_delete=models.CASCADE, null=True, blank=True)
+    flashcard = models.ForeignKey(Flashcard, on_delete=models.CASCADE, null=True, blank=True)
+
+    class Meta:
+        abstract = True
+
+    @property
+    def kind(self) -> str:
+        return ItemKind.QUESTION if self.question_id else ItemKind.FLASHCARD
+
+    @property
+    def item(self) -> Question | Flashcard:
+        return self.question if self.question_id else self.flashcard
+
+
+def one_item_constraint(name: str) -> models.CheckConstraint:
+    return models.CheckConstraint(
+        condition=Q(question__isnull=False, flashcard__isnull=True)
+        | Q(question__isnull=True, flashcard__isnull=False),
+        name=name,
+    )
+
+
+class MemoryQuerySet(models.QuerySet["Memory"]):
+    def due(self, now) -> MemoryQuerySet:
+        return self.filter(due__lte=now)
+
+
+class Memory(ItemFields):
+    """The FSRS memory state of one learner for one item, in indexed columns."""
+
+    state = models.PositiveSmallIntegerField(choices=list(scheduling.STATES.items()))
+    step = models.PositiveSmallIntegerField(null=True, blank=True)
+    stability = models.FloatField(null=True, blank=True)
+    difficulty = models.FloatField(null=True, blank=True)
+    due = models.DateTimeField()
+    last_review = models.DateTimeField(null=True, blank=True)
+    last_rating = models.PositiveSmallIntegerField(choices=list(scheduling.RATINGS.items()))
+
+    objects = MemoryQuerySet.as_manager()
+
+    class Meta:
+        verbose_name_plural = "memories"
+        constraints = [
+            one_item_constraint("memory_is_for_one_item"),
+            models.UniqueConstraint(
+                fields=["learner", "question"],
+                condition=Q(question__isnull=False),
+                name="memory_unique_per_question",
+            ),
+            models.UniqueConstraint(
+                fields=["learner", "flashcard"],
+                condition=Q(flashcard__isnull=False),
+                name="memory_unique_per_flashcard",
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["learner", "due"], name="memory_learner_due"),
+            models.Index(fields=["learner", "lesson"], name="memory_learner_lesson"),
+        ]
+
+    @property
+    def memory_state(self) -> scheduling.MemoryState:
+        return scheduling.MemoryState(
+            state=self.state,
+            step=self.step,
+            stability=self.stability,
+            difficulty=self.difficulty,
+            due=self.due,
+            last_review=self.last_review,
+        )
+
+    def set_memory_state(self, memory: scheduling.MemoryState, rating: int) -> None:
+        self.state = memory.state
+        self.step = memory.step
+        self.stability = memory.stability
+        self.difficulty = memory.difficulty
+        self.due = memory.due
+        self.last_review = memory.last_review
+        self.last_rating = rating
+
+
+class Round(models.Model):
+    """One pass through a lesson's eight questions, with missed ones asked again at the end."""
+
+    learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="rounds")
+    lesson = models.ForeignKey(Lesson, on_delete=models.CASCADE, related_name="+")
+    key = models.CharField(max_length=32)
+    started_at = models.DateTimeField(default=timezone.now)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["learner", "key"], name="round_key_unique_per_learner")
+        ]
+        indexes = [models.Index(fields=["learner", "lesson", "-started_at"], name="round_latest")]
+
+
+class Review(ItemFields):
+    """One answer or self-rating, kept so memory states can be replayed and parameters fitted."""
+
+    round = models.ForeignKey(Round, on_delete=models.CASCADE, null=True, blank=True)
+    round_step = models.PositiveSmallIntegerField(null=True, blank=True)
+    # What makes a submission unique: the same form sent twice records one review.
+    attempt = models.CharField(max_length=64)
+    rating = models.PositiveSmallIntegerField(choices=list(scheduling.RATINGS.items()))
+    reviewed_at = models.DateTimeField()
+    duration_ms = models.PositiveIntegerField(null=True, blank=True)
+    answer = models.CharField(max_length=32, blank=True)
+    correct = models.BooleanField(null=True, blank=True)
+
+    class Meta:
+        constraints = [
+            one_item_constraint("review_is_for_one_item"),
+            models.UniqueConstraint(
+                fields=["learner", "attempt"], name="review_attempt_unique_per_learner"
+            ),
+            models.CheckConstraint(
+                condition=Q(rating__gte=1, rating__lte=4), name="review_rating_1_to_4"
+            ),
+        ]
+        indexes = [
+            models.Index(fields=["learner", "reviewed_at"], name="review_learner_time"),
+        ]
+        ordering = ["reviewed_at", "pk"]

@@ -1,0 +1,13 @@
+from django.urls import path, re_path
+
+from lessons.urls import LESSON
+from practice import views
+
+app_name = "practice"
+
+urlpatterns = [
+    re_path(LESSON + r"/practice$", views.practice_round, name="round"),
+    re_path(LESSON + r"/flashcards$", views.flashcards, name="flashcards"),
+    path("review", views.review, name="review"),
+    path("progress/export", views.progress_export, name="export"),
+]

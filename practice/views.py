@@ -1,0 +1,295 @@
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.shortcuts import redirect, render
+from django.utils import timezone
+from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.vary import vary_on_headers
+from django_htmx.http import push_url
+
+from lessons.models import Flashcard, Lesson, Question
+from lessons.views import redirect_if_not_canonical, visible_lesson_or_404
+from practice import attempts, selectors, services
+from practice.attempts import BadSubmission
+from practice.forms import read_attempt, read_flashcard_rating, read_question_answer
+from practice.models import Review, new_round_key
+
+ROUND_TEMPLATE = "practice/round.html"
+REVIEW_BATCH_SESSION_KEY = "review_batch"
+
+
+def _page_or_partial(request: HttpRequest, template: str, partial: str) -> str:
+    return f"{template}#{partial}" if request.htmx else template
+
+
+def feedback_for(
+    review: Review, question: Question, progress: selectors.RoundProgress | None = None
+) -> dict:
+    """What the learner sees after answering: each choice marked, with the explanations."""
+    picked = set(review.answer.split(",")) if review.answer else set()
+    choices = [
+        choice | {"picked": choice["letter"] in picked} for choice in question.labelled_choices
+    ]
+    comes_back = bool(
+        progress
+        and not review.correct
+        and review.round_step is not None
+        and review.round_step < len(progress.questions)
+    )
+    return {"review": review, "question": question, "choices": choices, "comes_back": comes_back}
+
+
+def bad_submission(
+    request: HttpRequest, message: str, *, back_url: str, target: str
+) -> HttpResponse:
+    """A 400 that says what was wrong; the htmx version replaces the card that was posted."""
+    context = {"message": message, "back_url": back_url, "target": target}
+    template = "practice/bad_submission.html"
+    return render(request, _page_or_partial(request, template, "error-card"), context, status=400)
+
+
+@vary_on_headers("HX-Request")
+@require_http_methods(["GET", "POST"])
+def practice_round(
+    request: HttpRequest, subject: str, public_id: str, slug: str | None = None
+) -> HttpResponse:
+    lesson = visible_lesson_or_404(request, public_id)
+    if request.method == "GET" and (
+        canonical := redirect_if_not_canonical(request, lesson, subject, slug, "/practice")
+    ):
+        return canonical
+    questions = list(lesson.questions.all())
+    if request.method == "POST":
+        return _practice_answer(request, lesson, questions)
+
+    learner = selectors.learner_for_session(request.session)
+    progress = selectors.round_progress(learner=learner, lesson=lesson, questions=questions)
+    context: dict = {"lesson": lesson, "progress": progress}
+    answered = request.GET.get("answered", "")
+    if answered.isdigit() and 0 < int(answered) <= progress.step:
+        review = progress.reviews[int(answered) - 1]
+        context["feedback"] = feedback_for(review, _question_of(review, questions), progress)
+    elif request.GET.get("new") or progress.round is None:
+        progress = selectors.RoundProgress(questions=questions)
+        context |= _question_form(lesson, progress, new_round_key())
+        context["progress"] = progress
+    elif not progress.finished:
+        context |= _question_form(lesson, progress, progress.round.key)
+    return render(request, _page_or_partial(request, ROUND_TEMPLATE, "practice-card"), context)
+
+
+def _question_of(review: Review, questions: list[Question]) -> Question:
+    return next(question for question in questions if question.pk == review.question_id)
+
+
+def _question_form(lesson: Lesson, progress: selectors.RoundProgress, round_key: str) -> dict:
+    question = progress.current
+    if question is None:
+        return {}
+    token = attempts.issue_for_round(
+        lesson_id=lesson.pk, question_id=question.pk, round_key=round_key, step=progress.step
+    )
+    return {"question": question, "token": token}
+
+
+def _practice_answer(request: HttpRequest, lesson: Lesson, questions: list[Question]) -> HttpResponse:
+    practice_url = lesson.get_absolute_url() + "/practice"
+    try:
+        attempt = read_attempt(request.POST, lesson_id=lesson.pk)
+        question = next((q for q in questions if q.pk == attempt.item_id), None)
+        if attempt.kind != "question" or not attempt.round_key or question is None:
+            raise BadSubmission("This answer is not for a question of this lesson's round.")
+        answer = read_question_answer(request.POST, attempt, question)
+    except BadSubmission as error:
+        return bad_submission(request, str(error), back_url=practice_url, target="practice-card")
+
+    now = timezone.now()
+    learner = services.learner_get_or_create(session=request.session, now=now)
+    progress = selectors.round_progress(
+        learner=learner, lesson=lesson, questions=questions, key=attempt.round_key
+    )
+    review = next((r for r in progress.reviews if r.attempt == attempt.key), None)
+    if review is None:
+        if attempt.round_step != progress.step or progress.current != question:
+            return bad_submission(
+                request,
+                "This question was already answered in this round, or is not the one being "
+                "asked now, so this answer was not recorded. Carry on from where you are.",
+                back_url=practice_url,
+                target="practice-card",
+            )
+        correct = answer.letters == frozenset(question.correct_letters)
+        review, created = services.question_answer(
+            learner=learner,
+            question=question,
+            answer=answer.letters,
+            attempt=attempt.key,
+            duration_ms=attempt.duration_ms(),
+            now=now,
+            round_=progress.round
+            or services.round_start(
+                learner=learner, lesson=lesson, key=attempt.round_key, now=now
+            ),
+            round_step=progress.step,
+            finishes_round=progress.finished_after(correct),
+        )
+        if created:
+            progress.reviews.append(review)
+    if not request.htmx:
+        return redirect(f"{practice_url}?answered={review.round_step + 1}#feedback")
+    context = {
+        "lesson": lesson,
+        "progress": progress,
+        "feedback": feedback_for(review, question, progress),
+    }
+    response = render(request, f"{ROUND_TEMPLATE}#practice-card", context)
+    return push_url(response, f"{practice_url}?answered={review.round_step + 1}")
+
+
+@vary_on_headers("HX-Request")
+@require_http_methods(["GET", "POST"])
+def flashcards(
+    request: HttpRequest, subject: str, public_id: str, slug: str | None = None
+) -> HttpResponse:
+    lesson = visible_lesson_or_404(request, public_id)
+    if request.method == "GET" and (
+        canonical := redirect_if_not_canonical(request, lesson, subject, slug, "/flashcards")
+    ):
+        return canonical
+    cards = list(lesson.flashcards.all())
+    url = lesson.get_absolute_url() + "/flashcards"
+    if request.method == "POST":
+        try:
+            attempt = read_attempt(request.POST, lesson_id=lesson.pk)
+            card = next((c for c in cards if c.pk == attempt.item_id), None)
+            if attempt.kind != "flashcard" or card is None:
+                raise BadSubmission("This rating is not for a flashcard of this lesson.")
+            rating = read_flashcard_rating(request.POST, attempt, card)
+        except BadSubmission as error:
+            return bad_submission(request, str(error), back_url=url, target="flashcard-card")
+        now = timezone.now()
+        services.flashcard_rate(
+            learner=services.learner_get_or_create(session=request.session, now=now),
+            flashcard=card,
+            rating=rating.rating,
+            attempt=attempt.key,
+            duration_ms=attempt.duration_ms(),
+            now=now,
+        )
+        position = cards.index(card) + 1
+        if not request.htmx:
+            return redirect(f"{url}?card={position + 1}")
+        response = render(
+            request, "practice/flashcards.html#flashcard-card", _flashcard_context(lesson, cards, position)
+        )
+        return push_url(response, f"{url}?card={position + 1}")
+    card_number = request.GET.get("card", "1")
+    position = int(card_number) - 1 if card_number.isdigit() and int(card_number) > 0 else 0
+    context = _flashcard_context(lesson, cards, position)
+    return render(request, _page_or_partial(request, "practice/flashcards.html", "flashcard-card"), context)
+
+
+def _flashcard_context(lesson: Lesson, cards: list[Flashcard], position: int) -> dict:
+    context: dict = {"lesson": lesson, "cards": cards, "position": position, "number": position + 1}
+    if position < len(cards):
+        card = cards[position]
+        context["card"] = card
+        context["token"] = attempts.issue_once(lesson_id=lesson.pk, kind="flashcard", item_id=card.pk)
+    return context
+
+
+@vary_on_headers("HX-Request")
+@require_http_methods(["GET", "POST"])
+def review(request: HttpRequest) -> HttpResponse:
+    now = timezone.now()
+    learner = selectors.learner_for_session(request.session)
+    batch_done = request.session.get(REVIEW_BATCH_SESSION_KEY, 0) if learner else 0
+    if request.method == "POST":
+        if "more" in request.POST:
+            request.session[REVIEW_BATCH_SESSION_KEY] = 0
+            return redirect("practice:review")
+        return _review_answer(request, now)
+
+    context: dict = {"batch_size": selectors.REVIEW_BATCH_SIZE, "batch_done": batch_done}
+    reviewed = request.GET.get("reviewed", "")
+    if learner is not None and reviewed.isdigit():
+        done = (
+            Review.objects.filter(learner=learner, pk=int(reviewed))
+            .select_related("question", "flashcard", "lesson__subject")
+            .first()
+        )
+        if done is not None and done.question_id:
+            context["feedback"] = feedback_for(done, done.question)
+    if "feedback" not in context:
+        due = selectors.due_items(learner=learner, now=now) if learner else []
+        context["due_count"] = len(due)
+        if not due:
+            context["next_due"] = (
+                selectors.next_due_at(learner=learner, now=now) if learner else None
+            )
+            context["has_progress"] = learner is not None
+        elif batch_done < selectors.REVIEW_BATCH_SIZE:
+            context |= _review_item_form(due[0])
+    template = _page_or_partial(request, "practice/review.html", "review-card")
+    return render(request, template, context)
+
+
+def _review_item_form(item: selectors.DueItem) -> dict:
+    memory = item.memory
+    token = attempts.issue_once(
+        lesson_id=memory.lesson_id, kind=str(memory.kind), item_id=memory.item.pk
+    )
+    return {"item": memory, "question": memory.question, "card": memory.flashcard, "token": token}
+
+
+def _review_answer(request: HttpRequest, now) -> HttpResponse:
+    try:
+        attempt = read_attempt(request.POST)
+        if attempt.kind == "question":
+            question = _published_item(Question, attempt.item_id, attempt.lesson_id)
+            answer = read_question_answer(request.POST, attempt, question)
+        elif attempt.kind == "flashcard":
+            card = _published_item(Flashcard, attempt.item_id, attempt.lesson_id)
+            rating = read_flashcard_rating(request.POST, attempt, card)
+        else:
+            raise BadSubmission("This form is not for a question or a flashcard.")
+    except BadSubmission as error:
+        return bad_submission(request, str(error), back_url="/review", target="review-card")
+
+    learner = services.learner_get_or_create(session=request.session, now=now)
+    common = {"learner": learner, "attempt": attempt.key, "duration_ms": attempt.duration_ms(), "now": now}
+    if attempt.kind == "question":
+        review, created = services.question_answer(question=question, answer=answer.letters, **common)
+    else:
+        review, created = services.flashcard_rate(flashcard=card, rating=rating.rating, **common)
+    if created:
+        request.session[REVIEW_BATCH_SESSION_KEY] = request.session.get(REVIEW_BATCH_SESSION_KEY, 0) + 1
+    target = f"/review?reviewed={review.pk}#feedback" if review.question_id else "/review"
+    if not request.htmx:
+        return redirect(target)
+    if review.question_id:
+        context = {"feedback": feedback_for(review, question)}
+        response = render(request, "practice/review.html#review-card", context)
+        return push_url(response, f"/review?reviewed={review.pk}")
+    return redirect(target)
+
+
+def _published_item(model, item_id: int, lesson_id: int):
+    item = model.objects.filter(
+        pk=item_id, lesson_id=lesson_id, lesson__status=Lesson.Status.PUBLISHED
+    ).select_related("lesson__subject").first()
+    if item is None:
+        raise BadSubmission("This item no longer exists or is not published.")
+    return item
+
+
+@require_GET
+def progress_export(request: HttpRequest) -> JsonResponse:
+    now = timezone.now()
+    learner = selectors.learner_for_session(request.session)
+    document = selectors.export_document(learner=learner, now=now)
+    response = JsonResponse(document, json_dumps_params={"indent": 2, "ensure_ascii": False})
+    filename = f"lightmysky-progress-{now:%Y-%m-%d}.json"
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    response["Cache-Control"] = "no-store"
+    return response

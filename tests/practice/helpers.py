@@ -1,0 +1,42 @@
+"""Driving the practice pages the way a browser does: read the form, post it back."""
+
+from __future__ import annotations
+
+from django.test import Client
+
+from lessons.models import Lesson, Question
+
+
+def practice_url(lesson: Lesson) -> str:
+    return lesson.get_absolute_url() + "/practice"
+
+
+def right_letters(question: Question) -> list[str]:
+    return question.correct_letters
+
+
+def wrong_letters(question: Question) -> list[str]:
+    return [c["letter"] for c in question.labelled_choices if not c["correct"]][:1]
+
+
+def current_question(client: Client, url: str) -> tuple[Question, str]:
+    response = client.get(url)
+    assert response.status_code == 200
+    return response.context["question"], response.context["token"]
+
+
+def answer(
+    client: Client, lesson: Lesson, *, right: bool, htmx: bool = False, url: str | None = None
+):
+    url = url or practice_url(lesson)
+    question, token = current_question(client, url)
+    letters = right_letters(question) if right else wrong_letters(question)
+    headers = {"HX-Request": "true"} if htmx else {}
+    return client.post(url, {"token": token, "choice": letters}, headers=headers)
+
+
+def finish_round(client: Client, lesson: Lesson, pattern: list[bool]) -> None:
+    """Answer the round's questions right or wrong in turn until the round ends."""
+    for right in pattern:
+        response = answer(client, lesson, right=right)
+        assert response.status_code == 302, response.content[:500]

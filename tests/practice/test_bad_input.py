@@ -1,0 +1,153 @@
+"""Every bad submission gets a 400 that says what was wrong, and nothing is stored."""
+
+from __future__ import annotations
+
+import pytest
+from django.core import signing
+from django.test import Client
+
+from practice import attempts
+from practice.models import Learner, Memory, Review, Round
+from tests.factories import make_lesson
+from tests.practice.helpers import current_question, practice_url
+
+
+def assert_rejected(response, message: str) -> None:
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert message in html, html[:3000]
+    assert "Nothing was recorded." in html
+    assert Review.objects.count() == 0
+    assert Memory.objects.count() == 0
+    assert Round.objects.count() == 0
+
+
+def test_an_unknown_question_is_refused(client, demo):
+    _, token = current_question(client, practice_url(demo))
+    forged = attempts.issue_for_round(lesson_id=demo.pk, question_id=999999, round_key="k", step=0)
+    assert_rejected(
+        client.post(practice_url(demo), {"token": forged, "choice": "A"}),
+        "not for a question of this lesson",
+    )
+
+
+def test_a_question_of_another_lesson_is_refused(client, demo):
+    other = make_lesson(title="Other", slug="other")
+    question = other.questions.get(position=1)
+    token = attempts.issue_for_round(
+        lesson_id=other.pk, question_id=question.pk, round_key="k", step=0
+    )
+    assert_rejected(
+        client.post(practice_url(demo), {"token": token, "choice": "A"}),
+        "belongs to a question of another lesson",
+    )
+
+
+def test_a_token_naming_another_lessons_question_under_this_lesson_is_refused(client, demo):
+    other = make_lesson(title="Other", slug="other")
+    question = other.questions.get(position=1)
+    token = attempts.issue_for_round(
+        lesson_id=demo.pk, question_id=question.pk, round_key="k", step=0
+    )
+    assert_rejected(
+        client.post(practice_url(demo), {"token": token, "choice": "A"}),
+        "not for a question of this lesson",
+    )
+
+
+def test_a_choice_that_is_not_the_questions_is_refused(client, demo):
+    _, token = current_question(client, practice_url(demo))
+    assert_rejected(
+        client.post(practice_url(demo), {"token": token, "choice": "Z"}),
+        "is not one of this question&#x27;s choices",
+    )
+
+
+def test_a_missing_choice_is_refused(client, demo):
+    _, token = current_question(client, practice_url(demo))
+    assert_rejected(client.post(practice_url(demo), {"token": token}), "No answer was chosen")
+
+
+def test_two_choices_for_a_one_answer_question_are_refused(client, demo):
+    _, token = current_question(client, practice_url(demo))
+    assert_rejected(
+        client.post(practice_url(demo), {"token": token, "choice": ["A", "B"]}),
+        "takes one answer",
+    )
+
+
+def test_a_missing_token_is_refused(client, demo):
+    assert_rejected(client.post(practice_url(demo), {"choice": "A"}), "had no attempt token")
+
+
+def test_a_tampered_token_is_refused(client, demo):
+    _, token = current_question(client, practice_url(demo))
+    payload, rest = token.split(":", 1)
+    tampered = payload[:-2] + ("AA" if not payload.endswith("AA") else "BB") + ":" + rest
+    assert_rejected(
+        client.post(practice_url(demo), {"token": tampered, "choice": "A"}), "changed or damaged"
+    )
+
+
+def test_a_token_in_the_wrong_shape_is_refused(client, demo):
+    token = signing.dumps({"l": demo.pk}, salt=attempts.SALT)
+    assert_rejected(
+        client.post(practice_url(demo), {"token": token, "choice": "A"}), "not one this site makes"
+    )
+
+
+def test_an_expired_token_is_refused(client, demo, settings):
+    _, token = current_question(client, practice_url(demo))
+    settings.ATTEMPT_TOKEN_MAX_AGE = -1
+    assert_rejected(client.post(practice_url(demo), {"token": token, "choice": "A"}), "too old")
+
+
+def test_a_token_for_a_later_step_is_stale(client, demo):
+    question = demo.questions.get(position=3)
+    token = attempts.issue_for_round(
+        lesson_id=demo.pk, question_id=question.pk, round_key="new-round", step=2
+    )
+    response = client.post(practice_url(demo), {"token": token, "choice": "A"})
+    assert response.status_code == 400
+    assert "already answered in this round, or is not the one being asked now" in (
+        response.content.decode()
+    )
+    assert Review.objects.count() == 0
+
+
+def test_htmx_bad_input_swaps_an_error_card(client, demo):
+    _, token = current_question(client, practice_url(demo))
+    response = client.post(
+        practice_url(demo), {"token": token, "choice": "Z"}, headers={"HX-Request": "true"}
+    )
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert "<html" not in html
+    assert '<section id="practice-card"' in html
+
+
+def test_without_a_csrf_token_the_answer_is_forbidden(demo):
+    browser = Client(enforce_csrf_checks=True)
+    question, token = current_question(browser, practice_url(demo))
+    response = browser.post(practice_url(demo), {"token": token, "choice": question.correct_letters})
+    assert response.status_code == 403
+    assert Review.objects.count() == 0
+    assert Learner.objects.count() == 0
+
+
+def test_with_the_csrf_token_the_answer_is_accepted(demo):
+    browser = Client(enforce_csrf_checks=True)
+    response = browser.get(practice_url(demo))
+    question, token = response.context["question"], response.context["token"]
+    csrf = response.cookies["csrftoken"].value
+    response = browser.post(
+        practice_url(demo),
+        {"token": token, "choice": question.correct_letters, "csrfmiddlewaretoken": csrf},
+    )
+    assert response.status_code == 302
+    assert Review.objects.count() == 1
+
+
+@pytest.mark.parametrize("method", ["put", "delete", "patch"])
+def test_other_methods_are_not_allowed(client, demo, method):
+    assert getattr(client, method)(practice_url(demo)).status_code == 405

@@ -1,0 +1,210 @@
+from __future__ import annotations
+
+import re
+
+import pytest
+from django.test import Client
+from django.utils.html import escape
+
+from practice.models import Learner, Memory, Review, Round
+from tests.conftest import SEED_PATH
+from tests.factories import make_lesson
+from tests.practice.helpers import answer, current_question, practice_url, wrong_letters
+
+
+def test_the_lesson_page_leads_to_the_round(client, demo):
+    html = client.get(SEED_PATH).content.decode()
+    assert f'href="{SEED_PATH}/practice"' in html
+
+
+def test_the_round_starts_with_question_one_of_eight_and_stores_nothing(client, demo):
+    response = client.get(practice_url(demo))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "Question 1 of 8" in html
+    assert "0 of 8 answered" in html
+    assert escape(demo.questions.get(position=1).prompt) in html
+    assert Learner.objects.count() == 0
+    assert "sessionid" not in response.cookies
+
+
+def test_a_right_answer_is_explained_at_once_and_lights_the_item(client, demo):
+    response = answer(client, demo, right=True)
+    assert response.status_code == 302
+    assert response["Location"] == practice_url(demo) + "?answered=1#feedback"
+    feedback = client.get(response["Location"]).content.decode()
+    question = demo.questions.get(position=1)
+    assert "Right" in feedback
+    assert question.explanation_html in feedback
+    assert "1 of 8 answered" in feedback
+    memory = Memory.objects.get()
+    assert memory.question == question and memory.last_rating == 3
+    review = Review.objects.get()
+    assert review.correct is True and review.rating == 3 and review.answer == question.correct_letters[0]
+    assert review.duration_ms is not None
+
+
+def test_a_wrong_answer_shows_why_that_choice_is_wrong(client, demo):
+    question = demo.questions.get(position=1)
+    picked = wrong_letters(question)[0]
+    why = next(c["explanation"] for c in question.labelled_choices if c["letter"] == picked)
+    response = answer(client, demo, right=False)
+    feedback = client.get(response["Location"]).content.decode()
+    assert "Not quite" in feedback
+    assert escape(why) in feedback
+    assert "Your answer" in feedback and "Correct answer" in feedback
+    assert "You will meet this question again at the end of the round." in feedback
+    assert Review.objects.get().rating == 1
+
+
+def test_a_missed_question_comes_back_once_at_the_end(client, demo):
+    pattern = [False] + [True] * 7
+    for right in pattern:
+        answer(client, demo, right=right)
+    question, _ = current_question(client, practice_url(demo))
+    assert question.position == 1
+    assert "Question 9 of 9" in client.get(practice_url(demo)).content.decode()
+    answer(client, demo, right=False)  # missed again: it does not come back a second time
+    summary = client.get(practice_url(demo)).content.decode()
+    assert "Round complete" in summary
+    assert "<strong>7 of 8</strong> right the first time" in summary
+    assert Round.objects.get().finished_at is not None
+    assert Review.objects.count() == 9
+
+
+def test_a_finished_round_can_be_practised_again(client, demo):
+    for _ in range(8):
+        answer(client, demo, right=True)
+    assert "Round complete" in client.get(practice_url(demo)).content.decode()
+    question, _ = current_question(client, practice_url(demo) + "?new=1")
+    assert question.position == 1
+    answer(client, demo, right=True, url=practice_url(demo) + "?new=1")
+    assert Round.objects.count() == 2
+    assert "Question 2 of 8" in client.get(practice_url(demo)).content.decode()
+
+
+def test_reloading_mid_round_resumes_where_the_learner_was(client, demo):
+    for _ in range(3):
+        answer(client, demo, right=True)
+    html = client.get(practice_url(demo)).content.decode()
+    assert "Question 4 of 8" in html and "3 of 8 answered" in html
+
+
+def test_htmx_answer_swaps_only_the_card_with_feedback(client, demo):
+    response = answer(client, demo, right=True, htmx=True)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert "<html" not in html
+    assert html.lstrip().startswith('<section id="practice-card"')
+    assert "Right" in html and "Next question" in html
+    assert response["HX-Push-Url"] == practice_url(demo) + "?answered=1"
+    assert "HX-Request" in response["Vary"]
+
+
+def test_htmx_next_question_is_a_fragment(client, demo):
+    answer(client, demo, right=True, htmx=True)
+    response = client.get(practice_url(demo), headers={"HX-Request": "true"})
+    html = response.content.decode()
+    assert "<html" not in html and "Question 2 of 8" in html
+
+
+def test_a_second_browser_sees_none_of_the_first_ones_progress(client, demo):
+    for _ in range(3):
+        answer(client, demo, right=True)
+    other = Client()
+    html = other.get(practice_url(demo)).content.decode()
+    assert "Question 1 of 8" in html
+    assert other.get("/progress/export").json()["items"] == []
+
+
+def test_the_learner_is_a_random_id_in_the_session_not_the_session_key(client, demo):
+    answer(client, demo, right=True)
+    learner = Learner.objects.get()
+    assert client.session["learner"] == learner.public_id
+    assert learner.public_id != client.session.session_key
+    assert len(learner.public_id) >= 20
+
+
+def test_the_session_cookie_lasts_long(client, demo):
+    response = answer(client, demo, right=True)
+    assert response.cookies["sessionid"]["max-age"] >= 60 * 60 * 24 * 365
+
+
+def test_the_same_submission_twice_records_one_review_and_shows_the_same_feedback(client, demo):
+    question, token = current_question(client, practice_url(demo))
+    data = {"token": token, "choice": question.correct_letters}
+    first = client.post(practice_url(demo), data)
+    second = client.post(practice_url(demo), data)
+    assert first.status_code == second.status_code == 302
+    assert first["Location"] == second["Location"]
+    assert Review.objects.count() == 1
+    assert Memory.objects.count() == 1
+
+
+def test_two_tabs_on_the_same_question_record_one_review(client, demo):
+    _, token_a = current_question(client, practice_url(demo))
+    answer(client, demo, right=True)  # makes the learner and the round
+    question, token_b = current_question(client, practice_url(demo))
+    _, token_c = current_question(client, practice_url(demo))
+    assert token_b != token_a
+    data = {"choice": question.correct_letters}
+    client.post(practice_url(demo), data | {"token": token_b})
+    client.post(practice_url(demo), data | {"token": token_c})
+    assert Review.objects.count() == 2
+
+
+def test_a_page_from_the_back_button_is_stale_and_stores_nothing(client, demo):
+    old_question, old_token = current_question(client, practice_url(demo))
+    client.post(practice_url(demo), {"token": old_token, "choice": old_question.correct_letters})
+    _, next_token = current_question(client, practice_url(demo))
+    client.post(practice_url(demo), {"token": next_token, "choice": ["A"]})
+    # A different answer on the first question's old page is the same attempt: it stays recorded once.
+    response = client.post(practice_url(demo), {"token": old_token, "choice": ["B"]})
+    assert response.status_code == 302
+    assert Review.objects.count() == 2
+
+
+def test_round_pages_have_a_fixed_number_of_queries(client, demo, django_assert_num_queries):
+    answer(client, demo, right=True)
+    # session, learner, lesson, questions, latest round, its reviews
+    with django_assert_num_queries(6):
+        client.get(practice_url(demo))
+    for _ in range(5):
+        answer(client, demo, right=False)
+    with django_assert_num_queries(6):
+        client.get(practice_url(demo))
+
+
+def test_answer_post_query_count_does_not_grow_with_history(client, demo, django_assert_num_queries):
+    answer(client, demo, right=True)
+    question, token = current_question(client, practice_url(demo))
+    data = {"token": token, "choice": question.correct_letters}
+    # session, learner, lesson, questions, round, its reviews, savepoint, memory (for update),
+    # insert review, insert memory, release savepoint
+    with django_assert_num_queries(11):
+        client.post(practice_url(demo), data)
+    for _ in range(5):
+        answer(client, demo, right=True)
+    question, token = current_question(client, practice_url(demo))
+    with django_assert_num_queries(12):  # the last answer also marks the round finished
+        client.post(practice_url(demo), {"token": token, "choice": question.correct_letters})
+
+
+def test_a_draft_lessons_round_is_hidden(client, db):
+    lesson = make_lesson(status="draft")
+    assert client.get(practice_url(lesson)).status_code == 404
+
+
+def test_practice_wrong_slug_redirects(client, demo):
+    response = client.get("/learn/computing/old-mt__e-JwIxHek/practice")
+    assert response.status_code == 301
+    assert response["Location"] == SEED_PATH + "/practice"
+
+
+@pytest.mark.parametrize("pattern", [[True] * 8, [False] * 8 + [True] * 8])
+def test_every_round_ends_in_a_summary(client, demo, pattern):
+    for right in pattern:
+        assert answer(client, demo, right=right).status_code == 302
+    html = client.get(practice_url(demo)).content.decode()
+    assert "Round complete" in html
+    assert re.search(r"<strong>(8|0) of 8</strong>", html)
