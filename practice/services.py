@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from typing import Any
 
 from django.contrib.sessions.backends.base import SessionBase
 from django.db import IntegrityError, transaction
@@ -88,7 +89,28 @@ def flashcard_rate(
     )
 
 
-def _review_record(
+def _review_record(*, learner: Learner, attempt: str, **fields: Any) -> tuple[Review, bool]:
+    """Log a review and move the memory state on, once per attempt even under concurrent retries.
+
+    Returns the review and whether it is new. The unique (learner, attempt) constraint decides
+    which of two identical submissions wins; the loser's transaction rolls back whole and it
+    returns the winner's review. A concurrent first review of the same item by another attempt
+    can win the race to create its memory row; a second try then finds and locks that row.
+    """
+    for try_number in (1, 2):
+        try:
+            return _review_write(learner=learner, attempt=attempt, **fields), True
+        except IntegrityError:
+            existing = Review.objects.filter(learner=learner, attempt=attempt).first()
+            if existing is not None:
+                return existing, False
+            if try_number == 2:
+                raise
+    raise AssertionError("unreachable")
+
+
+@transaction.atomic
+def _review_write(
     *,
     learner: Learner,
     lesson_id: int,
@@ -103,47 +125,31 @@ def _review_record(
     round_: Round | None = None,
     round_step: int | None = None,
     finishes_round: bool = False,
-) -> tuple[Review, bool]:
-    """Log a review and move the memory state on, once per attempt even under concurrent retries.
-
-    Returns the review and whether it is new. The unique (learner, attempt) constraint decides
-    which of two identical submissions wins; the loser's transaction rolls back whole and it
-    returns the winner's review.
-    """
-    try:
-        with transaction.atomic():
-            memory = (
-                Memory.objects.select_for_update()
-                .filter(learner=learner, question=question, flashcard=flashcard)
-                .first()
-            )
-            previous = memory.memory_state if memory else None
-            new_state = scheduling.review(previous, rating, now)
-            review = Review.objects.create(
-                learner=learner,
-                lesson_id=lesson_id,
-                question=question,
-                flashcard=flashcard,
-                round=round_,
-                round_step=round_step,
-                attempt=attempt,
-                rating=rating,
-                reviewed_at=now,
-                duration_ms=duration_ms,
-                answer=answer,
-                correct=correct,
-            )
-            if memory is None:
-                memory = Memory(
-                    learner=learner, lesson_id=lesson_id, question=question, flashcard=flashcard
-                )
-            memory.set_memory_state(new_state, rating)
-            memory.save()
-            if round_ is not None and finishes_round:
-                Round.objects.filter(pk=round_.pk).update(finished_at=now)
-    except IntegrityError:
-        existing = Review.objects.filter(learner=learner, attempt=attempt).first()
-        if existing is None:
-            raise
-        return existing, False
-    return review, True
+) -> Review:
+    memory = (
+        Memory.objects.select_for_update()
+        .filter(learner=learner, question=question, flashcard=flashcard)
+        .first()
+    )
+    new_state = scheduling.review(memory.memory_state if memory else None, rating, now)
+    review = Review.objects.create(
+        learner=learner,
+        lesson_id=lesson_id,
+        question=question,
+        flashcard=flashcard,
+        round=round_,
+        round_step=round_step,
+        attempt=attempt,
+        rating=rating,
+        reviewed_at=now,
+        duration_ms=duration_ms,
+        answer=answer,
+        correct=correct,
+    )
+    if memory is None:
+        memory = Memory(learner=learner, lesson_id=lesson_id, question=question, flashcard=flashcard)
+    memory.set_memory_state(new_state, rating)
+    memory.save()
+    if round_ is not None and finishes_round:
+        Round.objects.filter(pk=round_.pk).update(finished_at=now)
+    return review

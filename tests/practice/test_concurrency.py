@@ -1,0 +1,99 @@
+"""Truly concurrent submissions on PostgreSQL: the database's constraints decide, not timing."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+from django.db import connection
+from django.test import Client
+
+from lessons.models import Lesson
+from practice.models import Memory, Review, Round
+from tests.practice.helpers import answer, current_question, practice_url
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+THREADS = 8
+
+
+def post_together(session_cookie: str, url: str, forms: dict | list[dict]) -> list:
+    """Post forms from several threads at the same instant, each with its own connection."""
+    forms = forms if isinstance(forms, list) else [forms] * THREADS
+    barrier = threading.Barrier(len(forms))
+    responses: list = []
+    errors: list = []
+
+    def worker(data: dict) -> None:
+        browser = Client()
+        browser.cookies["sessionid"] = session_cookie
+        try:
+            barrier.wait(timeout=10)
+            responses.append(browser.post(url, data))
+        except Exception as error:  # surfaced by the assertion below
+            errors.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=worker, args=(data,)) for data in forms]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert not errors, errors
+    return responses
+
+
+@pytest.fixture
+def seed(transactional_db) -> Lesson:
+    from django.core.management import call_command
+    import io
+
+    call_command("load_demo", stdout=io.StringIO())
+    return Lesson.objects.get(public_id="mt__e-JwIxHek")
+
+
+def test_concurrent_double_submit_records_one_review(seed):
+    client = Client()
+    answer(client, seed, right=True)
+    question, token = current_question(client, practice_url(seed))
+    responses = post_together(
+        client.cookies["sessionid"].value,
+        practice_url(seed),
+        {"token": token, "choice": question.correct_letters},
+    )
+    assert [r.status_code for r in responses] == [302] * THREADS
+    assert {r["Location"] for r in responses} == {practice_url(seed) + "?answered=2#feedback"}
+    assert Review.objects.filter(question=question).count() == 1
+    assert Review.objects.count() == 2
+    assert Memory.objects.filter(question=question).count() == 1
+
+
+def test_concurrent_first_answers_of_a_new_round_make_one_round(seed):
+    client = Client()
+    answer(client, seed, right=True)  # the learner exists; now start a second round at once
+    for _ in range(7):
+        answer(client, seed, right=True)
+    question, token = current_question(client, practice_url(seed) + "?new=1")
+    responses = post_together(
+        client.cookies["sessionid"].value,
+        practice_url(seed),
+        {"token": token, "choice": question.correct_letters},
+    )
+    assert [r.status_code for r in responses] == [302] * THREADS
+    assert Round.objects.count() == 2
+    assert Review.objects.count() == 9
+
+
+def test_concurrent_different_attempts_on_a_new_item_both_count_without_an_error(seed):
+    client = Client()
+    answer(client, seed, right=True)
+    url = seed.get_absolute_url() + "/flashcards"
+    tokens = [client.get(url).context["token"] for _ in range(THREADS)]
+    responses = post_together(
+        client.cookies["sessionid"].value, url, [{"token": t, "rating": "3"} for t in tokens]
+    )
+    assert [r.status_code for r in responses] == [302] * THREADS
+    card = seed.flashcards.first()
+    assert Review.objects.filter(flashcard=card).count() == THREADS
+    assert Memory.objects.filter(flashcard=card).count() == 1

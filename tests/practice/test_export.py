@@ -1,0 +1,87 @@
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+import time_machine
+from django.test import Client
+from django.utils import timezone
+
+from practice import scheduling
+from tests.practice.helpers import answer, finish_round, right_letters, wrong_letters
+
+
+def parse(moment: str) -> datetime:
+    return datetime.fromisoformat(moment.replace("Z", "+00:00"))
+
+
+def test_a_browser_with_no_progress_exports_an_empty_list(client, db):
+    response = client.get("/progress/export")
+    assert response.status_code == 200
+    assert response["Content-Disposition"].startswith('attachment; filename="lightmysky-progress-')
+    document = response.json()
+    assert document["items"] == []
+    assert document["version"] == 1
+    assert set(document["scheduler"]) == {
+        "desired_retention", "learning_steps", "relearning_steps", "maximum_interval", "parameters",
+    }
+    assert not response.cookies
+
+
+def test_the_export_shows_every_review(client, demo):
+    finish_round(client, demo, [False] + [True] * 7 + [True])
+    token = client.get(demo.get_absolute_url() + "/flashcards").context["token"]
+    client.post(demo.get_absolute_url() + "/flashcards", {"token": token, "rating": "2"})
+    document = client.get("/progress/export").json()
+    items = document["items"]
+    assert len(items) == 9
+    assert sum(len(item["reviews"]) for item in items) == 10
+    first = next(i for i in items if i["item"] == f"question:{demo.questions.get(position=1).key}")
+    assert [r["correct"] for r in first["reviews"]] == [False, True]
+    assert [r["rating"] for r in first["reviews"]] == [1, 3]
+    assert first["lesson"] == demo.public_id and first["kind"] == "question"
+    assert first["state"] == "review"
+    card = next(i for i in items if i["kind"] == "flashcard")
+    assert card["reviews"][0] | {"reviewed_at": None, "duration_ms": None} == {
+        "rating": 2, "reviewed_at": None, "duration_ms": None, "answer": "Hard", "correct": None,
+    }
+    for item in items:
+        for review in item["reviews"]:
+            assert review["reviewed_at"].endswith("Z")
+            assert isinstance(review["duration_ms"], int)
+
+
+def test_replaying_each_items_log_reproduces_its_exported_memory_state(client, demo):
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        finish_round(client, demo, [False, True, False, True, True, True, True, True, False, True])
+    with time_machine.travel(start + timedelta(days=9), tick=False):
+        for _ in range(8):  # odd questions remembered, even ones forgotten
+            response = client.get("/review")
+            question = response.context["question"]
+            choice = right_letters(question) if question.position % 2 else wrong_letters(question)
+            client.post("/review", {"token": response.context["token"], "choice": choice})
+    document = client.get("/progress/export").json()
+    exported = document["scheduler"]
+    config = scheduling.SchedulerSettings(
+        desired_retention=exported["desired_retention"],
+        learning_steps=tuple(exported["learning_steps"]),
+        relearning_steps=tuple(exported["relearning_steps"]),
+        maximum_interval=exported["maximum_interval"],
+        enable_fuzzing=False,
+        parameters=tuple(exported["parameters"]),
+    )
+    assert any(len(item["reviews"]) >= 3 for item in document["items"])
+    for item in document["items"]:
+        replayed = scheduling.replay(
+            [(r["rating"], parse(r["reviewed_at"])) for r in item["reviews"]], config
+        )
+        assert replayed.stability == item["stability"], item["item"]
+        assert replayed.difficulty == item["difficulty"], item["item"]
+        assert scheduling.STATES[replayed.state] == item["state"]
+        assert replayed.last_review == parse(item["last_review"])
+
+
+def test_export_belongs_to_this_browser_only(client, demo):
+    answer(client, demo, right=True)
+    assert len(client.get("/progress/export").json()["items"]) == 1
+    assert Client().get("/progress/export").json()["items"] == []

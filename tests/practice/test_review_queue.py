@@ -1,0 +1,78 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+import time_machine
+from django.utils import timezone
+
+from practice.models import Memory, Review
+from tests.practice.helpers import answer, finish_round
+
+
+def test_a_new_browser_has_nothing_to_review(client, db):
+    response = client.get("/review")
+    assert response.status_code == 200
+    assert "You have not practised anything in this browser yet" in response.content.decode()
+    assert not response.cookies
+
+
+def test_nothing_due_says_when_the_next_item_comes_due(client, demo):
+    answer(client, demo, right=True)
+    html = client.get("/review").content.decode()
+    assert "Nothing is due right now" in html
+    due = Memory.objects.get().due
+    assert f'datetime="{due.isoformat()}"' in html
+
+
+def test_due_items_come_back_lowest_retrievability_first(client, demo):
+    finish_round(client, demo, [True, False, True, True, True, True, True, True, True])
+    # Question 2 was missed and retried: lowest stability, so least likely to be remembered.
+    with time_machine.travel(timezone.now() + timedelta(days=30), tick=False):
+        response = client.get("/review")
+        assert response.context["due_count"] == 8
+        first = response.context["question"]
+        assert first.position == 2
+        assert "Question 2 of" in response.content.decode()
+
+
+def test_review_answers_feed_the_schedule_and_show_feedback(client, demo):
+    finish_round(client, demo, [True] * 8)
+    with time_machine.travel(timezone.now() + timedelta(days=30), tick=False):
+        response = client.get("/review")
+        question, token = response.context["question"], response.context["token"]
+        before = Memory.objects.get(question=question).due
+        response = client.post("/review", {"token": token, "choice": question.correct_letters})
+        assert response.status_code == 302
+        feedback = client.get(response["Location"]).content.decode()
+        assert "Right" in feedback and "Next item" in feedback
+        assert Memory.objects.get(question=question).due > before
+        assert Review.objects.filter(round__isnull=True).count() == 1
+
+
+def test_review_comes_in_sets_of_eight(client, demo):
+    finish_round(client, demo, [True] * 8)
+    cards = demo.flashcards.all()
+    for number, _card in enumerate(cards, start=1):  # flashcards join the queue too
+        token = client.get(demo.get_absolute_url() + f"/flashcards?card={number}").context["token"]
+        client.post(demo.get_absolute_url() + "/flashcards", {"token": token, "rating": "3"})
+    with time_machine.travel(timezone.now() + timedelta(days=60), tick=False):
+        for _ in range(8):
+            response = client.get("/review")
+            token = response.context["token"]
+            if response.context.get("question"):
+                data = {"token": token, "choice": response.context["question"].correct_letters}
+            else:
+                data = {"token": token, "rating": "3"}
+            assert client.post("/review", data).status_code == 302
+        html = client.get("/review").content.decode()
+        assert "That is 8 for now" in html
+        client.post("/review", {"more": "1"})
+        assert "token" in client.get("/review").context
+
+
+def test_review_page_query_count_is_fixed(client, demo, django_assert_num_queries):
+    finish_round(client, demo, [True] * 8)
+    with time_machine.travel(timezone.now() + timedelta(days=30), tick=False):
+        # session, learner, due memories with their lessons and items
+        with django_assert_num_queries(3):
+            client.get("/review")
