@@ -163,6 +163,11 @@ DATABASES = {
     if DATABASE_URL
     else sqlite_database(BASE_DIR / "db.sqlite3")
 }
+if TESTING and DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+    # A file, not Django's shared in-memory database: the browser tests' live server answers in
+    # threads of its own, which must not share the test thread's connection.
+    (BASE_DIR / "var").mkdir(exist_ok=True)
+    DATABASES["default"]["TEST"] = {"NAME": BASE_DIR / "var" / "test-db.sqlite3"}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -1,0 +1,78 @@
+"""Browser tests: Debian's Chromium driven by Playwright against pytest-django's live server."""
+
+from __future__ import annotations
+
+import io
+import os
+from pathlib import Path
+
+import pytest
+from django.core.management import call_command
+
+from lessons.models import Lesson
+
+# Playwright's sync API runs an event loop in the test thread; the ORM calls are still sync.
+os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+
+CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+ARTIFACTS = Path(os.environ.get("BROWSER_ARTIFACTS", "var/browser-artifacts"))
+
+
+def pytest_collection_modifyitems(config, items):
+    """Without Chromium, browser tests are skipped, unless REQUIRE_BROWSER says they must run."""
+    here = Path(__file__).parent
+    missing = not Path(CHROMIUM).exists()
+    for item in items:
+        if Path(str(item.fspath)).is_relative_to(here):
+            item.add_marker(pytest.mark.browser)
+            if missing and not os.environ.get("REQUIRE_BROWSER"):
+                item.add_marker(pytest.mark.skip(reason=f"no Chromium at {CHROMIUM}"))
+
+
+@pytest.fixture(scope="session")
+def browser_type_launch_args(browser_type_launch_args):
+    return {
+        **browser_type_launch_args,
+        "executable_path": CHROMIUM,
+        "args": [
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-quic",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ],
+    }
+
+
+@pytest.fixture
+def seed(transactional_db) -> Lesson:
+    call_command("load_demo", stdout=io.StringIO())
+    return Lesson.objects.get(public_id="mt__e-JwIxHek")
+
+
+@pytest.fixture
+def console_errors(page):
+    """Console errors and failed requests of the page, checked by each test at its end."""
+    problems: list[str] = []
+    page.on("console", lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None)
+    page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
+    page.on("requestfailed", lambda r: problems.append(f"failed request: {r.url}"))
+    return problems
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    """On failure, keep a screenshot and say where it is, so CI output points at it."""
+    outcome = yield
+    report = outcome.get_result()
+    page = item.funcargs.get("page") if hasattr(item, "funcargs") else None
+    if report.when == "call" and report.failed and page is not None:
+        ARTIFACTS.mkdir(parents=True, exist_ok=True)
+        path = ARTIFACTS / f"{item.name}.png"
+        try:
+            page.screenshot(path=str(path), full_page=True)
+            report.sections.append(("browser", f"screenshot: {path}\nurl: {page.url}"))
+        except Exception as error:  # the page may be gone; the failure itself matters more
+            report.sections.append(("browser", f"no screenshot: {error}"))

@@ -1,0 +1,86 @@
+"""A learner practises the seed lesson in a real browser, with and without JavaScript."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import Page, expect
+
+from lessons.models import Lesson, Question
+
+LESSON_PATH = (
+    "/learn/computing/training-across-many-devices-data-model-and-pipeline-parallelism-mt__e-JwIxHek"
+)
+
+
+def question_on_screen(page: Page, lesson: Lesson) -> Question:
+    prompt = page.locator("legend.prompt").inner_text().strip()
+    return next(q for q in lesson.questions.all() if q.prompt == prompt)
+
+
+def choose(page: Page, question: Question, *, right: bool) -> None:
+    letter = next(c["letter"] for c in question.labelled_choices if c["correct"] == right)
+    page.locator(f'input[name=choice][value="{letter}"]').check()
+
+
+def test_round_with_javascript_swaps_in_place_to_the_summary(page: Page, live_server, seed, console_errors):
+    page.goto(live_server.url + LESSON_PATH)
+    page.get_by_role("link", name="Start the 8 questions").click()
+    expect(page.get_by_role("heading", name="Question 1 of 8")).to_be_visible()
+    page.evaluate("window.__sameDocument = true")
+    for number in range(1, 9):
+        question = question_on_screen(page, seed)
+        choose(page, question, right=number != 2)
+        page.get_by_role("button", name="Check my answer").click()
+        verdict = "Right" if number != 2 else "Not quite"
+        expect(page.get_by_role("heading", name=re.compile(verdict))).to_be_visible()
+        expect(page.locator(".progress-label")).to_have_text(f"{number} of 9 answered" if number >= 2 else "1 of 8 answered")
+        page.locator("#practice-card a.button").click()
+    expect(page.get_by_role("heading", name="Question 9 of 9")).to_be_visible()
+    choose(page, question_on_screen(page, seed), right=True)
+    page.get_by_role("button", name="Check my answer").click()
+    page.get_by_role("link", name="See your results").click()
+    expect(page.get_by_role("heading", name="Round complete")).to_be_visible()
+    expect(page.locator(".score")).to_contain_text("7 of 8")
+    assert page.evaluate("window.__sameDocument") is True, "the page was reloaded during the round"
+    assert console_errors == []
+
+
+def test_keyboard_only_learner_answers_with_number_keys_and_enter(page: Page, live_server, seed):
+    page.goto(live_server.url + LESSON_PATH + "/practice")
+    for number in range(1, 9):
+        if number > 1:  # after each swap, focus lands on the next question
+            expect(page.get_by_role("heading", name=f"Question {number} of 8")).to_be_focused()
+        question = question_on_screen(page, seed)
+        right = next(c for c in question.labelled_choices if c["correct"])
+        key = str(right["number"]) if number % 2 else right["letter"].lower()
+        page.keyboard.press(key)
+        expect(page.locator(f'input[name=choice][value="{right["letter"]}"]')).to_be_checked()
+        page.keyboard.press("Enter")
+        expect(page.get_by_role("heading", name=re.compile("Right"))).to_be_focused()
+        page.keyboard.press("Tab")
+        expect(page.locator("#practice-card a.button")).to_be_focused()
+        page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="Round complete")).to_be_focused()
+
+
+def test_round_without_javascript_works_through_plain_forms(browser, live_server, seed):
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(live_server.url + LESSON_PATH + "/practice")
+    for number in range(1, 9):
+        question = question_on_screen(page, seed)
+        choose(page, question, right=True)
+        page.get_by_role("button", name="Check my answer").click()
+        expect(page).to_have_url(re.compile(rf"/practice\?answered={number}#feedback$"))
+        expect(page.get_by_role("heading", name=re.compile("Right"))).to_be_visible()
+        if number == 3:  # reloading mid-round resumes it
+            page.goto(live_server.url + LESSON_PATH + "/practice")
+            expect(page.get_by_role("heading", name="Question 4 of 8")).to_be_visible()
+            continue
+        page.locator("#practice-card a.button").click()
+    expect(page.get_by_role("heading", name="Round complete")).to_be_visible()
+    other = browser.new_context(java_script_enabled=False).new_page()
+    other.goto(live_server.url + LESSON_PATH + "/practice")
+    expect(other.get_by_role("heading", name="Question 1 of 8")).to_be_visible()
+    context.close()
