@@ -69,8 +69,10 @@ class LessonQuerySet(models.QuerySet["Lesson"]):
         )
 
     def for_listing(self) -> LessonQuerySet:
-        return self.published().select_related("subject", "area").order_by(
-            "subject__position", "area__position", "area__name", "title"
+        return (
+            self.published()
+            .select_related("subject", "area")
+            .order_by("subject__position", "area__position", "area__name", "title")
         )
 
     def neighbours_of(self, lesson: Lesson) -> LessonQuerySet:
@@ -106,7 +108,9 @@ class Lesson(models.Model):
         max_length=13,
         unique=True,
         default=new_public_id,
-        validators=[RegexValidator(f"^{PUBLIC_ID_PATTERN}$", "Ids look like mt_ and 10 characters.")],
+        validators=[
+            RegexValidator(f"^{PUBLIC_ID_PATTERN}$", "Ids look like mt_ and 10 characters.")
+        ],
     )
     slug = models.SlugField(max_length=200)
     title = models.CharField(max_length=200)
@@ -159,12 +163,14 @@ class Lesson(models.Model):
         self.render_markdown()
         super().save(*args, **kwargs)
 
-    def render_markdown(self) -> None:
-        self.body_html = render_markdown(self.body)
-        self.example_html = render_markdown(self.example)
-        self.tip_html = render_markdown(self.tip)
-        self.recap_html = render_markdown(self.recap)
-        self.transcript_html = render_markdown(self.transcript)
+    def get_absolute_url(self) -> str:
+        return reverse(
+            "lessons:lesson",
+            kwargs={"subject": self.subject.slug, "slug": self.slug, "public_id": self.public_id},
+        )
+
+    def get_worksheet_url(self) -> str:
+        return self.get_absolute_url() + "/worksheet"
 
     def clean(self) -> None:
         errors = {}
@@ -177,14 +183,12 @@ class Lesson(models.Model):
         if errors:
             raise ValidationError(errors)
 
-    def get_absolute_url(self) -> str:
-        return reverse(
-            "lessons:lesson",
-            kwargs={"subject": self.subject.slug, "slug": self.slug, "public_id": self.public_id},
-        )
-
-    def get_worksheet_url(self) -> str:
-        return self.get_absolute_url() + "/worksheet"
+    def render_markdown(self) -> None:
+        self.body_html = render_markdown(self.body)
+        self.example_html = render_markdown(self.example)
+        self.tip_html = render_markdown(self.tip)
+        self.recap_html = render_markdown(self.recap)
+        self.transcript_html = render_markdown(self.transcript)
 
     @property
     def is_published(self) -> bool:
@@ -283,7 +287,9 @@ class Flashcard(models.Model):
     class Meta:
         ordering = ["lesson", "position", "pk"]
         constraints = [
-            models.UniqueConstraint(fields=["lesson", "key"], name="flashcard_key_unique_in_lesson"),
+            models.UniqueConstraint(
+                fields=["lesson", "key"], name="flashcard_key_unique_in_lesson"
+            ),
         ]
 
     def __str__(self) -> str:

@@ -13,8 +13,18 @@ from django.db import models, transaction
 from lessons.models import Area, Flashcard, Lesson, Question, Subject
 
 LESSON_FIELDS = [
-    "slug", "title", "summary", "age_from", "age_to", "heading", "body", "example", "tip", "recap",
-    "transcript", "credits",
+    "slug",
+    "title",
+    "summary",
+    "age_from",
+    "age_to",
+    "heading",
+    "body",
+    "example",
+    "tip",
+    "recap",
+    "transcript",
+    "credits",
 ]
 
 
@@ -55,7 +65,11 @@ def content_load(*, data: dict[str, Any], publish: bool = True) -> LoadResult:
         subject = Subject.objects.filter(slug=item["slug"]).first() or Subject(slug=item["slug"])
         _save_if_changed(
             subject,
-            {"name": item["name"], "description": item.get("description", ""), "position": position},
+            {
+                "name": item["name"],
+                "description": item.get("description", ""),
+                "position": position,
+            },
         )
         subjects[subject.slug] = subject
     areas = {}
@@ -77,7 +91,11 @@ def content_load(*, data: dict[str, Any], publish: bool = True) -> LoadResult:
             subject=subject, slug=item["area"]
         )
         values = {name: item.get(name, "") for name in LESSON_FIELDS}
-        values |= {"subject_id": subject.pk, "area_id": area.pk, "objectives": "\n".join(item["objectives"])}
+        values |= {
+            "subject_id": subject.pk,
+            "area_id": area.pk,
+            "objectives": "\n".join(item["objectives"]),
+        }
         if publish:
             values["status"] = Lesson.Status.PUBLISHED
         changed = _save_if_changed(lesson, values)

@@ -40,7 +40,9 @@ def subject(request: HttpRequest, subject: str) -> HttpResponse:
 
 
 @require_GET
-def lesson(request: HttpRequest, subject: str, public_id: str, slug: str | None = None) -> HttpResponse:
+def lesson(
+    request: HttpRequest, subject: str, public_id: str, slug: str | None = None
+) -> HttpResponse:
     lesson = visible_lesson_or_404(request, public_id)
     if redirect := redirect_if_not_canonical(request, lesson, subject, slug):
         return redirect
@@ -55,7 +57,9 @@ def lesson(request: HttpRequest, subject: str, public_id: str, slug: str | None 
 
 
 @require_GET
-def worksheet(request: HttpRequest, subject: str, public_id: str, slug: str | None = None) -> HttpResponse:
+def worksheet(
+    request: HttpRequest, subject: str, public_id: str, slug: str | None = None
+) -> HttpResponse:
     lesson = visible_lesson_or_404(request, public_id)
     if redirect := redirect_if_not_canonical(request, lesson, subject, slug, "/worksheet"):
         return redirect

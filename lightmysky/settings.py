@@ -103,7 +103,8 @@ if not SECRET_KEY:
     if not DEBUG:
         raise ImproperlyConfigured(
             "SECRET_KEY is not set. With DEBUG off the site refuses to start without one: "
-            "set SECRET_KEY (or SECRET_KEY_FILE) to a long random string, for example the output of "
+            "set SECRET_KEY (or SECRET_KEY_FILE) to a long random string, for example the output "
+            "of "
             "`python -c 'import secrets; print(secrets.token_urlsafe(50))'`."
         )
     SECRET_KEY = "insecure-development-key-only-for-debug-mode"

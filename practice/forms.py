@@ -48,7 +48,9 @@ def read_question_answer(data: QueryDict, attempt: Attempt, question: Question) 
     return QuestionAnswer(attempt=attempt, question=question, letters=letters)
 
 
-def read_flashcard_rating(data: QueryDict, attempt: Attempt, flashcard: Flashcard) -> FlashcardRating:
+def read_flashcard_rating(
+    data: QueryDict, attempt: Attempt, flashcard: Flashcard
+) -> FlashcardRating:
     raw = data.get("rating", "")
     if not raw:
         raise BadSubmission("No rating was chosen: pick Again, Hard, Good or Easy.")

@@ -100,6 +100,9 @@ class Memory(ItemFields):
             models.Index(fields=["learner", "lesson"], name="memory_learner_lesson"),
         ]
 
+    def __str__(self) -> str:
+        return f"{self.kind} memory of {self.learner_id}"
+
     @property
     def memory_state(self) -> scheduling.MemoryState:
         return scheduling.MemoryState(
@@ -136,6 +139,9 @@ class Round(models.Model):
         ]
         indexes = [models.Index(fields=["learner", "lesson", "-started_at"], name="round_latest")]
 
+    def __str__(self) -> str:
+        return f"Round {self.key} of {self.lesson_id}"
+
 
 class Review(ItemFields):
     """One answer or self-rating, kept so memory states can be replayed and parameters fitted."""
@@ -164,3 +170,6 @@ class Review(ItemFields):
             models.Index(fields=["learner", "reviewed_at"], name="review_learner_time"),
         ]
         ordering = ["reviewed_at", "pk"]
+
+    def __str__(self) -> str:
+        return f"{self.kind} review rated {self.rating} at {self.reviewed_at:%Y-%m-%d %H:%M}"

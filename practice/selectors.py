@@ -35,7 +35,9 @@ class RoundProgress:
         """The eight questions, then each question missed on the first pass, once."""
         first_pass = self.reviews[: len(self.questions)]
         by_id = {question.pk: question for question in self.questions}
-        missed = [by_id[r.question_id] for r in first_pass if not r.correct and r.question_id in by_id]
+        missed = [
+            by_id[r.question_id] for r in first_pass if not r.correct and r.question_id in by_id
+        ]
         return self.questions + missed
 
     @property

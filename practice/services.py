@@ -6,6 +6,7 @@ from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.sessions.backends.base import SessionBase
+from django.contrib.sessions.models import Session
 from django.db import IntegrityError, transaction
 
 from lessons.models import Flashcard, Lesson, Question
@@ -147,9 +148,20 @@ def _review_write(
         correct=correct,
     )
     if memory is None:
-        memory = Memory(learner=learner, lesson_id=lesson_id, question=question, flashcard=flashcard)
+        memory = Memory(
+            learner=learner, lesson_id=lesson_id, question=question, flashcard=flashcard
+        )
     memory.set_memory_state(new_state, rating)
     memory.save()
     if round_ is not None and finishes_round:
         Round.objects.filter(pk=round_.pk).update(finished_at=now)
     return review
+
+
+def learners_prune(*, idle_since: datetime, now: datetime) -> int:
+    """Remove learners idle since a moment, with everything stored for them; and dead sessions."""
+    Session.objects.filter(expire_date__lt=now).delete()
+    idle = Learner.objects.filter(last_seen_at__lt=idle_since)
+    count = idle.count()
+    idle.delete()
+    return count

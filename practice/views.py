@@ -92,7 +92,9 @@ def _question_form(lesson: Lesson, progress: selectors.RoundProgress, round_key:
     return {"question": question, "token": token}
 
 
-def _practice_answer(request: HttpRequest, lesson: Lesson, questions: list[Question]) -> HttpResponse:
+def _practice_answer(
+    request: HttpRequest, lesson: Lesson, questions: list[Question]
+) -> HttpResponse:
     practice_url = lesson.get_absolute_url() + "/practice"
     try:
         attempt = read_attempt(request.POST, lesson_id=lesson.pk)
@@ -127,9 +129,7 @@ def _practice_answer(request: HttpRequest, lesson: Lesson, questions: list[Quest
             duration_ms=attempt.duration_ms(),
             now=now,
             round_=progress.round
-            or services.round_start(
-                learner=learner, lesson=lesson, key=attempt.round_key, now=now
-            ),
+            or services.round_start(learner=learner, lesson=lesson, key=attempt.round_key, now=now),
             round_step=progress.step,
             finishes_round=progress.finished_after(correct),
         )
@@ -180,13 +180,17 @@ def flashcards(
         if not request.htmx:
             return redirect(f"{url}?card={position + 1}")
         response = render(
-            request, "practice/flashcards.html#flashcard-card", _flashcard_context(lesson, cards, position)
+            request,
+            "practice/flashcards.html#flashcard-card",
+            _flashcard_context(lesson, cards, position),
         )
         return push_url(response, f"{url}?card={position + 1}")
     card_number = request.GET.get("card", "1")
     position = int(card_number) - 1 if card_number.isdigit() and int(card_number) > 0 else 0
     context = _flashcard_context(lesson, cards, position)
-    return render(request, _page_or_partial(request, "practice/flashcards.html", "flashcard-card"), context)
+    return render(
+        request, _page_or_partial(request, "practice/flashcards.html", "flashcard-card"), context
+    )
 
 
 def _flashcard_context(lesson: Lesson, cards: list[Flashcard], position: int) -> dict:
@@ -194,7 +198,9 @@ def _flashcard_context(lesson: Lesson, cards: list[Flashcard], position: int) ->
     if position < len(cards):
         card = cards[position]
         context["card"] = card
-        context["token"] = attempts.issue_once(lesson_id=lesson.pk, kind="flashcard", item_id=card.pk)
+        context["token"] = attempts.issue_once(
+            lesson_id=lesson.pk, kind="flashcard", item_id=card.pk
+        )
     return context
 
 
@@ -257,13 +263,22 @@ def _review_answer(request: HttpRequest, now) -> HttpResponse:
         return bad_submission(request, str(error), back_url="/review", target="review-card")
 
     learner = services.learner_get_or_create(session=request.session, now=now)
-    common = {"learner": learner, "attempt": attempt.key, "duration_ms": attempt.duration_ms(), "now": now}
+    common = {
+        "learner": learner,
+        "attempt": attempt.key,
+        "duration_ms": attempt.duration_ms(),
+        "now": now,
+    }
     if attempt.kind == "question":
-        review, created = services.question_answer(question=question, answer=answer.letters, **common)
+        review, created = services.question_answer(
+            question=question, answer=answer.letters, **common
+        )
     else:
         review, created = services.flashcard_rate(flashcard=card, rating=rating.rating, **common)
     if created:
-        request.session[REVIEW_BATCH_SESSION_KEY] = request.session.get(REVIEW_BATCH_SESSION_KEY, 0) + 1
+        request.session[REVIEW_BATCH_SESSION_KEY] = (
+            request.session.get(REVIEW_BATCH_SESSION_KEY, 0) + 1
+        )
     target = f"/review?reviewed={review.pk}#feedback" if review.question_id else "/review"
     if not request.htmx:
         return redirect(target)
@@ -275,9 +290,13 @@ def _review_answer(request: HttpRequest, now) -> HttpResponse:
 
 
 def _published_item(model, item_id: int, lesson_id: int):
-    item = model.objects.filter(
-        pk=item_id, lesson_id=lesson_id, lesson__status=Lesson.Status.PUBLISHED
-    ).select_related("lesson__subject").first()
+    item = (
+        model.objects.filter(
+            pk=item_id, lesson_id=lesson_id, lesson__status=Lesson.Status.PUBLISHED
+        )
+        .select_related("lesson__subject")
+        .first()
+    )
     if item is None:
         raise BadSubmission("This item no longer exists or is not published.")
     return item

@@ -7,6 +7,7 @@ from django.core.management import call_command
 
 from lessons.models import Lesson
 
+
 def pytest_collection_modifyitems(config, items):
     """PostgreSQL-only tests (concurrency) are skipped when the suite runs on SQLite."""
     from django.db import connection
@@ -21,8 +22,7 @@ def pytest_collection_modifyitems(config, items):
 
 SEED_ID = "mt__e-JwIxHek"
 SEED_PATH = (
-    "/learn/computing/training-across-many-devices-data-model-and-pipeline-parallelism-"
-    + SEED_ID
+    "/learn/computing/training-across-many-devices-data-model-and-pipeline-parallelism-" + SEED_ID
 )
 
 

@@ -14,7 +14,9 @@ ROOT = Path(__file__).resolve().parent.parent
 
 
 def run_django_check(**env: str) -> subprocess.CompletedProcess:
-    clean = {k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG", "DATABASE_URL"}}
+    clean = {
+        k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG", "DATABASE_URL"}
+    }
     return subprocess.run(
         [sys.executable, "manage.py", "check"],
         cwd=ROOT,
@@ -72,7 +74,7 @@ def test_pages_load_nothing_from_another_origin(client, demo):
 
     for path in ["/", "/learn/computing/", SEED_PATH, SEED_PATH + "/worksheet"]:
         html = client.get(path).content.decode()
-        for attribute in ('src="http', "src=\"//", 'href="//'):
+        for attribute in ('src="http', 'src="//', 'href="//'):
             assert attribute not in html, (path, attribute)
         assert "/static/django_htmx/htmx" in html
 

@@ -2,126 +2,292 @@
 
 import django.core.validators
 import django.db.models.deletion
-import lessons.models
 from django.db import migrations, models
+
+import lessons.models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
-    dependencies = [
-    ]
+    dependencies = []
 
     operations = [
         migrations.CreateModel(
-            name='Area',
+            name="Area",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100)),
-                ('slug', models.SlugField(max_length=100)),
-                ('position', models.PositiveSmallIntegerField(default=0)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=100)),
+                ("slug", models.SlugField(max_length=100)),
+                ("position", models.PositiveSmallIntegerField(default=0)),
             ],
             options={
-                'ordering': ['subject', 'position', 'name'],
+                "ordering": ["subject", "position", "name"],
             },
         ),
         migrations.CreateModel(
-            name='Subject',
+            name="Subject",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100)),
-                ('slug', models.SlugField(max_length=100, unique=True)),
-                ('description', models.TextField(blank=True)),
-                ('position', models.PositiveSmallIntegerField(default=0)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=100)),
+                ("slug", models.SlugField(max_length=100, unique=True)),
+                ("description", models.TextField(blank=True)),
+                ("position", models.PositiveSmallIntegerField(default=0)),
             ],
             options={
-                'ordering': ['position', 'name'],
+                "ordering": ["position", "name"],
             },
         ),
         migrations.CreateModel(
-            name='Lesson',
+            name="Lesson",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('public_id', models.CharField(default=lessons.models.new_public_id, max_length=13, unique=True, validators=[django.core.validators.RegexValidator('^mt_[A-Za-z0-9_-]{10}$', 'Ids look like mt_ and 10 characters.')], verbose_name='public id')),
-                ('slug', models.SlugField(max_length=200)),
-                ('title', models.CharField(max_length=200)),
-                ('summary', models.TextField(help_text='Two or three plain sentences shown under the title.')),
-                ('age_from', models.PositiveSmallIntegerField(validators=[django.core.validators.MaxValueValidator(120)], verbose_name='ages from')),
-                ('age_to', models.PositiveSmallIntegerField(validators=[django.core.validators.MaxValueValidator(120)], verbose_name='ages to')),
-                ('objectives', models.TextField(help_text='What a learner can do afterwards: one objective per line.')),
-                ('heading', models.CharField(max_length=200, verbose_name='lesson heading')),
-                ('body', models.TextField(help_text='Markdown.')),
-                ('body_html', models.TextField(default='', editable=False)),
-                ('example', models.TextField(help_text='The worked example, in Markdown.', verbose_name='Try it together')),
-                ('example_html', models.TextField(default='', editable=False)),
-                ('tip', models.TextField(blank=True, help_text='Markdown.')),
-                ('tip_html', models.TextField(default='', editable=False)),
-                ('recap', models.TextField(help_text='Markdown.')),
-                ('recap_html', models.TextField(default='', editable=False)),
-                ('video', models.FileField(blank=True, upload_to='videos/')),
-                ('transcript', models.TextField(blank=True, help_text='Markdown; required with a video.')),
-                ('transcript_html', models.TextField(default='', editable=False)),
-                ('status', models.CharField(choices=[('draft', 'Draft'), ('published', 'Published')], default='draft', max_length=10)),
-                ('credits', models.CharField(blank=True, max_length=300)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('area', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='lessons', to='lessons.area')),
-                ('connections', models.ManyToManyField(blank=True, to='lessons.lesson', verbose_name='optional connections')),
-                ('needs_first', models.ManyToManyField(blank=True, related_name='opens_up', to='lessons.lesson', verbose_name='needs first')),
-                ('subject', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='lessons', to='lessons.subject')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "public_id",
+                    models.CharField(
+                        default=lessons.models.new_public_id,
+                        max_length=13,
+                        unique=True,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^mt_[A-Za-z0-9_-]{10}$", "Ids look like mt_ and 10 characters."
+                            )
+                        ],
+                        verbose_name="public id",
+                    ),
+                ),
+                ("slug", models.SlugField(max_length=200)),
+                ("title", models.CharField(max_length=200)),
+                (
+                    "summary",
+                    models.TextField(
+                        help_text="Two or three plain sentences shown under the title."
+                    ),
+                ),
+                (
+                    "age_from",
+                    models.PositiveSmallIntegerField(
+                        validators=[django.core.validators.MaxValueValidator(120)],
+                        verbose_name="ages from",
+                    ),
+                ),
+                (
+                    "age_to",
+                    models.PositiveSmallIntegerField(
+                        validators=[django.core.validators.MaxValueValidator(120)],
+                        verbose_name="ages to",
+                    ),
+                ),
+                (
+                    "objectives",
+                    models.TextField(
+                        help_text="What a learner can do afterwards: one objective per line."
+                    ),
+                ),
+                ("heading", models.CharField(max_length=200, verbose_name="lesson heading")),
+                ("body", models.TextField(help_text="Markdown.")),
+                ("body_html", models.TextField(default="", editable=False)),
+                (
+                    "example",
+                    models.TextField(
+                        help_text="The worked example, in Markdown.", verbose_name="Try it together"
+                    ),
+                ),
+                ("example_html", models.TextField(default="", editable=False)),
+                ("tip", models.TextField(blank=True, help_text="Markdown.")),
+                ("tip_html", models.TextField(default="", editable=False)),
+                ("recap", models.TextField(help_text="Markdown.")),
+                ("recap_html", models.TextField(default="", editable=False)),
+                ("video", models.FileField(blank=True, upload_to="videos/")),
+                (
+                    "transcript",
+                    models.TextField(blank=True, help_text="Markdown; required with a video."),
+                ),
+                ("transcript_html", models.TextField(default="", editable=False)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[("draft", "Draft"), ("published", "Published")],
+                        default="draft",
+                        max_length=10,
+                    ),
+                ),
+                ("credits", models.CharField(blank=True, max_length=300)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "area",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="lessons",
+                        to="lessons.area",
+                    ),
+                ),
+                (
+                    "connections",
+                    models.ManyToManyField(
+                        blank=True, to="lessons.lesson", verbose_name="optional connections"
+                    ),
+                ),
+                (
+                    "needs_first",
+                    models.ManyToManyField(
+                        blank=True,
+                        related_name="opens_up",
+                        to="lessons.lesson",
+                        verbose_name="needs first",
+                    ),
+                ),
+                (
+                    "subject",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="lessons",
+                        to="lessons.subject",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['title'],
+                "ordering": ["title"],
             },
         ),
         migrations.AddField(
-            model_name='area',
-            name='subject',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='areas', to='lessons.subject'),
+            model_name="area",
+            name="subject",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="areas",
+                to="lessons.subject",
+            ),
         ),
         migrations.CreateModel(
-            name='Flashcard',
+            name="Flashcard",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('key', models.CharField(default=lessons.models.new_item_key, editable=False, max_length=16)),
-                ('position', models.PositiveSmallIntegerField(default=0)),
-                ('front', models.TextField()),
-                ('back', models.TextField()),
-                ('lesson', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='flashcards', to='lessons.lesson')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "key",
+                    models.CharField(
+                        default=lessons.models.new_item_key, editable=False, max_length=16
+                    ),
+                ),
+                ("position", models.PositiveSmallIntegerField(default=0)),
+                ("front", models.TextField()),
+                ("back", models.TextField()),
+                (
+                    "lesson",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="flashcards",
+                        to="lessons.lesson",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['lesson', 'position', 'pk'],
-                'constraints': [models.UniqueConstraint(fields=('lesson', 'key'), name='flashcard_key_unique_in_lesson')],
+                "ordering": ["lesson", "position", "pk"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("lesson", "key"), name="flashcard_key_unique_in_lesson"
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Question',
+            name="Question",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('key', models.CharField(default=lessons.models.new_item_key, editable=False, max_length=16)),
-                ('position', models.PositiveSmallIntegerField(validators=[django.core.validators.MinValueValidator(1), django.core.validators.MaxValueValidator(8)])),
-                ('prompt', models.TextField()),
-                ('choices', models.JSONField(default=list, help_text='A list of {"text", "correct", "explanation"}: the explanation says why a wrong choice is wrong.')),
-                ('explanation', models.TextField(help_text='Why the right answer is right, in Markdown.')),
-                ('explanation_html', models.TextField(default='', editable=False)),
-                ('lesson', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='questions', to='lessons.lesson')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "key",
+                    models.CharField(
+                        default=lessons.models.new_item_key, editable=False, max_length=16
+                    ),
+                ),
+                (
+                    "position",
+                    models.PositiveSmallIntegerField(
+                        validators=[
+                            django.core.validators.MinValueValidator(1),
+                            django.core.validators.MaxValueValidator(8),
+                        ]
+                    ),
+                ),
+                ("prompt", models.TextField()),
+                (
+                    "choices",
+                    models.JSONField(
+                        default=list,
+                        help_text='A list of {"text", "correct", "explanation"}: the explanation says why a wrong choice is wrong.',
+                    ),
+                ),
+                (
+                    "explanation",
+                    models.TextField(help_text="Why the right answer is right, in Markdown."),
+                ),
+                ("explanation_html", models.TextField(default="", editable=False)),
+                (
+                    "lesson",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="questions",
+                        to="lessons.lesson",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['lesson', 'position'],
-                'constraints': [models.UniqueConstraint(fields=('lesson', 'position'), name='question_position_unique_in_lesson'), models.UniqueConstraint(fields=('lesson', 'key'), name='question_key_unique_in_lesson'), models.CheckConstraint(condition=models.Q(('position__gte', 1), ('position__lte', 8)), name='question_position_1_to_8')],
+                "ordering": ["lesson", "position"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        fields=("lesson", "position"), name="question_position_unique_in_lesson"
+                    ),
+                    models.UniqueConstraint(
+                        fields=("lesson", "key"), name="question_key_unique_in_lesson"
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("position__gte", 1), ("position__lte", 8)),
+                        name="question_position_1_to_8",
+                    ),
+                ],
             },
         ),
         migrations.AddIndex(
-            model_name='lesson',
-            index=models.Index(fields=['status', 'subject'], name='lessons_les_status_2c7c3c_idx'),
+            model_name="lesson",
+            index=models.Index(fields=["status", "subject"], name="lessons_les_status_2c7c3c_idx"),
         ),
         migrations.AddConstraint(
-            model_name='lesson',
-            constraint=models.CheckConstraint(condition=models.Q(('age_from__lte', models.F('age_to'))), name='lesson_ages_in_order'),
+            model_name="lesson",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("age_from__lte", models.F("age_to"))),
+                name="lesson_ages_in_order",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='area',
-            constraint=models.UniqueConstraint(fields=('subject', 'slug'), name='area_slug_unique_in_subject'),
+            model_name="area",
+            constraint=models.UniqueConstraint(
+                fields=("subject", "slug"), name="area_slug_unique_in_subject"
+            ),
         ),
     ]

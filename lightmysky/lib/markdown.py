@@ -11,8 +11,30 @@ _parser = MarkdownIt("commonmark", {"html": False, "linkify": False, "typographe
 )
 
 ALLOWED_TAGS = {
-    "p", "br", "hr", "em", "strong", "code", "pre", "blockquote", "ul", "ol", "li",
-    "h3", "h4", "h5", "h6", "a", "table", "thead", "tbody", "tr", "th", "td", "sub", "sup",
+    "p",
+    "br",
+    "hr",
+    "em",
+    "strong",
+    "code",
+    "pre",
+    "blockquote",
+    "ul",
+    "ol",
+    "li",
+    "h3",
+    "h4",
+    "h5",
+    "h6",
+    "a",
+    "table",
+    "thead",
+    "tbody",
+    "tr",
+    "th",
+    "td",
+    "sub",
+    "sup",
 }
 # No style attributes: the Content Security Policy forbids inline styles.
 ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}}

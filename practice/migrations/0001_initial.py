@@ -2,104 +2,257 @@
 
 import django.db.models.deletion
 import django.utils.timezone
-import practice.models
 from django.db import migrations, models
+
+import practice.models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('lessons', '0001_initial'),
+        ("lessons", "0001_initial"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Learner',
+            name="Learner",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('public_id', models.CharField(default=practice.models.new_learner_id, max_length=32, unique=True)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('last_seen_at', models.DateTimeField(db_index=True, default=django.utils.timezone.now)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "public_id",
+                    models.CharField(
+                        default=practice.models.new_learner_id, max_length=32, unique=True
+                    ),
+                ),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "last_seen_at",
+                    models.DateTimeField(db_index=True, default=django.utils.timezone.now),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Round',
+            name="Round",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('key', models.CharField(max_length=32)),
-                ('started_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('learner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='rounds', to='practice.learner')),
-                ('lesson', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='lessons.lesson')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("key", models.CharField(max_length=32)),
+                ("started_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "learner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="rounds",
+                        to="practice.learner",
+                    ),
+                ),
+                (
+                    "lesson",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="lessons.lesson",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='Review',
+            name="Review",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('round_step', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('attempt', models.CharField(max_length=64)),
-                ('rating', models.PositiveSmallIntegerField(choices=[(1, 'Again'), (2, 'Hard'), (3, 'Good'), (4, 'Easy')])),
-                ('reviewed_at', models.DateTimeField()),
-                ('duration_ms', models.PositiveIntegerField(blank=True, null=True)),
-                ('answer', models.CharField(blank=True, max_length=32)),
-                ('correct', models.BooleanField(blank=True, null=True)),
-                ('flashcard', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, to='lessons.flashcard')),
-                ('learner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to='practice.learner')),
-                ('lesson', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to='lessons.lesson')),
-                ('question', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, to='lessons.question')),
-                ('round', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, to='practice.round')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("round_step", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("attempt", models.CharField(max_length=64)),
+                (
+                    "rating",
+                    models.PositiveSmallIntegerField(
+                        choices=[(1, "Again"), (2, "Hard"), (3, "Good"), (4, "Easy")]
+                    ),
+                ),
+                ("reviewed_at", models.DateTimeField()),
+                ("duration_ms", models.PositiveIntegerField(blank=True, null=True)),
+                ("answer", models.CharField(blank=True, max_length=32)),
+                ("correct", models.BooleanField(blank=True, null=True)),
+                (
+                    "flashcard",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        to="lessons.flashcard",
+                    ),
+                ),
+                (
+                    "learner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, to="practice.learner"
+                    ),
+                ),
+                (
+                    "lesson",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, to="lessons.lesson"
+                    ),
+                ),
+                (
+                    "question",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        to="lessons.question",
+                    ),
+                ),
+                (
+                    "round",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        to="practice.round",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['reviewed_at', 'pk'],
+                "ordering": ["reviewed_at", "pk"],
             },
         ),
         migrations.CreateModel(
-            name='Memory',
+            name="Memory",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('state', models.PositiveSmallIntegerField(choices=[(1, 'learning'), (2, 'review'), (3, 'relearning')])),
-                ('step', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('stability', models.FloatField(blank=True, null=True)),
-                ('difficulty', models.FloatField(blank=True, null=True)),
-                ('due', models.DateTimeField()),
-                ('last_review', models.DateTimeField(blank=True, null=True)),
-                ('last_rating', models.PositiveSmallIntegerField(choices=[(1, 'Again'), (2, 'Hard'), (3, 'Good'), (4, 'Easy')])),
-                ('flashcard', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, to='lessons.flashcard')),
-                ('learner', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to='practice.learner')),
-                ('lesson', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, to='lessons.lesson')),
-                ('question', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, to='lessons.question')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "state",
+                    models.PositiveSmallIntegerField(
+                        choices=[(1, "learning"), (2, "review"), (3, "relearning")]
+                    ),
+                ),
+                ("step", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("stability", models.FloatField(blank=True, null=True)),
+                ("difficulty", models.FloatField(blank=True, null=True)),
+                ("due", models.DateTimeField()),
+                ("last_review", models.DateTimeField(blank=True, null=True)),
+                (
+                    "last_rating",
+                    models.PositiveSmallIntegerField(
+                        choices=[(1, "Again"), (2, "Hard"), (3, "Good"), (4, "Easy")]
+                    ),
+                ),
+                (
+                    "flashcard",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        to="lessons.flashcard",
+                    ),
+                ),
+                (
+                    "learner",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, to="practice.learner"
+                    ),
+                ),
+                (
+                    "lesson",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, to="lessons.lesson"
+                    ),
+                ),
+                (
+                    "question",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        to="lessons.question",
+                    ),
+                ),
             ],
             options={
-                'verbose_name_plural': 'memories',
-                'indexes': [models.Index(fields=['learner', 'due'], name='memory_learner_due'), models.Index(fields=['learner', 'lesson'], name='memory_learner_lesson')],
-                'constraints': [models.CheckConstraint(condition=models.Q(models.Q(('flashcard__isnull', True), ('question__isnull', False)), models.Q(('flashcard__isnull', False), ('question__isnull', True)), _connector='OR'), name='memory_is_for_one_item'), models.UniqueConstraint(condition=models.Q(('question__isnull', False)), fields=('learner', 'question'), name='memory_unique_per_question'), models.UniqueConstraint(condition=models.Q(('flashcard__isnull', False)), fields=('learner', 'flashcard'), name='memory_unique_per_flashcard')],
+                "verbose_name_plural": "memories",
+                "indexes": [
+                    models.Index(fields=["learner", "due"], name="memory_learner_due"),
+                    models.Index(fields=["learner", "lesson"], name="memory_learner_lesson"),
+                ],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(("flashcard__isnull", True), ("question__isnull", False)),
+                            models.Q(("flashcard__isnull", False), ("question__isnull", True)),
+                            _connector="OR",
+                        ),
+                        name="memory_is_for_one_item",
+                    ),
+                    models.UniqueConstraint(
+                        condition=models.Q(("question__isnull", False)),
+                        fields=("learner", "question"),
+                        name="memory_unique_per_question",
+                    ),
+                    models.UniqueConstraint(
+                        condition=models.Q(("flashcard__isnull", False)),
+                        fields=("learner", "flashcard"),
+                        name="memory_unique_per_flashcard",
+                    ),
+                ],
             },
         ),
         migrations.AddIndex(
-            model_name='round',
-            index=models.Index(fields=['learner', 'lesson', '-started_at'], name='round_latest'),
+            model_name="round",
+            index=models.Index(fields=["learner", "lesson", "-started_at"], name="round_latest"),
         ),
         migrations.AddConstraint(
-            model_name='round',
-            constraint=models.UniqueConstraint(fields=('learner', 'key'), name='round_key_unique_per_learner'),
+            model_name="round",
+            constraint=models.UniqueConstraint(
+                fields=("learner", "key"), name="round_key_unique_per_learner"
+            ),
         ),
         migrations.AddIndex(
-            model_name='review',
-            index=models.Index(fields=['learner', 'reviewed_at'], name='review_learner_time'),
+            model_name="review",
+            index=models.Index(fields=["learner", "reviewed_at"], name="review_learner_time"),
         ),
         migrations.AddConstraint(
-            model_name='review',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('flashcard__isnull', True), ('question__isnull', False)), models.Q(('flashcard__isnull', False), ('question__isnull', True)), _connector='OR'), name='review_is_for_one_item'),
+            model_name="review",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("flashcard__isnull", True), ("question__isnull", False)),
+                    models.Q(("flashcard__isnull", False), ("question__isnull", True)),
+                    _connector="OR",
+                ),
+                name="review_is_for_one_item",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='review',
-            constraint=models.UniqueConstraint(fields=('learner', 'attempt'), name='review_attempt_unique_per_learner'),
+            model_name="review",
+            constraint=models.UniqueConstraint(
+                fields=("learner", "attempt"), name="review_attempt_unique_per_learner"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='review',
-            constraint=models.CheckConstraint(condition=models.Q(('rating__gte', 1), ('rating__lte', 4)), name='review_rating_1_to_4'),
+            model_name="review",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("rating__gte", 1), ("rating__lte", 4)),
+                name="review_rating_1_to_4",
+            ),
         ),
     ]

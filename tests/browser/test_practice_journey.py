@@ -7,10 +7,7 @@ import re
 from playwright.sync_api import Page, expect
 
 from lessons.models import Lesson, Question
-
-LESSON_PATH = (
-    "/learn/computing/training-across-many-devices-data-model-and-pipeline-parallelism-mt__e-JwIxHek"
-)
+from tests.conftest import SEED_PATH as LESSON_PATH
 
 
 def question_on_screen(page: Page, lesson: Lesson) -> Question:
@@ -23,7 +20,9 @@ def choose(page: Page, question: Question, *, right: bool) -> None:
     page.locator(f'input[name=choice][value="{letter}"]').check()
 
 
-def test_round_with_javascript_swaps_in_place_to_the_summary(page: Page, live_server, seed, console_errors):
+def test_round_with_javascript_swaps_in_place_to_the_summary(
+    page: Page, live_server, seed, console_errors
+):
     page.goto(live_server.url + LESSON_PATH)
     page.get_by_role("link", name="Start the 8 questions").click()
     expect(page.get_by_role("heading", name="Question 1 of 8")).to_be_visible()
@@ -34,7 +33,9 @@ def test_round_with_javascript_swaps_in_place_to_the_summary(page: Page, live_se
         page.get_by_role("button", name="Check my answer").click()
         verdict = "Right" if number != 2 else "Not quite"
         expect(page.get_by_role("heading", name=re.compile(verdict))).to_be_visible()
-        expect(page.locator(".progress-label")).to_have_text(f"{number} of 9 answered" if number >= 2 else "1 of 8 answered")
+        expect(page.locator(".progress-label")).to_have_text(
+            f"{number} of 9 answered" if number >= 2 else "1 of 8 answered"
+        )
         page.locator("#practice-card a.button").click()
     expect(page.get_by_role("heading", name="Question 9 of 9")).to_be_visible()
     choose(page, question_on_screen(page, seed), right=True)

@@ -25,7 +25,8 @@ SECTIONS_IN_ORDER = [
     "This opens up",
     "Then practise",
     "8 questions wait behind this lesson",
-    "Training Across Many Devices: Data, Model and Pipeline Parallelism · Computing, ages 23 to 24 · LightMySky",
+    "Training Across Many Devices: Data, Model and Pipeline Parallelism · Computing, ages 23 to 24"
+    " · LightMySky",
 ]
 
 
@@ -35,7 +36,9 @@ def test_seed_lesson_is_served_at_its_seed_address_with_every_section_in_order(c
     html = response.content.decode()
     html = html[html.find("<main") :]
     positions = [html.find(text) for text in SECTIONS_IN_ORDER]
-    assert -1 not in positions, [t for t, p in zip(SECTIONS_IN_ORDER, positions) if p == -1]
+    assert -1 not in positions, [
+        t for t, p in zip(SECTIONS_IN_ORDER, positions, strict=True) if p == -1
+    ]
     assert positions == sorted(positions)
 
 
@@ -46,7 +49,8 @@ def test_seed_lesson_shows_objectives_worked_table_and_neighbours(client, demo):
     assert "<table>" in html and "<td>A1</td>" in html and "<td>B3</td>" in html
     needs_first = "/learn/computing/message-passing-and-asynchronous-work-mt_twcpO-945r"
     opens_up = (
-        "/learn/computing/serving-a-model-batching-the-key-value-cache-and-quantisation-mt_Nv1-WLGIO4"
+        "/learn/computing/serving-a-model-batching-the-key-value-cache-and-quantisation-"
+        "mt_Nv1-WLGIO4"
     )
     learn_first_part = html[html.find("Learn first") : html.find("Optional connections")]
     opens_up_part = html[html.find("This opens up") : html.find("Then practise")]
@@ -69,7 +73,10 @@ def test_neighbours_link_back_to_the_seed_lesson(client, demo):
 
 def test_a_starting_lesson_says_so(client, db):
     lesson = make_lesson()
-    assert "Nothing; this is a starting point." in client.get(lesson.get_absolute_url()).content.decode()
+    assert (
+        "Nothing; this is a starting point."
+        in client.get(lesson.get_absolute_url()).content.decode()
+    )
 
 
 @pytest.mark.parametrize(
@@ -144,4 +151,9 @@ def test_a_lesson_with_a_video_has_a_watch_section_with_its_transcript(client, d
     assert "· Watch" in html
     assert '<video controls preload="metadata" src="/media/videos/stars.mp4"' in html
     assert "We look <strong>up</strong>." in html
-    assert "· Watch" not in client.get(make_lesson(slug="plain", title="Plain").get_absolute_url()).content.decode()
+    assert (
+        "· Watch"
+        not in client.get(
+            make_lesson(slug="plain", title="Plain").get_absolute_url()
+        ).content.decode()
+    )

@@ -23,8 +23,8 @@ def test_home_query_count_is_fixed(client, demo, django_assert_num_queries):
 
 def test_subject_page_groups_lessons_by_area(client, demo):
     html = client.get("/learn/computing/").content.decode()
-    machine_learning = html.find("<h2 id=\"area-machine-learning\">")
-    concurrency = html.find("<h2 id=\"area-concurrency-and-distributed-systems\">")
+    machine_learning = html.find('<h2 id="area-machine-learning">')
+    concurrency = html.find('<h2 id="area-concurrency-and-distributed-systems">')
     assert machine_learning != -1 and concurrency != -1
     assert html.find("Message Passing and Asynchronous Work") > concurrency
     assert html.find("Training Across Many Devices") > machine_learning

@@ -26,7 +26,10 @@ def test_load_demo_creates_the_seed_lesson_and_its_neighbours(db):
     seed = Lesson.objects.get(public_id="mt__e-JwIxHek")
     assert seed.is_published
     assert (seed.subject.name, seed.area.name, seed.age_from, seed.age_to) == (
-        "Computing", "Machine Learning", 23, 24,
+        "Computing",
+        "Machine Learning",
+        23,
+        24,
     )
     assert [lesson.public_id for lesson in seed.needs_first.all()] == ["mt_twcpO-945r"]
     assert [lesson.public_id for lesson in seed.opens_up.all()] == ["mt_Nv1-WLGIO4"]

@@ -50,14 +50,17 @@ def test_the_area_must_belong_to_the_lessons_subject(db):
 
 
 def test_markdown_is_rendered_when_saved_with_tables(db):
-    lesson = make_lesson(example="| Slot | A |\n| --- | --- |\n| 1 | A1 |", body="Some **bold** text")
+    lesson = make_lesson(
+        example="| Slot | A |\n| --- | --- |\n| 1 | A1 |", body="Some **bold** text"
+    )
     assert "<table>" in lesson.example_html and "<td>A1</td>" in lesson.example_html
     assert lesson.body_html == "<p>Some <strong>bold</strong> text</p>"
 
 
 def test_script_and_javascript_links_never_survive_rendering(db):
     lesson = make_lesson(
-        body='<script>alert("x")</script>\n\n[click](javascript:alert(1)) <img src=x onerror=alert(1)>'
+        body='<script>alert("x")</script>\n\n[click](javascript:alert(1))'
+        " <img src=x onerror=alert(1)>"
     )
     assert "<script" not in lesson.body_html
     assert "<img" not in lesson.body_html
@@ -97,8 +100,13 @@ def test_two_questions_cannot_share_a_position(db):
     ],
 )
 def test_question_choices_are_checked_with_a_clear_message(db, choices, message):
-    question = Question(lesson=make_lesson(questions=0), position=1, prompt="?", choices=choices,
-                        explanation="Because.")
+    question = Question(
+        lesson=make_lesson(questions=0),
+        position=1,
+        prompt="?",
+        choices=choices,
+        explanation="Because.",
+    )
     with pytest.raises(ValidationError) as error:
         question.full_clean()
     assert message in " ".join(error.value.message_dict["choices"])

@@ -2,8 +2,6 @@ from __future__ import annotations
 
 from django.utils.html import escape
 
-from django.utils.html import escape
-
 from tests.conftest import SEED_PATH
 
 
@@ -28,7 +26,10 @@ def test_worksheet_answer_key_names_the_right_letters(client, demo):
     html = client.get(SEED_PATH + "/worksheet").content.decode()
     key_part = html[html.find("Answer key for grown-ups") :]
     for question in demo.questions.all():
-        assert f"<strong>{', '.join(question.correct_letters)}</strong> · {escape(question.prompt)}" in key_part
+        assert (
+            f"<strong>{', '.join(question.correct_letters)}</strong> · {escape(question.prompt)}"
+            in key_part
+        )
 
 
 def test_worksheet_prints_on_a4_with_the_key_on_a_new_page(client, demo):

@@ -129,8 +129,11 @@ def test_htmx_bad_input_swaps_an_error_card(client, demo):
 def test_without_a_csrf_token_the_answer_is_forbidden(demo):
     browser = Client(enforce_csrf_checks=True)
     question, token = current_question(browser, practice_url(demo))
-    response = browser.post(practice_url(demo), {"token": token, "choice": question.correct_letters})
+    response = browser.post(
+        practice_url(demo), {"token": token, "choice": question.correct_letters}
+    )
     assert response.status_code == 403
+    assert "This form could not be accepted" in response.content.decode()
     assert Review.objects.count() == 0
     assert Learner.objects.count() == 0
 

@@ -46,8 +46,9 @@ def post_together(session_cookie: str, url: str, forms: dict | list[dict]) -> li
 
 @pytest.fixture
 def seed(transactional_db) -> Lesson:
-    from django.core.management import call_command
     import io
+
+    from django.core.management import call_command
 
     call_command("load_demo", stdout=io.StringIO())
     return Lesson.objects.get(public_id="mt__e-JwIxHek")

@@ -22,7 +22,11 @@ def test_a_browser_with_no_progress_exports_an_empty_list(client, db):
     assert document["items"] == []
     assert document["version"] == 1
     assert set(document["scheduler"]) == {
-        "desired_retention", "learning_steps", "relearning_steps", "maximum_interval", "parameters",
+        "desired_retention",
+        "learning_steps",
+        "relearning_steps",
+        "maximum_interval",
+        "parameters",
     }
     assert not response.cookies
 
@@ -42,7 +46,11 @@ def test_the_export_shows_every_review(client, demo):
     assert first["state"] == "review"
     card = next(i for i in items if i["kind"] == "flashcard")
     assert card["reviews"][0] | {"reviewed_at": None, "duration_ms": None} == {
-        "rating": 2, "reviewed_at": None, "duration_ms": None, "answer": "Hard", "correct": None,
+        "rating": 2,
+        "reviewed_at": None,
+        "duration_ms": None,
+        "answer": "Hard",
+        "correct": None,
     }
     for item in items:
         for review in item["reviews"]:

@@ -13,7 +13,12 @@ def test_flashcards_show_the_front_with_the_back_behind_a_reveal(client, demo):
     card = demo.flashcards.first()
     assert "Card 1 of" in html
     assert "Show the answer" in html and "<details" in html
-    for label in ("Again <kbd>1</kbd>", "Hard <kbd>2</kbd>", "Good <kbd>3</kbd>", "Easy <kbd>4</kbd>"):
+    for label in (
+        "Again <kbd>1</kbd>",
+        "Hard <kbd>2</kbd>",
+        "Good <kbd>3</kbd>",
+        "Easy <kbd>4</kbd>",
+    ):
         assert label in html
     assert response.context["card"] == card
 
@@ -25,7 +30,12 @@ def test_rating_a_card_schedules_it_by_the_learners_rating(client, demo):
     assert response.status_code == 302
     assert response["Location"] == flashcards_url(demo) + "?card=2"
     review = Review.objects.get()
-    assert (review.flashcard, review.rating, review.correct, review.answer) == (card, 4, None, "Easy")
+    assert (review.flashcard, review.rating, review.correct, review.answer) == (
+        card,
+        4,
+        None,
+        "Easy",
+    )
     memory = Memory.objects.get()
     assert memory.flashcard == card and memory.last_rating == 4
 
@@ -48,7 +58,11 @@ def test_after_the_last_card_the_learner_is_told_they_are_done(client, demo):
 
 def test_a_bad_rating_is_refused(client, demo):
     token = client.get(flashcards_url(demo)).context["token"]
-    for rating, message in (("7", "is not a rating"), ("", "No rating was chosen"), ("x", "is not a rating")):
+    for rating, message in (
+        ("7", "is not a rating"),
+        ("", "No rating was chosen"),
+        ("x", "is not a rating"),
+    ):
         response = client.post(flashcards_url(demo), {"token": token, "rating": rating})
         assert response.status_code == 400
         assert message in response.content.decode()

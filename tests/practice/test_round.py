@@ -40,7 +40,11 @@ def test_a_right_answer_is_explained_at_once_and_lights_the_item(client, demo):
     memory = Memory.objects.get()
     assert memory.question == question and memory.last_rating == 3
     review = Review.objects.get()
-    assert review.correct is True and review.rating == 3 and review.answer == question.correct_letters[0]
+    assert (
+        review.correct is True
+        and review.rating == 3
+        and review.answer == question.correct_letters[0]
+    )
     assert review.duration_ms is not None
 
 
@@ -158,7 +162,7 @@ def test_a_page_from_the_back_button_is_stale_and_stores_nothing(client, demo):
     client.post(practice_url(demo), {"token": old_token, "choice": old_question.correct_letters})
     _, next_token = current_question(client, practice_url(demo))
     client.post(practice_url(demo), {"token": next_token, "choice": ["A"]})
-    # A different answer on the first question's old page is the same attempt: it stays recorded once.
+    # Another answer on the first question's old page is the same attempt: recorded once.
     response = client.post(practice_url(demo), {"token": old_token, "choice": ["B"]})
     assert response.status_code == 302
     assert Review.objects.count() == 2
@@ -175,7 +179,9 @@ def test_round_pages_have_a_fixed_number_of_queries(client, demo, django_assert_
         client.get(practice_url(demo))
 
 
-def test_answer_post_query_count_does_not_grow_with_history(client, demo, django_assert_num_queries):
+def test_answer_post_query_count_does_not_grow_with_history(
+    client, demo, django_assert_num_queries
+):
     answer(client, demo, right=True)
     question, token = current_question(client, practice_url(demo))
     data = {"token": token, "choice": question.correct_letters}

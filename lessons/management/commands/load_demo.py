@@ -3,8 +3,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from django.conf import settings
-from django.core.management.base import BaseCommand, CommandError
 from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
 
 from lessons.services import content_load_file
 
@@ -15,7 +15,9 @@ class Command(BaseCommand):
     help = "Load the demo lessons (the seed lesson and its neighbours). Safe to run again."
 
     def add_arguments(self, parser):
-        parser.add_argument("--if-empty", action="store_true", help="Do nothing if any lesson exists.")
+        parser.add_argument(
+            "--if-empty", action="store_true", help="Do nothing if any lesson exists."
+        )
 
     def handle(self, *args, **options):
         from lessons.models import Lesson

@@ -1,0 +1,27 @@
+from __future__ import annotations
+
+from datetime import timedelta
+
+from django.conf import settings
+from django.core.management.base import BaseCommand
+from django.utils import timezone
+
+from practice.services import learners_prune
+
+
+class Command(BaseCommand):
+    help = (
+        "Delete anonymous learners (their progress, reviews and rounds) idle for longer than "
+        "LEARNER_IDLE_DAYS, and expired sessions. Run it daily."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument(
+            "--days", type=int, default=settings.LEARNER_IDLE_DAYS, help="Idle days before removal."
+        )
+
+    def handle(self, *args, **options):
+        now = timezone.now()
+        cutoff = now - timedelta(days=options["days"])
+        removed = learners_prune(idle_since=cutoff, now=now)
+        self.stdout.write(f"Removed {removed} learner(s) idle since {cutoff:%Y-%m-%d}.")
