@@ -2,9 +2,11 @@ from __future__ import annotations
 
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404, render
+from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from lessons.models import Lesson, Subject
+from practice import selectors
 
 
 def visible_lesson_or_404(request: HttpRequest, public_id: str) -> Lesson:
@@ -47,8 +49,12 @@ def lesson(
     if redirect := redirect_if_not_canonical(request, lesson, subject, slug):
         return redirect
     neighbours = list(Lesson.objects.neighbours_of(lesson))
+    constellation = selectors.constellation_for(
+        learner=selectors.learner_for_request(request), lesson=lesson, now=timezone.now()
+    )
     context = {
         "lesson": lesson,
+        "constellation": constellation,
         "needs_first": [n for n in neighbours if n.is_needed_first],
         "connections": [n for n in neighbours if n.is_connection],
         "opens_up": [n for n in neighbours if n.is_opened_up],

@@ -153,6 +153,7 @@ TEMPLATES = [
                 "django.contrib.auth.context_processors.auth",
                 "django.contrib.messages.context_processors.messages",
                 "lightmysky.context_processors.site",
+                "practice.context_processors.sky_counter",
             ],
         },
     },

@@ -6,10 +6,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.contrib.sessions.backends.base import SessionBase
+from django.db import models
 from django.db.models import Q
+from django.http import HttpRequest
 
-from lessons.models import Lesson, Question
-from practice import scheduling
+from lessons.models import Flashcard, Lesson, Question
+from practice import scheduling, sky
 from practice.models import Learner, Memory, Review, Round
 from practice.services import SESSION_KEY
 
@@ -20,6 +22,13 @@ def learner_for_session(session: SessionBase) -> Learner | None:
     """The browser's learner, if it has answered anything; never creates one."""
     public_id = session.get(SESSION_KEY)
     return Learner.objects.filter(public_id=public_id).first() if public_id else None
+
+
+def learner_for_request(request: HttpRequest) -> Learner | None:
+    """The browser's learner, looked up once per request (views and the header share it)."""
+    if not hasattr(request, "learner"):
+        request.learner = learner_for_session(request.session)
+    return request.learner
 
 
 @dataclass
@@ -181,3 +190,223 @@ def export_document(*, learner: Learner | None, now: datetime) -> dict:
 
 def _iso(moment: datetime) -> str:
     return scheduling.utc(moment).isoformat().replace("+00:00", "Z")
+
+
+# The sky --------------------------------------------------------------------------------------
+
+
+@dataclass
+class Star:
+    kind: str
+    number: int
+    key: str
+    label: str
+    state: sky.StarState
+    x: float = 0.0
+    y: float = 0.0
+
+    @property
+    def twinkle(self) -> int:
+        """One of five twinkle phases, so lit stars do not pulse in step."""
+        return int(sky._unit(self.key, "twinkle") * 5)
+
+    @property
+    def opacity(self) -> str:
+        return f"{0.45 + 0.55 * self.state.brightness:.2f}"
+
+
+class StarCounts:
+    """Counts of lit, dim and dark stars for anything that has `stars`."""
+
+    stars: list[Star]
+
+    def _count(self, word: str) -> int:
+        return sum(1 for star in self.stars if star.state.word == word)
+
+    @property
+    def lit(self) -> int:
+        return self._count(sky.LIT)
+
+    @property
+    def dim(self) -> int:
+        return self._count(sky.DIM)
+
+    @property
+    def dark(self) -> int:
+        return self._count(sky.DARK)
+
+
+@dataclass
+class Constellation(StarCounts):
+    lesson_id: int
+    public_id: str
+    title: str
+    url: str
+    stars: list[Star]
+    x: float = 0.0
+    y: float = 0.0
+
+    @property
+    def figure_points(self) -> str:
+        """The constellation's figure: its questions joined in order."""
+        return " ".join(f"{s.x},{s.y}" for s in self.stars if s.kind == "question")
+
+
+@dataclass
+class SkyView(StarCounts):
+    constellations: list[Constellation]
+    regions: list[tuple[str, sky.Region]]
+    links: list[tuple[float, float, float, float]]
+    forecast: list[tuple[datetime, int]]
+
+    @property
+    def stars(self) -> list[Star]:  # type: ignore[override]
+        return [star for c in self.constellations for star in c.stars]
+
+    @property
+    def forecast_bars(self) -> list[dict]:
+        """The forecast as bars of a 420 x 130 chart: 96 units for the busiest day."""
+        busiest = max([count for _, count in self.forecast] + [1])
+        bars = []
+        for index, (day, count) in enumerate(self.forecast):
+            height = round(96 * count / busiest) if count else 0
+            bars.append(
+                {
+                    "day": day,
+                    "count": count,
+                    "x": 4 + 30 * index,
+                    "middle": 15 + 30 * index,
+                    "y": 112 - height,
+                    "height": height,
+                }
+            )
+        return bars
+
+
+def _items_of(lessons: dict[int, Lesson]) -> list[tuple]:
+    """Every question and flashcard of these lessons in one query: (lesson, kind, pk, key, n)."""
+    kind = models.CharField()
+    questions = (
+        Question.objects.filter(lesson_id__in=lessons)
+        .order_by()
+        .values_list("lesson_id", models.Value("question", kind), "pk", "key", "position")
+    )
+    flashcards = (
+        Flashcard.objects.filter(lesson_id__in=lessons)
+        .order_by()
+        .values_list("lesson_id", models.Value("flashcard", kind), "pk", "key", "position")
+    )
+    items = list(questions.union(flashcards, all=True))
+    items.sort(key=lambda row: (row[0], row[1] != "question", row[4], row[2]))
+    return items
+
+
+def _memories_of(learner: Learner | None, **filters) -> dict[tuple[str, int], tuple]:
+    if learner is None:
+        return {}
+    rows = Memory.objects.filter(learner=learner, **filters).values_list(
+        "question_id",
+        "flashcard_id",
+        "state",
+        "step",
+        "stability",
+        "difficulty",
+        "due",
+        "last_review",
+        "last_rating",
+    )
+    memories = {}
+    for question_id, flashcard_id, *state, last_rating in rows:
+        key = ("question", question_id) if question_id else ("flashcard", flashcard_id)
+        memories[key] = (scheduling.MemoryState(*state), last_rating)
+    return memories
+
+
+def _constellations(
+    lessons: dict[int, Lesson], items: list[tuple], memories: dict, now: datetime
+) -> dict[int, Constellation]:
+    config = scheduling.SchedulerSettings.from_django()
+    constellations = {
+        lesson.pk: Constellation(
+            lesson.pk, lesson.public_id, lesson.title, lesson.get_absolute_url(), []
+        )
+        for lesson in lessons.values()
+    }
+    for lesson_id, kind, pk, key, number in items:
+        memory, last_rating = memories.get((kind, pk), (None, None))
+        state = sky.star_state(memory, last_rating, now, config)
+        title = lessons[lesson_id].title
+        label = f"{kind.capitalize()} {number} of {title}: {state.describe(now)}"
+        constellations[lesson_id].stars.append(Star(kind, number, key, label, state))
+    return constellations
+
+
+def sky_for(*, learner: Learner | None, now: datetime) -> SkyView:
+    """The whole sky of a learner in four queries, whatever the number of stars."""
+    lessons = {
+        lesson.pk: lesson
+        for lesson in Lesson.objects.published()
+        .select_related("subject")
+        .order_by("subject__position", "subject__name", "public_id")
+    }
+    items = _items_of(lessons)
+    memories = _memories_of(learner, lesson__status=Lesson.Status.PUBLISHED)
+    constellations = _constellations(lessons, items, memories, now)
+
+    subject_slugs = list(dict.fromkeys(lesson.subject.slug for lesson in lessons.values()))
+    bands = sky.regions(subject_slugs)
+    for slug, band in bands.items():
+        in_band = [lesson for lesson in lessons.values() if lesson.subject.slug == slug]
+        centres = sky.constellation_centres(band, [lesson.public_id for lesson in in_band])
+        for lesson in in_band:
+            constellation = constellations[lesson.pk]
+            constellation.x, constellation.y = centres[lesson.public_id]
+            offsets = sky.star_offsets(lesson.public_id, [s.key for s in constellation.stars])
+            for star, (dx, dy) in zip(constellation.stars, offsets, strict=True):
+                star.x, star.y = round(constellation.x + dx, 1), round(constellation.y + dy, 1)
+
+    links = []
+    for later_id, first_id in Lesson.needs_first.through.objects.filter(
+        from_lesson__in=lessons, to_lesson__in=lessons
+    ).values_list("from_lesson_id", "to_lesson_id"):
+        later, first = constellations[later_id], constellations[first_id]
+        links.append((first.x, first.y, later.x, later.y))
+
+    names = {lesson.subject.slug: lesson.subject.name for lesson in lessons.values()}
+    dues = [memory.due for memory, rating in memories.values()]
+    return SkyView(
+        constellations=list(constellations.values()),
+        regions=[(names[slug], band) for slug, band in bands.items()],
+        links=links,
+        forecast=sky.forecast(dues, now),
+    )
+
+
+def constellation_for(*, learner: Learner | None, lesson: Lesson, now: datetime) -> Constellation:
+    """One lesson's stars for this learner, laid out on their own, in two queries."""
+    lessons = {lesson.pk: lesson}
+    constellation = _constellations(
+        lessons, _items_of(lessons), _memories_of(learner, lesson=lesson), now
+    )[lesson.pk]
+    offsets = sky.star_offsets(lesson.public_id, [s.key for s in constellation.stars], radius=60)
+    constellation.x, constellation.y = 80, 70
+    for star, (dx, dy) in zip(constellation.stars, offsets, strict=True):
+        star.x, star.y = round(80 + dx, 1), round(70 + dy, 1)
+    return constellation
+
+
+@dataclass(frozen=True)
+class SkyCounter:
+    lit: int
+    to_revisit: int
+
+
+def sky_counter(*, learner: Learner, now: datetime) -> SkyCounter:
+    """The header's '12 lit · 3 to revisit', in one query."""
+    counts = Memory.objects.filter(
+        learner=learner, lesson__status=Lesson.Status.PUBLISHED
+    ).aggregate(
+        lit=models.Count("pk", filter=Q(due__gt=now) & ~Q(last_rating=scheduling.AGAIN)),
+        to_revisit=models.Count("pk", filter=Q(due__lte=now)),
+    )
+    return SkyCounter(lit=counts["lit"], to_revisit=counts["to_revisit"])

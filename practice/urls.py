@@ -9,5 +9,6 @@ urlpatterns = [
     re_path(LESSON + r"/practice$", views.practice_round, name="round"),
     re_path(LESSON + r"/flashcards$", views.flashcards, name="flashcards"),
     path("review", views.review, name="review"),
+    path("sky", views.sky_page, name="sky"),
     path("progress/export", views.progress_export, name="export"),
 ]

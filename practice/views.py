@@ -9,13 +9,19 @@ from django_htmx.http import push_url
 
 from lessons.models import Flashcard, Lesson, Question
 from lessons.views import redirect_if_not_canonical, visible_lesson_or_404
-from practice import attempts, selectors, services
+from practice import attempts, selectors, services, sky
 from practice.attempts import BadSubmission
 from practice.forms import read_attempt, read_flashcard_rating, read_question_answer
-from practice.models import Review, new_round_key
+from practice.models import Learner, Review, new_round_key
 
 ROUND_TEMPLATE = "practice/round.html"
 REVIEW_BATCH_SESSION_KEY = "review_batch"
+
+
+def _learner_or_create(request: HttpRequest, now) -> Learner:
+    learner = services.learner_get_or_create(session=request.session, now=now)
+    request.learner = learner  # the header's sky counter reads it
+    return learner
 
 
 def _page_or_partial(request: HttpRequest, template: str, partial: str) -> str:
@@ -62,7 +68,7 @@ def practice_round(
     if request.method == "POST":
         return _practice_answer(request, lesson, questions)
 
-    learner = selectors.learner_for_session(request.session)
+    learner = selectors.learner_for_request(request)
     progress = selectors.round_progress(learner=learner, lesson=lesson, questions=questions)
     context: dict = {"lesson": lesson, "progress": progress}
     answered = request.GET.get("answered", "")
@@ -75,6 +81,10 @@ def practice_round(
         context["progress"] = progress
     elif not progress.finished:
         context |= _question_form(lesson, progress, progress.round.key)
+    if not request.htmx:
+        context["constellation"] = selectors.constellation_for(
+            learner=learner, lesson=lesson, now=timezone.now()
+        )
     return render(request, _page_or_partial(request, ROUND_TEMPLATE, "practice-card"), context)
 
 
@@ -106,7 +116,7 @@ def _practice_answer(
         return bad_submission(request, str(error), back_url=practice_url, target="practice-card")
 
     now = timezone.now()
-    learner = services.learner_get_or_create(session=request.session, now=now)
+    learner = _learner_or_create(request, now)
     progress = selectors.round_progress(
         learner=learner, lesson=lesson, questions=questions, key=attempt.round_key
     )
@@ -141,6 +151,8 @@ def _practice_answer(
         "lesson": lesson,
         "progress": progress,
         "feedback": feedback_for(review, question, progress),
+        "constellation": selectors.constellation_for(learner=learner, lesson=lesson, now=now),
+        "oob_updates": True,
     }
     response = render(request, f"{ROUND_TEMPLATE}#practice-card", context)
     return push_url(response, f"{practice_url}?answered={review.round_step + 1}")
@@ -169,7 +181,7 @@ def flashcards(
             return bad_submission(request, str(error), back_url=url, target="flashcard-card")
         now = timezone.now()
         services.flashcard_rate(
-            learner=services.learner_get_or_create(session=request.session, now=now),
+            learner=_learner_or_create(request, now),
             flashcard=card,
             rating=rating.rating,
             attempt=attempt.key,
@@ -208,7 +220,7 @@ def _flashcard_context(lesson: Lesson, cards: list[Flashcard], position: int) ->
 @require_http_methods(["GET", "POST"])
 def review(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
-    learner = selectors.learner_for_session(request.session)
+    learner = selectors.learner_for_request(request)
     batch_done = request.session.get(REVIEW_BATCH_SESSION_KEY, 0) if learner else 0
     if request.method == "POST":
         if "more" in request.POST:
@@ -262,7 +274,7 @@ def _review_answer(request: HttpRequest, now) -> HttpResponse:
     except BadSubmission as error:
         return bad_submission(request, str(error), back_url="/review", target="review-card")
 
-    learner = services.learner_get_or_create(session=request.session, now=now)
+    learner = _learner_or_create(request, now)
     common = {
         "learner": learner,
         "attempt": attempt.key,
@@ -283,7 +295,7 @@ def _review_answer(request: HttpRequest, now) -> HttpResponse:
     if not request.htmx:
         return redirect(target)
     if review.question_id:
-        context = {"feedback": feedback_for(review, question)}
+        context = {"feedback": feedback_for(review, question), "oob_updates": True}
         response = render(request, "practice/review.html#review-card", context)
         return push_url(response, f"/review?reviewed={review.pk}")
     return redirect(target)
@@ -305,10 +317,21 @@ def _published_item(model, item_id: int, lesson_id: int):
 @require_GET
 def progress_export(request: HttpRequest) -> JsonResponse:
     now = timezone.now()
-    learner = selectors.learner_for_session(request.session)
+    learner = selectors.learner_for_request(request)
     document = selectors.export_document(learner=learner, now=now)
     response = JsonResponse(document, json_dumps_params={"indent": 2, "ensure_ascii": False})
     filename = f"lightmysky-progress-{now:%Y-%m-%d}.json"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response["Cache-Control"] = "no-store"
     return response
+
+
+@require_GET
+def sky_page(request: HttpRequest) -> HttpResponse:
+    learner = selectors.learner_for_request(request)
+    context = {
+        "sky": selectors.sky_for(learner=learner, now=timezone.now()),
+        "width": sky.WIDTH,
+        "height": sky.HEIGHT,
+    }
+    return render(request, "practice/sky.html", context)

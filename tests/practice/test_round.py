@@ -170,12 +170,13 @@ def test_a_page_from_the_back_button_is_stale_and_stores_nothing(client, demo):
 
 def test_round_pages_have_a_fixed_number_of_queries(client, demo, django_assert_num_queries):
     answer(client, demo, right=True)
-    # session, learner, lesson, questions, latest round, its reviews
-    with django_assert_num_queries(6):
+    # session, learner, lesson, questions, latest round, its reviews, the constellation's items
+    # and memories, the header's sky counter
+    with django_assert_num_queries(9):
         client.get(practice_url(demo))
     for _ in range(5):
         answer(client, demo, right=False)
-    with django_assert_num_queries(6):
+    with django_assert_num_queries(9):
         client.get(practice_url(demo))
 
 

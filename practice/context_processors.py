@@ -1,0 +1,17 @@
+from __future__ import annotations
+
+from django.http import HttpRequest
+from django.utils import timezone
+from django.utils.functional import SimpleLazyObject
+
+from practice import selectors
+
+
+def sky_counter(request: HttpRequest) -> dict:
+    """The header's sky counter, computed only if a page shows it and only for a learner."""
+
+    def counter() -> selectors.SkyCounter | None:
+        learner = selectors.learner_for_request(request)
+        return selectors.sky_counter(learner=learner, now=timezone.now()) if learner else None
+
+    return {"sky_counter": SimpleLazyObject(counter)}

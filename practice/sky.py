@@ -1,0 +1,154 @@
+"""The night sky: what state each star is in, and where it sits. No database, no request.
+
+Every question and flashcard is a star; a lesson's items form its constellation; each subject is a
+region of the sky. Positions come from hashes of public ids, so the sky looks the same on every
+visit and a new lesson never moves an old one (unless it lands in the same grid cell).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import math
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from practice import scheduling
+from practice.scheduling import AGAIN, MemoryState, SchedulerSettings
+
+DARK, LIT, DIM = "dark", "lit", "dim"
+WIDTH, HEIGHT = 1000, 560
+MARGIN = 40
+CONSTELLATION_RADIUS = 40
+LABEL_HALF_WIDTH = 95  # a constellation's name is drawn centred under it
+
+
+@dataclass(frozen=True)
+class StarState:
+    word: str  # dark, lit or dim
+    brightness: float  # 0 to 1: how close a lit star still is to full light
+    retrievability: float
+    due: datetime | None
+
+    def describe(self, now: datetime) -> str:
+        """The state in words, with when it matters next: '…: lit, next review in 4 days'."""
+        if self.due is None:
+            return f"{self.word}, not answered right yet"
+        if self.word == LIT:
+            return f"{self.word}, next review {_relative(self.due, now)}"
+        if self.word == DIM:
+            return f"{self.word}, due for review {_relative(self.due, now)}"
+        if self.due > now:
+            return f"{self.word}, missed last time, back {_relative(self.due, now)}"
+        return f"{self.word}, missed last time, due for review now"
+
+
+def star_state(
+    memory: MemoryState | None,
+    last_rating: int | None,
+    now: datetime,
+    config: SchedulerSettings | None = None,
+) -> StarState:
+    """Dark until answered right; lit while the last review passed and it is not due; then dim.
+
+    A lapse (Again) darkens a star again. A lit star's brightness follows retrievability,
+    continuously, from full at the review down to nothing at the moment it comes due.
+    """
+    if memory is None:
+        return StarState(DARK, 0.0, 0.0, None)
+    config = config or SchedulerSettings.from_django()
+    recall = scheduling.retrievability(memory, now, config)
+    if last_rating == AGAIN:
+        return StarState(DARK, 0.0, recall, memory.due)
+    if memory.due <= now:
+        return StarState(DIM, 0.0, recall, memory.due)
+    at_due = scheduling.retrievability(memory, memory.due, config)
+    span = 1.0 - at_due
+    brightness = 1.0 if span <= 0 else min(1.0, max(0.0, (recall - at_due) / span))
+    return StarState(LIT, brightness, recall, memory.due)
+
+
+def _relative(moment: datetime, now: datetime) -> str:
+    seconds = (moment - now).total_seconds()
+    future = seconds >= 0
+    seconds = abs(seconds)
+    if seconds < 3600:
+        amount = "under an hour"
+    elif seconds < 86400:
+        hours = round(seconds / 3600)
+        amount = f"{hours} hour{'s' if hours != 1 else ''}"
+    else:
+        days = round(seconds / 86400)
+        amount = f"{days} day{'s' if days != 1 else ''}"
+    return f"in {amount}" if future else f"{amount} ago"
+
+
+def _unit(*parts: str) -> float:
+    """A stable number in [0, 1) from strings (ids), the same on every machine and visit."""
+    digest = hashlib.blake2b("/".join(parts).encode(), digest_size=8).digest()
+    return int.from_bytes(digest, "big") / 2**64
+
+
+@dataclass(frozen=True)
+class Region:
+    x: float
+    width: float
+
+
+def regions(subject_slugs: list[str]) -> dict[str, Region]:
+    """Each subject gets a vertical band of the sky, in the subjects' own order."""
+    count = max(len(subject_slugs), 1)
+    width = (WIDTH - 2 * MARGIN) / count
+    return {slug: Region(MARGIN + i * width, width) for i, slug in enumerate(subject_slugs)}
+
+
+def constellation_centres(region: Region, lesson_ids: list[str]) -> dict[str, tuple[float, float]]:
+    """Place each lesson in a free cell of its region's grid, chosen by a hash of its id."""
+    inner_x = region.x + min(LABEL_HALF_WIDTH, region.width / 2)
+    inner_width = max(region.width - 2 * LABEL_HALF_WIDTH, 0)
+    columns = max(1, int(inner_width // (LABEL_HALF_WIDTH * 2)) + 1)
+    needed = max(len(lesson_ids) * 2, 4)
+    rows = max(2, math.ceil(needed / columns))
+    top, usable_height = MARGIN + 20, HEIGHT - 2 * MARGIN - 40
+    cell_w = inner_width / columns if columns > 1 else inner_width
+    cell_h = usable_height / rows
+    taken: set[int] = set()
+    centres = {}
+    for public_id in sorted(lesson_ids):
+        cell = int(_unit(public_id) * columns * rows)
+        while cell in taken:
+            cell = (cell + 1) % (columns * rows)
+        taken.add(cell)
+        column, row = cell % columns, cell // columns
+        jitter_x = (_unit(public_id, "x") - 0.5) * cell_w * 0.6
+        jitter_y = (_unit(public_id, "y") - 0.5) * max(cell_h - 2 * CONSTELLATION_RADIUS, 0) * 0.6
+        x = inner_x + (column + 0.5) * cell_w if columns > 1 else inner_x + inner_width / 2
+        centres[public_id] = (
+            round(x + jitter_x, 1),
+            round(top + (row + 0.5) * cell_h + jitter_y, 1),
+        )
+    return centres
+
+
+def star_offsets(lesson_id: str, item_keys: list[str], radius: float = CONSTELLATION_RADIUS):
+    """Where a constellation's stars sit around its centre: a loose ring, turned by hashes."""
+    count = max(len(item_keys), 1)
+    turn = _unit(lesson_id, "turn") * 2 * math.pi
+    offsets = []
+    for index, key in enumerate(item_keys):
+        angle = turn + 2 * math.pi * index / count + (_unit(key, "a") - 0.5) * 0.5
+        distance = radius * (0.45 + 0.55 * _unit(key, "r"))
+        offsets.append((round(math.cos(angle) * distance, 1), round(math.sin(angle) * distance, 1)))
+    return offsets
+
+
+def forecast(dues: list[datetime], now: datetime, days: int = 14) -> list[tuple[datetime, int]]:
+    """How many items come due on each of the next days (day 1 is today, from now on)."""
+    start = now.replace(hour=0, minute=0, second=0, microsecond=0)
+    counts = [0] * days
+    for due in dues:
+        if due <= now:
+            continue
+        index = (due - start) // timedelta(days=1)
+        if 0 <= index < days:
+            counts[index] += 1
+    return [(start + timedelta(days=i), counts[i]) for i in range(days)]
