@@ -9,6 +9,9 @@ from django.utils import timezone
 from lessons.models import Flashcard, Lesson, Question
 from practice import scheduling
 
+# The session key under which a browser keeps its learner's public id.
+LEARNER_SESSION_KEY = "learner"
+
 
 def new_learner_id() -> str:
     return secrets.token_urlsafe(18)
@@ -173,3 +176,17 @@ class Review(ItemFields):
 
     def __str__(self) -> str:
         return f"{self.kind} review rated {self.rating} at {self.reviewed_at:%Y-%m-%d %H:%M}"
+
+
+class TransferCode(models.Model):
+    """A short one-time code that lets another browser adopt a learner's progress."""
+
+    learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="transfer_codes")
+    # Only a hash is kept, so the table cannot be read for live codes.
+    code_hash = models.CharField(max_length=64, unique=True)
+    created_at = models.DateTimeField()
+    expires_at = models.DateTimeField()
+    used_at = models.DateTimeField(null=True, blank=True)
+
+    def __str__(self) -> str:
+        return f"Transfer code for {self.learner_id}, expires {self.expires_at:%Y-%m-%d %H:%M}"

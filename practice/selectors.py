@@ -12,15 +12,14 @@ from django.http import HttpRequest
 
 from lessons.models import Flashcard, Lesson, Question
 from practice import scheduling, sky
-from practice.models import Learner, Memory, Review, Round
-from practice.services import SESSION_KEY
+from practice.models import LEARNER_SESSION_KEY, Learner, Memory, Review, Round
 
 REVIEW_BATCH_SIZE = 8
 
 
 def learner_for_session(session: SessionBase) -> Learner | None:
     """The browser's learner, if it has answered anything; never creates one."""
-    public_id = session.get(SESSION_KEY)
+    public_id = session.get(LEARNER_SESSION_KEY)
     return Learner.objects.filter(public_id=public_id).first() if public_id else None
 
 
@@ -410,3 +409,31 @@ def sky_counter(*, learner: Learner, now: datetime) -> SkyCounter:
         to_revisit=models.Count("pk", filter=Q(due__lte=now)),
     )
     return SkyCounter(lit=counts["lit"], to_revisit=counts["to_revisit"])
+
+
+@dataclass(frozen=True)
+class ProgressSummary:
+    items: int
+    reviews: int
+    lessons: int
+    first_review: datetime | None
+    last_review: datetime | None
+
+
+def progress_summary(*, learner: Learner) -> ProgressSummary:
+    """What is stored for a learner, counted in two queries."""
+    memories = Memory.objects.filter(learner=learner).aggregate(
+        items=models.Count("pk"), lessons=models.Count("lesson", distinct=True)
+    )
+    reviews = Review.objects.filter(learner=learner).aggregate(
+        count=models.Count("pk"),
+        first=models.Min("reviewed_at"),
+        last=models.Max("reviewed_at"),
+    )
+    return ProgressSummary(
+        items=memories["items"],
+        reviews=reviews["count"],
+        lessons=memories["lessons"],
+        first_review=reviews["first"],
+        last_review=reviews["last"],
+    )

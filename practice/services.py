@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import hashlib
+import secrets
+from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
@@ -10,19 +13,18 @@ from django.contrib.sessions.models import Session
 from django.db import IntegrityError, transaction
 
 from lessons.models import Flashcard, Lesson, Question
-from practice import scheduling
-from practice.models import Learner, Memory, Review, Round
-
-SESSION_KEY = "learner"
+from practice import scheduling, selectors
+from practice.forms import ImportedItem, ImportedReview, read_export_document
+from practice.models import LEARNER_SESSION_KEY, Learner, Memory, Review, Round, TransferCode
 
 
 def learner_get_or_create(*, session: SessionBase, now: datetime) -> Learner:
     """The browser's learner, made at its first answer and remembered in its session."""
-    public_id = session.get(SESSION_KEY)
+    public_id = session.get(LEARNER_SESSION_KEY)
     learner = Learner.objects.filter(public_id=public_id).first() if public_id else None
     if learner is None:
         learner = Learner.objects.create(created_at=now, last_seen_at=now)
-        session[SESSION_KEY] = learner.public_id
+        session[LEARNER_SESSION_KEY] = learner.public_id
     elif now - learner.last_seen_at > timedelta(hours=12):
         # Pruning needs only a rough idea of activity; one write a day per learner is plenty.
         Learner.objects.filter(pk=learner.pk).update(last_seen_at=now)
@@ -165,3 +167,162 @@ def learners_prune(*, idle_since: datetime, now: datetime) -> int:
     count = idle.count()
     idle.delete()
     return count
+
+
+# Progress that belongs to the browser ---------------------------------------------------------
+
+
+@dataclass
+class ImportResult:
+    items: int = 0
+    reviews_added: int = 0
+    states_taken: int = 0
+    skipped: int = 0
+
+
+@transaction.atomic
+def progress_import(*, learner: Learner, items: list[ImportedItem]) -> ImportResult:
+    """Merge items into a learner's progress: the union of review logs, the newer memory state.
+
+    Items that no longer exist on this site are skipped. Importing the same file twice changes
+    nothing the second time.
+    """
+    result = ImportResult()
+    targets = _import_targets(items)
+    existing_memories = {
+        (m.question_id, m.flashcard_id): m for m in Memory.objects.filter(learner=learner)
+    }
+    known_attempts = set(
+        Review.objects.filter(learner=learner, attempt__startswith="import:").values_list(
+            "attempt", flat=True
+        )
+    )
+    own_reviews = set(
+        Review.objects.filter(learner=learner).values_list(
+            "question_id", "flashcard_id", "reviewed_at", "rating"
+        )
+    )
+    new_reviews = []
+    for item in items:
+        target = targets.get((item.lesson, item.kind, item.key))
+        if target is None:
+            result.skipped += 1
+            continue
+        result.items += 1
+        item_fields = {
+            "lesson_id": target.lesson_id,
+            "question": target if item.kind == "question" else None,
+            "flashcard": target if item.kind == "flashcard" else None,
+        }
+        ids = (target.pk, None) if item.kind == "question" else (None, target.pk)
+        for review in item.reviews:
+            attempt = _import_attempt(item, review)
+            if (
+                attempt in known_attempts
+                or (*ids, review.reviewed_at, review.rating) in own_reviews
+            ):
+                continue
+            known_attempts.add(attempt)
+            new_reviews.append(
+                Review(learner=learner, attempt=attempt, **item_fields, **vars(review))
+            )
+        memory = existing_memories.get(ids)
+        if item.memory and (
+            memory is None
+            or memory.last_review is None
+            or item.memory.last_review > memory.last_review
+        ):
+            latest = max(item.reviews, key=lambda r: r.reviewed_at, default=None)
+            memory = memory or Memory(learner=learner, **item_fields)
+            memory.set_memory_state(item.memory, latest.rating if latest else scheduling.GOOD)
+            memory.save()
+            result.states_taken += 1
+    Review.objects.bulk_create(new_reviews)
+    result.reviews_added = len(new_reviews)
+    return result
+
+
+def _import_targets(items: list[ImportedItem]) -> dict[tuple[str, str, str], Question | Flashcard]:
+    """The questions and flashcards that the file's items name, in two queries."""
+    lessons = {item.lesson for item in items}
+    targets: dict[tuple[str, str, str], Question | Flashcard] = {}
+    for kind, model in (("question", Question), ("flashcard", Flashcard)):
+        keys = {item.key for item in items if item.kind == kind}
+        rows = model.objects.filter(lesson__public_id__in=lessons, key__in=keys).select_related(
+            "lesson"
+        )
+        for row in rows:
+            targets[(row.lesson.public_id, kind, row.key)] = row
+    return targets
+
+
+def _import_attempt(item: ImportedItem, review: ImportedReview) -> str:
+    """A stable identity for an imported review, so a second import adds nothing."""
+    identity = (
+        f"{item.lesson}|{item.kind}:{item.key}|{review.reviewed_at.isoformat()}|{review.rating}"
+    )
+    return "import:" + hashlib.sha256(identity.encode()).hexdigest()[:48]
+
+
+def learner_forget(*, learner: Learner | None, session: SessionBase) -> None:
+    """Erase the learner with everything stored for it, and end the browser's session."""
+    if learner is not None:
+        learner.delete()
+    session.flush()
+
+
+TRANSFER_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L to misread
+TRANSFER_CODE_LENGTH = 8
+TRANSFER_CODE_LIFETIME = timedelta(hours=24)
+
+
+def normalise_transfer_code(text: str) -> str:
+    return "".join(ch for ch in text.upper() if ch.isalnum())
+
+
+def _transfer_code_hash(code: str) -> str:
+    return hashlib.sha256(
+        f"lightmysky-transfer:{normalise_transfer_code(code)}".encode()
+    ).hexdigest()
+
+
+def transfer_code_create(*, learner: Learner, now: datetime) -> str:
+    """A new one-time code for this learner, valid for 24 hours; older unused codes stop working."""
+    code = "".join(secrets.choice(TRANSFER_ALPHABET) for _ in range(TRANSFER_CODE_LENGTH))
+    with transaction.atomic():
+        TransferCode.objects.filter(learner=learner, used_at__isnull=True).delete()
+        TransferCode.objects.create(
+            learner=learner,
+            code_hash=_transfer_code_hash(code),
+            created_at=now,
+            expires_at=now + TRANSFER_CODE_LIFETIME,
+        )
+    return f"{code[:4]}-{code[4:]}"
+
+
+class TransferCodeInvalid(Exception):
+    pass
+
+
+@transaction.atomic
+def transfer_code_redeem(*, code: str, current: Learner | None, now: datetime) -> Learner:
+    """Adopt the progress behind a code in this browser; this browser's own progress joins it."""
+    transfer = (
+        TransferCode.objects.select_for_update()
+        .select_related("learner")
+        .filter(code_hash=_transfer_code_hash(code), used_at__isnull=True, expires_at__gt=now)
+        .first()
+    )
+    if transfer is None:
+        raise TransferCodeInvalid(
+            "That code does not work: it may be mistyped, already used, or older than 24 hours."
+        )
+    transfer.used_at = now
+    transfer.save(update_fields=["used_at"])
+    target = transfer.learner
+    if current is not None and current.pk != target.pk:
+        document = selectors.export_document(learner=current, now=now)
+        progress_import(learner=target, items=read_export_document(document, now=now))
+        current.delete()
+    Learner.objects.filter(pk=target.pk).update(last_seen_at=now)
+    return target

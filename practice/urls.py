@@ -10,5 +10,10 @@ urlpatterns = [
     re_path(LESSON + r"/flashcards$", views.flashcards, name="flashcards"),
     path("review", views.review, name="review"),
     path("sky", views.sky_page, name="sky"),
+    path("progress", views.progress, name="progress"),
     path("progress/export", views.progress_export, name="export"),
+    path("progress/import", views.progress_import, name="import"),
+    path("progress/forget", views.progress_forget, name="forget"),
+    path("progress/transfer", views.progress_transfer, name="transfer"),
+    path("progress/adopt", views.progress_adopt, name="adopt"),
 ]

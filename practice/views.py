@@ -1,18 +1,25 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import push_url
 
 from lessons.models import Flashcard, Lesson, Question
 from lessons.views import redirect_if_not_canonical, visible_lesson_or_404
+from lightmysky.lib.qr import qr_svg
 from practice import attempts, selectors, services, sky
 from practice.attempts import BadSubmission
-from practice.forms import read_attempt, read_flashcard_rating, read_question_answer
-from practice.models import Learner, Review, new_round_key
+from practice.forms import (
+    read_attempt,
+    read_export_file,
+    read_flashcard_rating,
+    read_question_answer,
+)
+from practice.models import LEARNER_SESSION_KEY, Learner, Review, new_round_key
 
 ROUND_TEMPLATE = "practice/round.html"
 REVIEW_BATCH_SESSION_KEY = "review_batch"
@@ -335,3 +342,85 @@ def sky_page(request: HttpRequest) -> HttpResponse:
         "height": sky.HEIGHT,
     }
     return render(request, "practice/sky.html", context)
+
+
+def _progress_page(request: HttpRequest, *, status: int = 200, **extra) -> HttpResponse:
+    learner = selectors.learner_for_request(request)
+    context = {
+        "learner": learner,
+        "summary": selectors.progress_summary(learner=learner) if learner else None,
+        "site_url": settings.SITE_URL,
+    } | extra
+    return render(request, "practice/progress.html", context, status=status)
+
+
+@require_GET
+def progress(request: HttpRequest) -> HttpResponse:
+    notices = {
+        "forgotten": "Everything stored for this browser was erased.",
+        "adopted": "This browser now carries the progress from your other device.",
+    }
+    notice = next((text for key, text in notices.items() if key in request.GET), "")
+    return _progress_page(request, notice=notice)
+
+
+@require_POST
+def progress_import(request: HttpRequest) -> HttpResponse:
+    now = timezone.now()
+    try:
+        items = read_export_file(request.FILES.get("file"), now=now)
+    except BadSubmission as error:
+        return _progress_page(request, status=400, import_error=str(error))
+    result = services.progress_import(learner=_learner_or_create(request, now), items=items)
+    return _progress_page(request, import_result=result)
+
+
+@require_POST
+def progress_forget(request: HttpRequest) -> HttpResponse:
+    if request.POST.get("confirm") != "yes":
+        return _progress_page(
+            request,
+            status=400,
+            forget_error="Nothing was erased: tick the box to confirm that you want to forget "
+            "everything.",
+        )
+    services.learner_forget(learner=selectors.learner_for_request(request), session=request.session)
+    return redirect("/progress?forgotten=1")
+
+
+@require_POST
+def progress_transfer(request: HttpRequest) -> HttpResponse:
+    learner = selectors.learner_for_request(request)
+    if learner is None:
+        return _progress_page(
+            request, status=400, transfer_error="There is no progress in this browser to move yet."
+        )
+    code = services.transfer_code_create(learner=learner, now=timezone.now())
+    adopt_url = f"{settings.SITE_URL}/progress/adopt?code={code}"
+    return _progress_page(request, transfer_code=code, transfer_qr=qr_svg(adopt_url))
+
+
+@require_http_methods(["GET", "POST"])
+def progress_adopt(request: HttpRequest) -> HttpResponse:
+    code = services.normalise_transfer_code(
+        (request.POST if request.method == "POST" else request.GET).get("code", "")
+    )
+    if request.method == "GET":  # a scanned QR code lands here: ask before adopting
+        return _progress_page(request, adopt_code=code)
+    if len(code) != services.TRANSFER_CODE_LENGTH:
+        return _progress_page(
+            request,
+            status=400,
+            adopt_code=code,
+            adopt_error=f"A code has {services.TRANSFER_CODE_LENGTH} letters and digits, "
+            "like ABCD-EFGH.",
+        )
+    try:
+        learner = services.transfer_code_redeem(
+            code=code, current=selectors.learner_for_request(request), now=timezone.now()
+        )
+    except services.TransferCodeInvalid as error:
+        return _progress_page(request, status=400, adopt_code=code, adopt_error=str(error))
+    request.session.cycle_key()
+    request.session[LEARNER_SESSION_KEY] = learner.public_id
+    return redirect("/progress?adopted=1")

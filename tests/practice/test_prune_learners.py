@@ -28,5 +28,5 @@ def test_idle_learners_are_removed_with_their_progress_and_active_ones_kept(demo
 def test_the_idle_time_can_be_given(demo):
     answer(Client(), demo, right=True)
     with time_machine.travel(timezone.now() + timedelta(days=31), tick=False):
-        call_command("prune_learners", "--days", "30", stdout=io.StringIO())
+        call_command("prune_learners", "--idle-days", "30", stdout=io.StringIO())
     assert Learner.objects.count() == 0

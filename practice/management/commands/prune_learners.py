@@ -17,11 +17,14 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument(
-            "--days", type=int, default=settings.LEARNER_IDLE_DAYS, help="Idle days before removal."
+            "--idle-days",
+            type=int,
+            default=settings.LEARNER_IDLE_DAYS,
+            help="Remove learners idle for this many days (default: LEARNER_IDLE_DAYS).",
         )
 
     def handle(self, *args, **options):
         now = timezone.now()
-        cutoff = now - timedelta(days=options["days"])
+        cutoff = now - timedelta(days=options["idle_days"])
         removed = learners_prune(idle_since=cutoff, now=now)
         self.stdout.write(f"Removed {removed} learner(s) idle since {cutoff:%Y-%m-%d}.")

@@ -1,0 +1,252 @@
+from __future__ import annotations
+
+import io
+import json
+import re
+from datetime import datetime, timedelta
+
+import pytest
+import time_machine
+from django.contrib.sessions.models import Session
+from django.core.files.uploadedfile import SimpleUploadedFile
+from django.test import Client
+from django.utils import timezone
+
+from practice.models import Learner, Memory, Review, Round, TransferCode
+from tests.practice.helpers import answer, finish_round
+
+
+def upload(client: Client, document: dict | bytes, name: str = "progress.json"):
+    content = document if isinstance(document, bytes) else json.dumps(document).encode()
+    return client.post("/progress/import", {"file": SimpleUploadedFile(name, content)})
+
+
+def shift(document: dict, days: int) -> dict:
+    """The same export, as if everything had happened `days` earlier."""
+
+    def earlier(value: str | None) -> str | None:
+        if value is None:
+            return None
+        moment = datetime.fromisoformat(value.replace("Z", "+00:00")) - timedelta(days=days)
+        return moment.isoformat().replace("+00:00", "Z")
+
+    for item in document["items"]:
+        item["due"], item["last_review"] = earlier(item["due"]), earlier(item["last_review"])
+        for review in item["reviews"]:
+            review["reviewed_at"] = earlier(review["reviewed_at"])
+    return document
+
+
+def test_progress_page_says_what_is_stored_in_plain_words(client, demo):
+    html = client.get("/progress").content.decode()
+    assert "Nothing yet." in html and "There is no account." in html
+    finish_round(client, demo, [True] * 8)
+    html = client.get("/progress").content.decode()
+    assert "<strong>8 answers</strong> on <strong>8 items</strong> across 1 lesson" in html
+    assert 'href="/progress/export"' in html
+
+
+def test_an_old_export_imported_in_a_fresh_browser_shows_those_stars_dim(client, demo):
+    finish_round(client, demo, [True] * 6 + [False] * 2 + [False] * 2)
+    document = shift(client.get("/progress/export").json(), days=120)
+    fresh = Client()
+    response = upload(fresh, document)
+    assert response.status_code == 200
+    assert "Imported 8 items: 10 new answers, 8 newer states taken" in response.content.decode()
+    html = fresh.get("/sky").content.decode()
+    assert "<strong>0 lit</strong>, <strong>6 dim</strong> and <strong>36 dark</strong>" in html
+    assert Review.objects.filter(learner__public_id=fresh.session["learner"]).count() == 10
+
+
+def test_import_merges_by_item_keeping_the_newer_state_and_both_logs(client, demo):
+    finish_round(client, demo, [True] * 8)
+    old = shift(client.get("/progress/export").json(), days=30)
+    other = Client()
+    with time_machine.travel(timezone.now() - timedelta(days=10), tick=False):
+        answer(other, demo, right=False)  # question 1, ten days ago: older than... nothing
+    learner = Learner.objects.get(public_id=other.session["learner"])
+    first = Memory.objects.get(learner=learner)
+    assert first.last_rating == 1
+    upload(other, old)
+    first.refresh_from_db()
+    assert first.last_rating == 1  # its own review (10 days ago) is newer than the file's (30)
+    assert Review.objects.filter(learner=learner).count() == 9
+    assert Memory.objects.filter(learner=learner).count() == 8
+
+
+def test_importing_the_same_file_twice_changes_nothing_the_second_time(client, demo):
+    finish_round(client, demo, [True] * 8)
+    document = client.get("/progress/export").json()
+    other = Client()
+    upload(other, document)
+    before = (Review.objects.count(), list(Memory.objects.values().order_by("pk")))
+    response = upload(other, document)
+    assert "0 new answers, 0 newer states taken" in response.content.decode()
+    assert (Review.objects.count(), list(Memory.objects.values().order_by("pk"))) == before
+
+
+def test_items_that_are_not_on_the_site_are_skipped(client, demo):
+    finish_round(client, demo, [True] * 8)
+    document = client.get("/progress/export").json()
+    document["items"][0]["item"] = "question:ffffffff"
+    response = upload(Client(), document)
+    assert "1 skipped because it is no longer on this site" in response.content.decode()
+
+
+def valid_document(client, demo) -> dict:
+    answer(client, demo, right=True)
+    return client.get("/progress/export").json()
+
+
+@pytest.mark.parametrize(
+    ("spoil", "message"),
+    [
+        (lambda d: b"not json at all", "it is not JSON"),
+        (lambda d: {"hello": "world"}, "not a LightMySky progress file"),
+        (lambda d: d | {"version": 2}, "not a LightMySky progress file"),
+        (lambda d: d["items"][0].update(stability=-1) or d, "“stability” must be a number"),
+        (lambda d: d["items"][0].update(difficulty=11) or d, "“difficulty” must be a number"),
+        (lambda d: d["items"][0].update(state="asleep") or d, "“state” must be learning"),
+        (lambda d: d["items"][0].update(kind="flashcard") or d, "“kind” must be"),
+        (lambda d: d["items"][0].update(lesson="<script>") or d, "“lesson” is not in the expected"),
+        (lambda d: d["items"][0]["reviews"][0].update(rating=5) or d, "“rating” must be a whole"),
+        (
+            lambda d: d["items"][0]["reviews"][0].update(rating=True) or d,
+            "“rating” must be a whole",
+        ),
+        (
+            lambda d: d["items"][0]["reviews"][0].update(reviewed_at="2999-01-01T00:00:00Z") or d,
+            "“reviewed_at” is in the future",
+        ),
+        (
+            lambda d: d["items"][0]["reviews"][0].update(reviewed_at="yesterday") or d,
+            "must be a date and time",
+        ),
+        (lambda d: d["items"][0]["reviews"][0].update(correct="yes") or d, "“correct” must be"),
+        (lambda d: d | {"items": d["items"] * 2}, "names the same item twice"),
+    ],
+)
+def test_a_bad_file_gets_a_clear_message_and_changes_nothing(client, demo, spoil, message):
+    document = spoil(valid_document(client, demo))
+    before = (Learner.objects.count(), Review.objects.count(), Memory.objects.count())
+    fresh = Client()
+    response = upload(fresh, document)
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert message in html, re.findall(r'class="form-error"[^>]*>([^<]*)', html)
+    assert "Nothing was changed." in html
+    assert (Learner.objects.count(), Review.objects.count(), Memory.objects.count()) == before
+
+
+def test_an_import_without_a_file_is_refused(client, db):
+    response = client.post("/progress/import", {})
+    assert response.status_code == 400
+    assert "Choose a progress file" in response.content.decode()
+
+
+def test_forget_needs_confirmation(client, demo):
+    answer(client, demo, right=True)
+    response = client.post("/progress/forget", {})
+    assert response.status_code == 400
+    assert "tick the box" in response.content.decode()
+    assert Learner.objects.count() == 1
+
+
+def test_forget_leaves_nothing(client, demo):
+    finish_round(client, demo, [True] * 8)
+    client.post("/progress/transfer")
+    response = client.post("/progress/forget", {"confirm": "yes"})
+    assert response.status_code == 302
+    assert response["Location"] == "/progress?forgotten=1"
+    for model in (Learner, Memory, Review, Round, TransferCode, Session):
+        assert model.objects.count() == 0, model
+    html = client.get("/progress?forgotten=1").content.decode()
+    assert "Everything stored for this browser was erased." in html
+    assert client.get("/progress/export").json()["items"] == []
+
+
+def make_code(client) -> str:
+    response = client.post("/progress/transfer")
+    assert response.status_code == 200
+    assert "<svg" in response.content.decode()  # the QR code, drawn on the server
+    return response.context["transfer_code"]
+
+
+def test_a_transfer_code_moves_progress_to_another_browser(client, demo):
+    finish_round(client, demo, [True] * 8)
+    code = make_code(client)
+    assert re.fullmatch(r"[A-Z2-9]{4}-[A-Z2-9]{4}", code)
+    phone = Client()
+    answer(phone, demo, right=False)  # the phone's own answer joins the adopted progress
+    response = phone.post("/progress/adopt", {"code": code.lower().replace("-", " ")})
+    assert response.status_code == 302
+    assert phone.session["learner"] == client.session["learner"]
+    assert Learner.objects.count() == 1
+    assert Review.objects.count() == 9
+    # The phone's later miss of question 1 is the newer state: that star is dark again.
+    assert "<strong>7 lit</strong>" in phone.get("/sky").content.decode()
+
+
+def test_a_transfer_code_works_once(client, demo):
+    answer(client, demo, right=True)
+    code = make_code(client)
+    assert Client().post("/progress/adopt", {"code": code}).status_code == 302
+    response = Client().post("/progress/adopt", {"code": code})
+    assert response.status_code == 400
+    assert "already used, or older than 24 hours" in response.content.decode()
+
+
+def test_a_transfer_code_expires_after_24_hours(client, demo):
+    answer(client, demo, right=True)
+    code = make_code(client)
+    with time_machine.travel(timezone.now() + timedelta(hours=24, seconds=1), tick=False):
+        response = Client().post("/progress/adopt", {"code": code})
+    assert response.status_code == 400
+    with time_machine.travel(timezone.now() + timedelta(hours=23), tick=False):
+        assert Client().post("/progress/adopt", {"code": code}).status_code == 302
+
+
+def test_a_new_code_replaces_the_old_one(client, demo):
+    answer(client, demo, right=True)
+    first, second = make_code(client), make_code(client)
+    assert Client().post("/progress/adopt", {"code": first}).status_code == 400
+    assert Client().post("/progress/adopt", {"code": second}).status_code == 302
+
+
+def test_a_scanned_code_asks_before_adopting(client, demo):
+    answer(client, demo, right=True)
+    code = make_code(client)
+    other = Client()
+    response = other.get(f"/progress/adopt?code={code}")
+    assert response.status_code == 200
+    assert f'value="{code.replace("-", "")}"' in response.content.decode()
+    assert "learner" not in other.session
+
+
+@pytest.mark.parametrize("code", ["", "ABC", "ZZZZ-ZZZZ"])
+def test_a_bad_code_is_refused_clearly(client, demo, code):
+    response = client.post("/progress/adopt", {"code": code})
+    assert response.status_code == 400
+    assert Learner.objects.count() == 0
+
+
+def test_no_progress_means_no_code(client, db):
+    response = client.post("/progress/transfer")
+    assert response.status_code == 400
+    assert "no progress in this browser to move" in response.content.decode()
+
+
+def test_stored_codes_are_hashed(client, demo):
+    answer(client, demo, right=True)
+    code = make_code(client)
+    stored = TransferCode.objects.get().code_hash
+    assert code.replace("-", "") not in stored and len(stored) == 64
+
+
+def test_prune_keeps_transfer_working_for_active_learners(client, demo):
+    from django.core.management import call_command
+
+    answer(client, demo, right=True)
+    code = make_code(client)
+    call_command("prune_learners", stdout=io.StringIO())
+    assert Client().post("/progress/adopt", {"code": code}).status_code == 302

@@ -1,0 +1,109 @@
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import time_machine
+from django.utils import timezone
+
+from tests.conftest import SEED_PATH
+from tests.factories import make_lesson
+from tests.practice.helpers import answer, finish_round
+
+
+def star_labels(html: str) -> list[str]:
+    return re.findall(r'<circle class="star [^"]*"[^>]*aria-label="([^"]*)"', html)
+
+
+def test_a_new_browsers_sky_is_all_dark(client, demo):
+    response = client.get("/sky")
+    html = response.content.decode()
+    labels = star_labels(html)
+    total = sum(
+        lesson.questions.count() + lesson.flashcards.count()
+        for lesson in type(demo).objects.published()
+    )
+    assert len(labels) == total == 42
+    assert all(": dark, not answered right yet" in label for label in labels)
+    assert "<strong>0 lit</strong>, <strong>0 dim</strong> and <strong>42 dark</strong>" in html
+    assert not response.cookies
+
+
+def test_a_half_right_round_lights_exactly_the_stars_it_passed(client, demo):
+    pattern = [True, False] * 4 + [False] * 4  # retries of the misses fail again
+    finish_round(client, demo, pattern)
+    html = client.get("/sky").content.decode()
+    lit = [label for label in star_labels(html) if ": lit," in label]
+    assert sorted(lit) == sorted(
+        f"Question {n} of {demo.title}: lit, next review in 2 days" for n in (1, 3, 5, 7)
+    )
+    assert "<strong>4 lit</strong>, <strong>0 dim</strong> and <strong>38 dark</strong>" in html
+
+
+def test_stars_dim_when_due_and_the_forecast_shows_them_coming(client, demo):
+    finish_round(client, demo, [True] * 8)
+    html = client.get("/sky").content.decode()
+    assert "Items coming due, day by day" in html
+    assert re.search(r"<td>\w{3} \d+ \w{3}</td><td>8</td>", html)
+    with time_machine.travel(timezone.now() + timedelta(days=5), tick=False):
+        html = client.get("/sky").content.decode()
+        assert "<strong>0 lit</strong>, <strong>8 dim</strong>" in html
+        assert "dim, due for review" in html
+
+
+def test_needs_first_links_are_drawn_between_constellations(client, demo):
+    html = client.get("/sky").content.decode()
+    assert html.count('<line class="needs-first"') == 2
+
+
+def test_every_star_is_in_the_table_view(client, demo):
+    html = client.get("/sky").content.decode()
+    rows = re.findall(
+        r'<tr><th scope="row">(Question|Flashcard) \d+</th><td>(dark|lit|dim)</td>', html
+    )
+    assert len(rows) == 42
+
+
+def test_sky_query_count_is_fixed_whatever_the_number_of_stars(
+    client, demo, django_assert_num_queries
+):
+    finish_round(client, demo, [True] * 8)
+    # session, learner, published lessons, their items, the learner's memories, needs-first
+    # links, the header's sky counter
+    with django_assert_num_queries(7):
+        client.get("/sky")
+    for n in range(5):
+        make_lesson(title=f"More {n}", slug=f"more-{n}", flashcards=6)
+    with django_assert_num_queries(7):
+        client.get("/sky")
+
+
+def test_the_lesson_page_shows_this_learners_constellation(client, demo):
+    html = client.get(SEED_PATH).content.decode()
+    assert f'id="constellation-{demo.public_id}"' in html
+    assert "<strong>0 lit</strong>, 0 dim, 14 dark" in html
+    finish_round(client, demo, [True] * 8)
+    html = client.get(SEED_PATH).content.decode()
+    assert "<strong>8 lit</strong>, 0 dim, 6 dark" in html
+
+
+def test_the_header_counter_appears_for_a_learner_and_links_to_the_sky(client, demo):
+    html = client.get("/").content.decode()
+    assert '<a id="sky-counter" class="sky-counter" href="/sky">' in html
+    assert "Your sky" in html
+    finish_round(client, demo, [True] * 3 + [False] * 5 + [True] * 5)
+    html = client.get("/").content.decode()
+    assert "8 lit · 0 to revisit" in html
+    with time_machine.travel(timezone.now() + timedelta(days=4), tick=False):
+        html = client.get("/learn/computing/").content.decode()
+        assert "0 lit · 8 to revisit" in html
+
+
+def test_an_htmx_answer_updates_the_constellation_and_counter_out_of_band(client, demo):
+    response = answer(client, demo, right=True, htmx=True)
+    html = response.content.decode()
+    figure = f'<figure id="constellation-{demo.public_id}" class="constellation"'
+    assert figure + ' data-hx-swap-oob="true">' in html
+    assert '<a id="sky-counter" class="sky-counter" href="/sky" data-hx-swap-oob="true">' in html
+    assert "1 lit · 0 to revisit" in html
+    assert "<strong>1 lit</strong>, 0 dim, 13 dark" in html
