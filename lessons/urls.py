@@ -9,7 +9,10 @@ LESSON = rf"^learn/(?P<subject>[-\w]+)/(?:(?P<slug>[-\w]+?)-)?(?P<public_id>{PUB
 
 urlpatterns = [
     path("", views.home, name="home"),
+    path("index.md", views.home, {"markdown": True}, name="home_markdown"),
     path("learn/<slug:subject>/", views.subject, name="subject"),
+    path("learn/<slug:subject>.md", views.subject, {"markdown": True}, name="subject_markdown"),
     re_path(LESSON + r"$", views.lesson, name="lesson"),
+    re_path(LESSON + r"\.md$", views.lesson, {"markdown": True}, name="lesson_markdown"),
     re_path(LESSON + r"/worksheet$", views.worksheet, name="worksheet"),
 ]

@@ -1,11 +1,14 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404, render
 from django.utils import timezone
 from django.views.decorators.http import require_GET
 
 from lessons.models import Lesson, Subject
+from lessons.structured_data import learning_resource
+from lightmysky.lib.negotiation import markdown_response, vary_on_accept, wants_markdown
 from practice import selectors
 
 
@@ -29,37 +32,58 @@ def redirect_if_not_canonical(
 
 
 @require_GET
-def home(request: HttpRequest) -> HttpResponse:
-    lessons = list(Lesson.objects.for_listing())
-    return render(request, "lessons/home.html", {"lessons": lessons})
+def home(request: HttpRequest, markdown: bool = False) -> HttpResponse:
+    context = {"lessons": list(Lesson.objects.for_listing())}
+    if markdown or wants_markdown(request):
+        return markdown_response(request, "agent/home.md", context)
+    return vary_on_accept(render(request, "lessons/home.html", context))
 
 
 @require_GET
-def subject(request: HttpRequest, subject: str) -> HttpResponse:
+def subject(request: HttpRequest, subject: str, markdown: bool = False) -> HttpResponse:
     subject_obj = get_object_or_404(Subject, slug=subject)
-    lessons = list(Lesson.objects.for_listing().filter(subject=subject_obj))
-    return render(request, "lessons/subject.html", {"subject": subject_obj, "lessons": lessons})
+    context = {
+        "subject": subject_obj,
+        "lessons": list(Lesson.objects.for_listing().filter(subject=subject_obj)),
+    }
+    if markdown or wants_markdown(request):
+        return markdown_response(request, "agent/subject.md", context)
+    return vary_on_accept(render(request, "lessons/subject.html", context))
 
 
 @require_GET
 def lesson(
-    request: HttpRequest, subject: str, public_id: str, slug: str | None = None
+    request: HttpRequest,
+    subject: str,
+    public_id: str,
+    slug: str | None = None,
+    markdown: bool = False,
 ) -> HttpResponse:
     lesson = visible_lesson_or_404(request, public_id)
-    if redirect := redirect_if_not_canonical(request, lesson, subject, slug):
+    suffix = ".md" if markdown else ""
+    if redirect := redirect_if_not_canonical(request, lesson, subject, slug, suffix):
         return redirect
-    neighbours = list(Lesson.objects.neighbours_of(lesson))
-    constellation = selectors.constellation_for(
+    context = lesson_context(lesson)
+    if markdown or wants_markdown(request):
+        return markdown_response(request, "agent/lesson.md", context)
+    context["constellation"] = selectors.constellation_for(
         learner=selectors.learner_for_request(request), lesson=lesson, now=timezone.now()
     )
-    context = {
+    context["structured_data"] = learning_resource(lesson, context["questions"])
+    return vary_on_accept(render(request, "lessons/lesson.html", context))
+
+
+def lesson_context(lesson: Lesson) -> dict:
+    """What both the lesson page and its Markdown twin show: its neighbours and questions."""
+    neighbours = list(Lesson.objects.neighbours_of(lesson))
+    return {
         "lesson": lesson,
-        "constellation": constellation,
+        "page_url": settings.SITE_URL + lesson.get_absolute_url(),
         "needs_first": [n for n in neighbours if n.is_needed_first],
         "connections": [n for n in neighbours if n.is_connection],
         "opens_up": [n for n in neighbours if n.is_opened_up],
+        "questions": list(lesson.questions.all()),
     }
-    return render(request, "lessons/lesson.html", context)
 
 
 @require_GET

@@ -1,11 +1,23 @@
 from django.conf import settings
 from django.contrib import admin
+from django.contrib.sitemaps.views import sitemap
 from django.urls import include, path
 
 from lightmysky import views
+from lightmysky.api import api, openapi_json
+from lightmysky.sitemaps import SITEMAPS
 
 urlpatterns = [
     path("robots.txt", views.robots_txt, name="robots_txt"),
+    path("llms.txt", views.llms_txt, name="llms_txt"),
+    path("llms-full.txt", views.llms_full_txt, name="llms_full_txt"),
+    path(".well-known/ai-catalog.json", views.ai_catalog, name="ai_catalog"),
+    path("agent-instructions.md", views.agent_instructions, name="agent_instructions"),
+    path("auth.md", views.auth_md, name="auth_md"),
+    path("pricing.md", views.pricing_md, name="pricing_md"),
+    path("openapi.json", openapi_json, name="openapi"),
+    path("api/v1/", api.urls),
+    path("sitemap.xml", sitemap, {"sitemaps": SITEMAPS}, name="sitemap"),
     path("favicon.ico", views.favicon, name="favicon"),
     path("admin/", admin.site.urls),
     path("", include("lessons.urls")),

@@ -1,9 +1,15 @@
 from __future__ import annotations
 
-from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect
+from django.conf import settings
+from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
+from django.template.loader import render_to_string
 from django.templatetags.static import static
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_GET
+
+from lessons.models import Lesson
+from lessons.views import lesson_context
+from lightmysky.lib.negotiation import MARKDOWN_TYPE, markdown_response
 
 
 @require_GET
@@ -22,3 +28,71 @@ def robots_txt(request: HttpRequest) -> HttpResponse:
 @require_GET
 def favicon(request: HttpRequest) -> HttpResponse:
     return HttpResponsePermanentRedirect(static("favicon.svg"))
+
+
+def _markdown_file(template: str):
+    @require_GET
+    def view(request: HttpRequest) -> HttpResponse:
+        return markdown_response(request, template, {})
+
+    return view
+
+
+agent_instructions = _markdown_file("agent/agent-instructions.md")
+auth_md = _markdown_file("agent/auth.md")
+pricing_md = _markdown_file("agent/pricing.md")
+
+
+@require_GET
+def llms_txt(request: HttpRequest) -> HttpResponse:
+    context = {"lessons": list(Lesson.objects.for_listing())}
+    return markdown_response(request, "agent/llms.txt", context)
+
+
+@require_GET
+def llms_full_txt(request: HttpRequest) -> HttpResponse:
+    """Every published lesson's twin, one after another."""
+    twins = [
+        render_to_string("agent/lesson.md", lesson_context(lesson), request=request)
+        for lesson in Lesson.objects.for_listing().for_page()
+    ]
+    separator = "\n\n---\n\n"
+    return HttpResponse(separator.join(twins), content_type=MARKDOWN_TYPE)
+
+
+@require_GET
+def ai_catalog(request: HttpRequest) -> JsonResponse:
+    site = settings.SITE_URL
+    files = [
+        (f"{site}/llms.txt", "text/markdown", "The catalog in the llms.txt format: every lesson"),
+        (f"{site}/llms-full.txt", "text/markdown", "Every published lesson's Markdown twin"),
+        (
+            f"{site}/agent-instructions.md",
+            "text/markdown",
+            "When to use the site; the call per job",
+        ),
+        (f"{site}/openapi.json", "application/json", "OpenAPI 3.1 description of the JSON API"),
+        (f"{site}/auth.md", "text/markdown", "Authentication: none; what the cookie is for"),
+        (f"{site}/pricing.md", "text/markdown", "Pricing: free, and what that means"),
+        (f"{site}/sitemap.xml", "application/xml", "Every published page, for search engines"),
+        (f"{site}/index.md", "text/markdown", "The home page as Markdown: subjects and lessons"),
+    ]
+    lessons = list(Lesson.objects.for_listing())
+    for subject in dict.fromkeys(lesson.subject for lesson in lessons):
+        files.append(
+            (f"{site}/learn/{subject.slug}.md", "text/markdown", f"{subject.name}: its lessons")
+        )
+    for lesson in lessons:
+        files.append(
+            (f"{site}{lesson.get_absolute_url()}.md", "text/markdown", f"Lesson: {lesson.title}")
+        )
+    document = {
+        "name": settings.SITE_NAME,
+        "description": "Free self-study lessons with explained practice questions. No account.",
+        "url": f"{site}/",
+        "files": [
+            {"url": url, "media_type": media_type, "description": description}
+            for url, media_type, description in files
+        ],
+    }
+    return JsonResponse(document, json_dumps_params={"indent": 2, "ensure_ascii": False})

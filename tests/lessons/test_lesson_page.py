@@ -134,8 +134,9 @@ def test_lesson_page_query_count_does_not_grow_with_questions_or_links(
         other.needs_first.add(big)
     for lesson in (small, big):
         # 1: the lesson with its subject, area and question count; 2: its neighbours;
-        # 3: its questions and flashcards, the stars of its constellation.
-        with django_assert_num_queries(3):
+        # 3: its questions (for the structured data); 4: its questions and flashcards, the
+        # stars of its constellation.
+        with django_assert_num_queries(4):
             assert client.get(lesson.get_absolute_url()).status_code == 200
 
 

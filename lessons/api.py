@@ -1,0 +1,268 @@
+"""The public JSON API: read-only content, and answer checking that stores nothing."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+from django.conf import settings
+from django.db.models import Count, Q
+from django.http import HttpRequest
+from ninja import Field, Query, Router, Schema
+from ninja.errors import HttpError
+
+from lessons.models import Lesson, Question, Subject
+
+router = Router(tags=["lessons"])
+
+
+class Error(Schema):
+    detail: str
+
+
+class SubjectOut(Schema):
+    slug: str
+    name: str
+    description: str
+    lesson_count: int
+    url: str
+    markdown_url: str
+
+
+class LessonSummary(Schema):
+    id: str = Field(description="The lesson's public id, like mt__e-JwIxHek.")
+    title: str
+    summary: str
+    subject: str = Field(description="The subject's slug.")
+    area: str = Field(description="The area's slug.")
+    age_from: int
+    age_to: int
+    url: str
+    markdown_url: str
+    updated_at: str
+
+
+class LessonPage(Schema):
+    count: int
+    page: int
+    pages: int
+    results: list[LessonSummary]
+
+
+class LessonLink(Schema):
+    id: str
+    title: str
+    url: str
+
+
+class LessonDetail(LessonSummary):
+    objectives: list[str]
+    heading: str
+    body: str = Field(description="Markdown.")
+    example: str = Field(description="The worked example, Markdown.")
+    tip: str
+    recap: str
+    credits: str
+    question_count: int
+    needs_first: list[LessonLink]
+    opens_up: list[LessonLink]
+    connections: list[LessonLink]
+
+
+class ChoiceOut(Schema):
+    letter: str
+    text: str
+    correct: bool
+    explanation: str = Field(description="Why this choice is wrong; empty for right ones.")
+
+
+class QuestionOut(Schema):
+    number: int
+    prompt: str
+    choices: list[ChoiceOut]
+    answer: list[str] = Field(description="The letters of the right choices.")
+    multiple: bool = Field(description="True when more than one choice is right.")
+    explanation: str = Field(description="Why the right answer is right, Markdown.")
+
+
+Letter = Annotated[str, Field(pattern="^[A-Fa-f]$", description="A choice's letter, A to F.")]
+
+
+class AnswerIn(Schema):
+    answer: list[Letter] = Field(
+        min_length=1, max_length=6, description='Letters of the chosen choices, like ["B"].'
+    )
+
+
+class CheckedChoice(ChoiceOut):
+    picked: bool
+
+
+class CheckOut(Schema):
+    correct: bool
+    answer: list[str]
+    explanation: str
+    choices: list[CheckedChoice]
+
+
+def _url(path: str) -> str:
+    return settings.SITE_URL + path
+
+
+def _summary(lesson: Lesson) -> dict:
+    url = lesson.get_absolute_url()
+    return {
+        "id": lesson.public_id,
+        "title": lesson.title,
+        "summary": lesson.summary,
+        "subject": lesson.subject.slug,
+        "area": lesson.area.slug,
+        "age_from": lesson.age_from,
+        "age_to": lesson.age_to,
+        "url": _url(url),
+        "markdown_url": _url(url + ".md"),
+        "updated_at": lesson.updated_at.isoformat(),
+    }
+
+
+def _published_lesson(public_id: str) -> Lesson:
+    lesson = Lesson.objects.published().for_page().filter(public_id=public_id).first()
+    if lesson is None:
+        raise HttpError(404, f"No published lesson has the id {public_id!r}.")
+    return lesson
+
+
+def _question(lesson: Lesson, number: int) -> Question:
+    question = lesson.questions.filter(position=number).first()
+    if question is None:
+        raise HttpError(404, f"Lesson {lesson.public_id} has no question {number}.")
+    return question
+
+
+def _question_out(question: Question) -> dict:
+    return {
+        "number": question.position,
+        "prompt": question.prompt,
+        "choices": [
+            {
+                "letter": c["letter"],
+                "text": c["text"],
+                "correct": c["correct"],
+                "explanation": c.get("explanation", ""),
+            }
+            for c in question.labelled_choices
+        ],
+        "answer": question.correct_letters,
+        "multiple": len(question.correct_letters) > 1,
+        "explanation": question.explanation,
+    }
+
+
+@router.get("/subjects", response=list[SubjectOut], summary="List subjects")
+def list_subjects(request: HttpRequest):
+    subjects = Subject.objects.annotate(
+        lesson_count=Count("lessons", filter=Q(lessons__status=Lesson.Status.PUBLISHED))
+    ).filter(lesson_count__gt=0)
+    return [
+        {
+            "slug": s.slug,
+            "name": s.name,
+            "description": s.description,
+            "lesson_count": s.lesson_count,
+            "url": _url(s.get_absolute_url()),
+            "markdown_url": _url(f"/learn/{s.slug}.md"),
+        }
+        for s in subjects
+    ]
+
+
+class LessonFilters(Schema):
+    subject: str | None = Field(None, max_length=100, description="A subject's slug.")
+    area: str | None = Field(None, max_length=100, description="An area's slug.")
+    q: str | None = Field(None, max_length=200, description="Words in the title or summary.")
+    page: int = Field(1, ge=1, le=100_000)
+    page_size: int = Field(20, ge=1, le=100)
+
+
+@router.get("/lessons", response=LessonPage, summary="List and search published lessons")
+def list_lessons(request: HttpRequest, filters: Query[LessonFilters]):
+    lessons = Lesson.objects.for_listing()
+    if filters.subject:
+        lessons = lessons.filter(subject__slug=filters.subject)
+    if filters.area:
+        lessons = lessons.filter(area__slug=filters.area)
+    for word in (filters.q or "").split():
+        lessons = lessons.filter(Q(title__icontains=word) | Q(summary__icontains=word))
+    count = lessons.count()
+    start = (filters.page - 1) * filters.page_size
+    page = lessons[start : start + filters.page_size]
+    return {
+        "count": count,
+        "page": filters.page,
+        "pages": max(1, -(-count // filters.page_size)),
+        "results": [_summary(lesson) for lesson in page],
+    }
+
+
+@router.get(
+    "/lessons/{public_id}",
+    response={200: LessonDetail, 404: Error},
+    summary="A lesson with its text, in Markdown",
+)
+def get_lesson(request: HttpRequest, public_id: str):
+    lesson = _published_lesson(public_id)
+    neighbours = list(Lesson.objects.neighbours_of(lesson))
+
+    def links(flag: str) -> list[dict]:
+        return [
+            {"id": n.public_id, "title": n.title, "url": _url(n.get_absolute_url())}
+            for n in neighbours
+            if getattr(n, flag)
+        ]
+
+    return _summary(lesson) | {
+        "objectives": lesson.objective_list,
+        "heading": lesson.heading,
+        "body": lesson.body,
+        "example": lesson.example,
+        "tip": lesson.tip,
+        "recap": lesson.recap,
+        "credits": lesson.credits,
+        "question_count": lesson.question_count,
+        "needs_first": links("is_needed_first"),
+        "opens_up": links("is_opened_up"),
+        "connections": links("is_connection"),
+    }
+
+
+@router.get(
+    "/lessons/{public_id}/questions",
+    response={200: list[QuestionOut], 404: Error},
+    summary="A lesson's questions with choices, answers and explanations",
+)
+def list_questions(request: HttpRequest, public_id: str):
+    lesson = _published_lesson(public_id)
+    return [_question_out(question) for question in lesson.questions.all()]
+
+
+@router.post(
+    "/lessons/{public_id}/questions/{number}/check",
+    response={200: CheckOut, 400: Error, 404: Error},
+    summary="Check an answer; nothing is stored",
+)
+def check_answer(request: HttpRequest, public_id: str, number: int, body: AnswerIn):
+    question = _question(_published_lesson(public_id), number)
+    picked = {letter.strip().upper() for letter in body.answer}
+    letters = {c["letter"] for c in question.labelled_choices}
+    if unknown := sorted(picked - letters):
+        raise HttpError(
+            400,
+            f"{', '.join(unknown)} is not a choice of this question; "
+            f"its choices are {', '.join(sorted(letters))}.",
+        )
+    out = _question_out(question)
+    return {
+        "correct": picked == set(question.correct_letters),
+        "answer": out["answer"],
+        "explanation": out["explanation"],
+        "choices": [c | {"picked": c["letter"] in picked} for c in out["choices"]],
+    }

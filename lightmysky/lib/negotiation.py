@@ -1,0 +1,28 @@
+"""Serving a page's Markdown twin: the `.md` address, `?mode=agent`, or `Accept: text/markdown`."""
+
+from __future__ import annotations
+
+from django.http import HttpRequest, HttpResponse
+from django.template.loader import render_to_string
+from django.utils.cache import patch_vary_headers
+
+MARKDOWN_TYPE = "text/markdown; charset=utf-8"
+
+
+def wants_markdown(request: HttpRequest) -> bool:
+    """True when the client prefers Markdown to HTML, by q-value; a browser's Accept gets HTML."""
+    if request.GET.get("mode") == "agent":
+        return True
+    return request.get_preferred_type(["text/html", "text/markdown"]) == "text/markdown"
+
+
+def markdown_response(request: HttpRequest, template: str, context: dict) -> HttpResponse:
+    response = HttpResponse(
+        render_to_string(template, context, request=request), content_type=MARKDOWN_TYPE
+    )
+    return vary_on_accept(response)
+
+
+def vary_on_accept(response: HttpResponse) -> HttpResponse:
+    patch_vary_headers(response, ["Accept"])
+    return response
