@@ -1,6 +1,21 @@
-from django.contrib import admin
+from __future__ import annotations
 
-from lessons.models import Area, Flashcard, Lesson, Question, Subject
+from django.contrib import admin, messages
+from django.db.models import QuerySet
+from django.http import HttpRequest
+from django.urls import reverse
+from django.utils.html import format_html, format_html_join
+
+from lessons import services
+from lessons.forms import CHOICE_SLOTS, QuestionAdminForm, QuestionInlineFormSet, choice_field_names
+from lessons.models import Area, Flashcard, Lesson, ProblemReport, Question, Subject
+from practice import selectors as practice_selectors
+from practice import services as practice_services
+
+ANSWER_CHANGE_WARNING = (
+    "Changing which choices are correct on a published question resets every learner's memory "
+    "of it when you save: their stars for it go dark, and their past answers are kept."
+)
 
 
 class AreaInline(admin.TabularInline):
@@ -13,6 +28,7 @@ class AreaInline(admin.TabularInline):
 class SubjectAdmin(admin.ModelAdmin):
     list_display = ["name", "slug", "position"]
     prepopulated_fields = {"slug": ["name"]}
+    search_fields = ["name"]
     inlines = [AreaInline]
 
 
@@ -23,24 +39,237 @@ class AreaAdmin(admin.ModelAdmin):
     search_fields = ["name"]
 
 
+def choice_fieldsets() -> list[str | tuple[str, ...]]:
+    return [tuple(choice_field_names(slot)) for slot in range(CHOICE_SLOTS)]
+
+
 class QuestionInline(admin.StackedInline):
     model = Question
+    form = QuestionAdminForm
+    formset = QuestionInlineFormSet
     extra = 0
     max_num = 8
+    show_change_link = True  # the question's own page shows how learners do on it
+    fieldsets = [
+        (None, {"fields": ["position", "prompt"], "description": ANSWER_CHANGE_WARNING}),
+        (
+            "Choices: tick the right ones, say why each wrong one is wrong",
+            {
+                "fields": choice_fieldsets(),
+            },
+        ),
+        (None, {"fields": ["explanation"]}),
+    ]
+
+    def get_extra(self, request: HttpRequest, obj: Lesson | None = None, **kwargs) -> int:
+        return 8 if obj is None else 0
 
 
 class FlashcardInline(admin.TabularInline):
     model = Flashcard
     extra = 0
+    fields = ["position", "front", "back"]
+
+    def get_extra(self, request: HttpRequest, obj: Lesson | None = None, **kwargs) -> int:
+        return 4 if obj is None else 0
 
 
 @admin.register(Lesson)
 class LessonAdmin(admin.ModelAdmin):
-    list_display = ["title", "public_id", "subject", "area", "status", "updated_at"]
+    list_display = ["title", "public_id", "subject", "area", "status", "updated_at", "view_on_site"]
     list_filter = ["status", "subject", "area", "updated_at"]
+    list_select_related = ["subject", "area"]
     search_fields = ["title", "summary", "public_id"]
     prepopulated_fields = {"slug": ["title"]}
     autocomplete_fields = ["needs_first", "connections"]
-    readonly_fields = ["public_id", "updated_at"]
+    readonly_fields = ["public_id", "updated_at", "open_reports"]
     inlines = [QuestionInline, FlashcardInline]
-    list_select_related = ["subject", "area"]
+    save_on_top = True
+    fieldsets = [
+        (None, {"fields": ["title", "slug", "public_id", "status", "summary"]}),
+        (
+            "Where it sits",
+            {
+                "fields": ["subject", "area", ("age_from", "age_to"), "needs_first", "connections"],
+            },
+        ),
+        (
+            "The lesson",
+            {
+                "fields": ["objectives", "heading", "body", "example", "tip", "recap", "credits"],
+                "description": "Markdown: **bold**, *italic*, lists and tables. "
+                "It is rendered and cleaned when you save.",
+            },
+        ),
+        ("Video (optional)", {"fields": ["video", "transcript"], "classes": ["collapse"]}),
+        ("Reports and history", {"fields": ["open_reports", "updated_at"]}),
+    ]
+
+    @admin.display(description="Open problem reports")
+    def open_reports(self, lesson: Lesson) -> str:
+        if not lesson.pk:
+            return "-"
+        count = lesson.reports.filter(status__in=["new", "accepted"]).count()
+        url = reverse("admin:lessons_problemreport_changelist") + f"?lesson__id__exact={lesson.pk}"
+        return format_html('<a href="{}">{} open</a>', url, count)
+
+    @admin.display(description="On the site")
+    def view_on_site(self, lesson: Lesson) -> str:
+        label = "Preview" if lesson.status == Lesson.Status.DRAFT else "View"
+        return format_html('<a href="{}">{}</a>', lesson.get_absolute_url(), label)
+
+    def save_formset(self, request, form, formset, change) -> None:
+        changed = []
+        if formset.model is Question:
+            changed = [
+                f.instance
+                for f in formset.forms
+                if f.has_changed() and getattr(f, "correct_answer_changed", False)
+            ]
+        super().save_formset(request, form, formset, change)
+        if changed and form.instance.status == Lesson.Status.PUBLISHED:
+            reset = sum(practice_services.question_memories_reset(question=q) for q in changed)
+            numbers = ", ".join(str(q.position) for q in changed)
+            self.message_user(
+                request,
+                f"The right answer changed on question {numbers}: {reset} learner memory "
+                f"state{'s' if reset != 1 else ''} were reset; their answers are kept.",
+                messages.WARNING,
+            )
+
+
+@admin.register(Question)
+class QuestionAdmin(admin.ModelAdmin):
+    """Every question with how learners do on it, sortable, so the ones they miss stand out."""
+
+    form = QuestionAdminForm
+    list_display = [
+        "__str__",
+        "lesson",
+        "attempts",
+        "right_first_time",
+        "lapses",
+        "mean_difficulty",
+    ]
+    list_filter = ["lesson__subject", "lesson__status", "lesson"]
+    list_select_related = ["lesson"]
+    search_fields = ["prompt", "lesson__title"]
+    readonly_fields = ["how_learners_do", "choice_picks"]
+    fieldsets = [
+        ("How learners do", {"fields": ["how_learners_do", "choice_picks"]}),
+        (None, {"fields": ["position", "prompt"], "description": ANSWER_CHANGE_WARNING}),
+        ("Choices", {"fields": choice_fieldsets()}),
+        (None, {"fields": ["explanation"]}),
+    ]
+
+    def get_queryset(self, request: HttpRequest) -> QuerySet[Question]:
+        return super().get_queryset(request).annotate(**practice_selectors.question_stats())
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # questions are written on their lesson's page
+
+    @admin.display(description="Attempts", ordering="attempts")
+    def attempts(self, question: Question) -> int:
+        return question.attempts
+
+    @admin.display(description="Right first time", ordering="right_first_share")
+    def right_first_time(self, question: Question) -> str:
+        if not question.learners:
+            return "-"
+        share = question.first_right / question.learners
+        return f"{share:.0%} of {question.learners}"
+
+    @admin.display(description="Lapses", ordering="lapses")
+    def lapses(self, question: Question) -> int:
+        return question.lapses
+
+    @admin.display(description="Mean difficulty (1-10)", ordering="mean_difficulty")
+    def mean_difficulty(self, question: Question) -> str:
+        return "-" if question.mean_difficulty is None else f"{question.mean_difficulty:.1f}"
+
+    @admin.display(description="Summary")
+    def how_learners_do(self, question: Question) -> str:
+        return format_html(
+            "{} attempts by {} learners; right the first time: {}; lapses: {}; "
+            "mean FSRS difficulty: {}.",
+            question.attempts,
+            question.learners,
+            self.right_first_time(question),
+            question.lapses,
+            self.mean_difficulty(question),
+        )
+
+    @admin.display(description="Choices picked")
+    def choice_picks(self, question: Question) -> str:
+        rows = format_html_join(
+            "",
+            "<li>{} {}: picked {} time(s){}</li>",
+            (
+                (c["letter"], c["text"], c["picks"], " (correct)" if c["correct"] else "")
+                for c in practice_selectors.choice_picks(question)
+            ),
+        )
+        return format_html("<ul>{}</ul>", rows)
+
+    def save_model(self, request, obj, form, change) -> None:
+        super().save_model(request, obj, form, change)
+        if form.correct_answer_changed and obj.lesson.status == Lesson.Status.PUBLISHED:
+            reset = practice_services.question_memories_reset(question=obj)
+            self.message_user(
+                request,
+                f"The right answer changed: {reset} learner memory states were reset.",
+                messages.WARNING,
+            )
+
+
+def move_reports(status: str, label: str):
+    @admin.action(description=f"Mark selected reports as {label}")
+    def action(modeladmin, request, queryset) -> None:
+        moved, skipped = services.reports_move(reports=queryset, status=status)
+        modeladmin.message_user(request, f"{moved} report(s) marked {label}.")
+        if skipped:
+            modeladmin.message_user(
+                request,
+                f"{skipped} report(s) left as they were: reports move new → accepted → "
+                "fixed or dismissed.",
+                messages.WARNING,
+            )
+
+    action.__name__ = f"mark_{status}"
+    return action
+
+
+@admin.register(ProblemReport)
+class ProblemReportAdmin(admin.ModelAdmin):
+    list_display = ["created_at", "status", "kind", "lesson_link", "question", "short_message"]
+    list_filter = ["status", "kind", "created_at", "lesson__subject", "lesson"]
+    list_select_related = ["lesson", "question"]
+    search_fields = ["message", "lesson__title"]
+    readonly_fields = ["lesson_link", "question", "kind", "message", "created_at", "updated_at"]
+    fields = ["status", "lesson_link", "question", "kind", "message", "created_at", "updated_at"]
+    actions = [
+        move_reports(ProblemReport.Status.ACCEPTED, "accepted"),
+        move_reports(ProblemReport.Status.FIXED, "fixed"),
+        move_reports(ProblemReport.Status.DISMISSED, "dismissed"),
+    ]
+
+    def has_add_permission(self, request: HttpRequest) -> bool:
+        return False  # reports come from learners
+
+    @admin.display(description="Lesson", ordering="lesson__title")
+    def lesson_link(self, report: ProblemReport) -> str:
+        url = reverse("admin:lessons_lesson_change", args=[report.lesson_id])
+        return format_html('<a href="{}">{}</a>', url, report.lesson.title)
+
+    @admin.display(description="Message")
+    def short_message(self, report: ProblemReport) -> str:
+        return report.message[:90] + ("…" if len(report.message) > 90 else "")
+
+    def get_form(self, request, obj=None, **kwargs):
+        form = super().get_form(request, obj, **kwargs)
+        if obj is not None:
+            allowed = {obj.status} | ProblemReport.MOVES[ProblemReport.Status(obj.status)]
+            form.base_fields["status"].choices = [
+                (value, label) for value, label in ProblemReport.Status.choices if value in allowed
+            ]
+        return form

@@ -215,7 +215,9 @@ class Question(models.Model):
         help_text='A list of {"text", "correct", "explanation"}: the explanation says why a '
         "wrong choice is wrong.",
     )
-    explanation = models.TextField(help_text="Why the right answer is right, in Markdown.")
+    explanation = models.TextField(
+        blank=True, help_text="Why the right answer is right, in Markdown."
+    )
     explanation_html = models.TextField(editable=False, default="")
 
     class Meta:
@@ -239,11 +241,10 @@ class Question(models.Model):
         super().save(*args, **kwargs)
 
     def clean(self) -> None:
-        errors = choice_errors(self.choices)
-        if not self.explanation.strip():
-            errors.append("Every question needs its explanation.")
-        if errors:
-            raise ValidationError({"choices": errors})
+        # Completeness (a right choice, an explanation) is the publish rule's business, so a
+        # draft can hold a half-written question; the shape of the choices is checked always.
+        if errors := choice_errors(self.choices):
+            raise ValidationError(errors)
 
     @property
     def labelled_choices(self) -> list[dict]:
@@ -259,12 +260,12 @@ class Question(models.Model):
 
 
 def choice_errors(choices: object) -> list[str]:
-    """What is wrong with a question's choices, in words an editor understands."""
+    """What is wrong with the shape of a question's choices, in words an editor understands."""
     if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
         return ["Choices must be a list of choices."]
     errors = []
-    if not 2 <= len(choices) <= 6:
-        errors.append("A question needs between 2 and 6 choices.")
+    if len(choices) > 6:
+        errors.append("A question has at most 6 choices.")
     for number, choice in enumerate(choices, start=1):
         if not isinstance(choice.get("text"), str) or not choice["text"].strip():
             errors.append(f"Choice {number} has no text.")
@@ -272,8 +273,6 @@ def choice_errors(choices: object) -> list[str]:
             errors.append(f"Choice {number} must say whether it is correct (true or false).")
         if not isinstance(choice.get("explanation", ""), str):
             errors.append(f"Choice {number}'s explanation must be text.")
-    if not any(choice.get("correct") is True for choice in choices):
-        errors.append("At least one choice must be correct.")
     return errors
 
 
@@ -294,3 +293,48 @@ class Flashcard(models.Model):
 
     def __str__(self) -> str:
         return self.front[:60]
+
+
+class ProblemReport(models.Model):
+    """ "Spotted a problem on this page? Tell us": a learner's note for the editors."""
+
+    class Kind(models.TextChoices):
+        TYPO = "typo", "A typo"
+        WRONG_FACT = "wrong_fact", "A wrong fact"
+        UNCLEAR = "unclear", "Something unclear"
+        BROKEN = "broken", "Something broken"
+        OTHER = "other", "Something else"
+
+    class Status(models.TextChoices):
+        NEW = "new", "New"
+        ACCEPTED = "accepted", "Accepted"
+        FIXED = "fixed", "Fixed"
+        DISMISSED = "dismissed", "Dismissed"
+
+    # new → accepted → fixed or dismissed (a new report may also be dismissed straight away)
+    MOVES = {
+        Status.NEW: {Status.ACCEPTED, Status.DISMISSED},
+        Status.ACCEPTED: {Status.FIXED, Status.DISMISSED},
+        Status.FIXED: set(),
+        Status.DISMISSED: set(),
+    }
+
+    lesson = models.ForeignKey(Lesson, on_delete=models.CASCADE, related_name="reports")
+    question = models.ForeignKey(
+        Question, on_delete=models.SET_NULL, null=True, blank=True, related_name="reports"
+    )
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    message = models.TextField(max_length=2000)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.NEW)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-created_at"]
+        indexes = [models.Index(fields=["status", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.get_kind_display()} on {self.lesson}"
+
+    def can_move_to(self, status: str) -> bool:
+        return status in self.MOVES[self.Status(self.status)]

@@ -1,8 +1,8 @@
-"""Writes to content that do not come through the admin: loading the demo and lesson files."""
+"""Writes to content from outside the admin: lesson files (and the demo), and problem reports."""
 
 from __future__ import annotations
 
-import json
+import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -10,22 +10,14 @@ from typing import Any
 from django.core.exceptions import ValidationError
 from django.db import models, transaction
 
-from lessons.models import Area, Flashcard, Lesson, Question, Subject
+from lessons.files import LessonFileError, lesson_to_markdown, markdown_to_lesson
+from lessons.forms import publish_problems
+from lessons.models import Area, Flashcard, Lesson, ProblemReport, Question, Subject
 
 LESSON_FIELDS = [
-    "slug",
-    "title",
-    "summary",
-    "age_from",
-    "age_to",
-    "heading",
-    "body",
-    "example",
-    "tip",
-    "recap",
-    "transcript",
-    "credits",
-]
+    "slug", "title", "summary", "age_from", "age_to", "heading", "body", "example", "tip",
+    "recap", "transcript", "credits", "video", "status",
+]  # fmt: skip
 
 
 @dataclass
@@ -54,54 +46,35 @@ def _save_if_changed(instance: models.Model, values: dict[str, Any]) -> bool:
 
 
 @transaction.atomic
-def content_load(*, data: dict[str, Any], publish: bool = True) -> LoadResult:
-    """Create or update subjects, areas and lessons from a content document, by their ids.
+def lessons_load(*, lessons: list[dict[str, Any]]) -> LoadResult:
+    """Create or update lessons (with their subjects and areas) by public id.
 
-    Running it again with the same document writes nothing.
+    Loading the same lessons again writes nothing. A published lesson must pass the publish
+    rule; anything wrong raises ValidationError and nothing is kept.
     """
     result = LoadResult()
-    subjects = {}
-    for position, item in enumerate(data.get("subjects", [])):
-        subject = Subject.objects.filter(slug=item["slug"]).first() or Subject(slug=item["slug"])
-        _save_if_changed(
-            subject,
-            {
-                "name": item["name"],
-                "description": item.get("description", ""),
-                "position": position,
-            },
-        )
-        subjects[subject.slug] = subject
-    areas = {}
-    for position, item in enumerate(data.get("areas", [])):
-        subject = subjects.get(item["subject"]) or Subject.objects.get(slug=item["subject"])
-        area = Area.objects.filter(subject=subject, slug=item["slug"]).first() or Area(
-            subject=subject, slug=item["slug"]
-        )
-        _save_if_changed(area, {"name": item["name"], "position": position})
-        areas[(subject.slug, area.slug)] = area
-
-    lessons = {}
-    for item in data.get("lessons", []):
+    loaded: dict[str, tuple[Lesson, dict[str, Any]]] = {}
+    for item in lessons:
         lesson = Lesson.objects.filter(public_id=item["public_id"]).first()
         is_new = lesson is None
         lesson = lesson or Lesson(public_id=item["public_id"])
-        subject = subjects.get(item["subject"]) or Subject.objects.get(slug=item["subject"])
-        area = areas.get((subject.slug, item["area"])) or Area.objects.get(
-            subject=subject, slug=item["area"]
-        )
+        subject = _subject(item)
+        area = _area(subject, item)
         values = {name: item.get(name, "") for name in LESSON_FIELDS}
-        values |= {
-            "subject_id": subject.pk,
-            "area_id": area.pk,
-            "objectives": "\n".join(item["objectives"]),
-        }
-        if publish:
-            values["status"] = Lesson.Status.PUBLISHED
+        values |= {"subject_id": subject.pk, "area_id": area.pk}
+        values["objectives"] = "\n".join(item["objectives"])
+        if not values["status"]:
+            values["status"] = Lesson.Status.DRAFT
         changed = _save_if_changed(lesson, values)
         changed |= _load_questions(lesson, item["questions"])
         changed |= _load_flashcards(lesson, item.get("flashcards", []))
-        lessons[lesson.public_id] = (lesson, item)
+        if lesson.status == Lesson.Status.PUBLISHED:
+            questions = list(lesson.questions.all())
+            if problems := publish_problems([(q.position, q) for q in questions]):
+                raise ValidationError(
+                    f"{lesson.public_id} cannot be published: {' '.join(problems)}"
+                )
+        loaded[lesson.public_id] = (lesson, item)
         if is_new:
             result.created += 1
         elif changed:
@@ -110,18 +83,36 @@ def content_load(*, data: dict[str, Any], publish: bool = True) -> LoadResult:
             result.unchanged += 1
 
     # Connections go both ways: a link named on either side counts for both.
-    connected = {pid: set(item.get("connections", [])) for pid, (_, item) in lessons.items()}
+    connected = {pid: set(item.get("connections", [])) for pid, (_, item) in loaded.items()}
     for pid, others in list(connected.items()):
         for other in others:
             connected.setdefault(other, set()).add(pid)
-    for pid, (lesson, item) in lessons.items():
-        _set_links(lesson.needs_first, item.get("needs_first", []), lessons)
-        _set_links(lesson.connections, sorted(connected[pid]), lessons)
+    for pid, (lesson, item) in loaded.items():
+        _set_links(lesson.needs_first, item.get("needs_first", []), loaded)
+        _set_links(lesson.connections, sorted(connected[pid]), loaded)
     return result
+
+
+def _subject(item: dict[str, Any]) -> Subject:
+    subject = Subject.objects.filter(slug=item["subject"]).first() or Subject(slug=item["subject"])
+    values = {"name": item.get("subject_name") or subject.name or item["subject"]}
+    if "subject_description" in item:
+        values["description"] = item["subject_description"]
+    _save_if_changed(subject, values)
+    return subject
+
+
+def _area(subject: Subject, item: dict[str, Any]) -> Area:
+    area = Area.objects.filter(subject=subject, slug=item["area"]).first() or Area(
+        subject=subject, slug=item["area"]
+    )
+    _save_if_changed(area, {"name": item.get("area_name") or area.name or item["area"]})
+    return area
 
 
 def _load_questions(lesson: Lesson, items: list[dict[str, Any]]) -> bool:
     existing = {question.position: question for question in lesson.questions.all()}
+    _free_keys(existing.values(), items)
     changed = False
     for position, item in enumerate(items, start=1):
         question = existing.pop(position, None) or Question(lesson=lesson, position=position)
@@ -137,6 +128,8 @@ def _load_questions(lesson: Lesson, items: list[dict[str, Any]]) -> bool:
             ],
             "explanation": item["explanation"],
         }
+        if item.get("key"):
+            values["key"] = item["key"]
         changed |= _save_if_changed(question, values)
     if existing:
         Question.objects.filter(pk__in=[q.pk for q in existing.values()]).delete()
@@ -146,29 +139,95 @@ def _load_questions(lesson: Lesson, items: list[dict[str, Any]]) -> bool:
 
 def _load_flashcards(lesson: Lesson, items: list[dict[str, Any]]) -> bool:
     existing = {card.position: card for card in lesson.flashcards.all()}
+    _free_keys(existing.values(), items)
     changed = False
     for position, item in enumerate(items, start=1):
         card = existing.pop(position, None) or Flashcard(lesson=lesson, position=position)
-        changed |= _save_if_changed(card, {"front": item["front"], "back": item["back"]})
+        values = {"front": item["front"], "back": item["back"]}
+        if item.get("key"):
+            values["key"] = item["key"]
+        changed |= _save_if_changed(card, values)
     if existing:
         Flashcard.objects.filter(pk__in=[card.pk for card in existing.values()]).delete()
         changed = True
     return changed
 
 
+def _free_keys(existing, items: list[dict[str, Any]]) -> None:
+    """Give a stored item a placeholder key when a file moves its key to another position,
+    so saving one by one never meets the (lesson, key) unique constraint halfway."""
+    wanted = {position: item.get("key") for position, item in enumerate(items, start=1)}
+    taken = {key for key in wanted.values() if key}
+    for row in existing:
+        if row.key in taken and wanted.get(row.position) != row.key:
+            type(row).objects.filter(pk=row.pk).update(key="tmp" + secrets.token_hex(6))
+            row.refresh_from_db(fields=["key"])
+
+
 def _set_links(
     manager: Any, public_ids: list[str], loaded: dict[str, tuple[Lesson, dict[str, Any]]]
 ) -> None:
-    targets = [
-        loaded[pid][0] if pid in loaded else Lesson.objects.get(public_id=pid) for pid in public_ids
-    ]
+    targets = []
+    for pid in public_ids:
+        target = loaded[pid][0] if pid in loaded else Lesson.objects.filter(public_id=pid).first()
+        if target is None:
+            raise ValidationError(f"A link names the lesson {pid}, which does not exist.")
+        targets.append(target)
     if {t.pk for t in targets} != set(manager.values_list("pk", flat=True)):
         manager.set(targets)
 
 
-def content_load_file(*, path: Path, publish: bool = True) -> LoadResult:
+def lessons_import_directory(*, directory: Path) -> LoadResult:
+    """Create or update every lesson in a folder of lesson files (*.md), all or nothing."""
+    paths = sorted(directory.glob("*.md"))
+    if not paths:
+        raise ValidationError(f"{directory} holds no lesson files (*.md).")
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, json.JSONDecodeError) as error:
-        raise ValidationError(f"Cannot read {path}: {error}") from error
-    return content_load(data=data, publish=publish)
+        lessons = [
+            markdown_to_lesson(path.read_text(encoding="utf-8"), source=path.name) for path in paths
+        ]
+    except (OSError, UnicodeDecodeError, LessonFileError) as error:
+        raise ValidationError(str(error)) from error
+    return lessons_load(lessons=lessons)
+
+
+def lessons_export_directory(*, directory: Path) -> int:
+    """Write every lesson to `<public id>.md` in a folder; returns how many were written."""
+    directory.mkdir(parents=True, exist_ok=True)
+    lessons = (
+        Lesson.objects.select_related("subject", "area")
+        .prefetch_related("needs_first", "connections", "questions", "flashcards")
+        .order_by("public_id")
+    )
+    count = 0
+    for lesson in lessons:
+        (directory / f"{lesson.public_id}.md").write_text(
+            lesson_to_markdown(lesson), encoding="utf-8"
+        )
+        count += 1
+    return count
+
+
+def report_create(
+    *, lesson: Lesson, kind: str, message: str, question_position: int | None
+) -> ProblemReport:
+    """Store a learner's problem report with the lesson and, if named, the question."""
+    question = (
+        lesson.questions.filter(position=question_position).first() if question_position else None
+    )
+    return ProblemReport.objects.create(
+        lesson=lesson, question=question, kind=kind, message=message.strip()
+    )
+
+
+def reports_move(*, reports, status: str) -> tuple[int, int]:
+    """Move reports to a status where the workflow allows it; (moved, left as they were)."""
+    moved = skipped = 0
+    for report in reports:
+        if report.can_move_to(status):
+            report.status = status
+            report.save(update_fields=["status", "updated_at"])
+            moved += 1
+        else:
+            skipped += 1
+    return moved, skipped

@@ -15,4 +15,5 @@ urlpatterns = [
     re_path(LESSON + r"$", views.lesson, name="lesson"),
     re_path(LESSON + r"\.md$", views.lesson, {"markdown": True}, name="lesson_markdown"),
     re_path(LESSON + r"/worksheet$", views.worksheet, name="worksheet"),
+    re_path(LESSON + r"/report$", views.report, name="report"),
 ]

@@ -3,12 +3,16 @@ from __future__ import annotations
 from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404, render
+from django.shortcuts import redirect as redirect_to
 from django.utils import timezone
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_GET, require_http_methods
 
+from lessons import services
+from lessons.forms import ReportForm
 from lessons.models import Lesson, Subject
 from lessons.structured_data import learning_resource
 from lightmysky.lib.negotiation import markdown_response, vary_on_accept, wants_markdown
+from lightmysky.lib.ratelimit import retry_after
 from practice import selectors
 
 
@@ -95,3 +99,41 @@ def worksheet(
         return redirect
     questions = list(lesson.questions.all())
     return render(request, "lessons/worksheet.html", {"lesson": lesson, "questions": questions})
+
+
+@require_http_methods(["GET", "POST"])
+def report(
+    request: HttpRequest, subject: str, public_id: str, slug: str | None = None
+) -> HttpResponse:
+    lesson = visible_lesson_or_404(request, public_id)
+    if request.method == "GET" and (
+        redirect := redirect_if_not_canonical(request, lesson, subject, slug, "/report")
+    ):
+        return redirect
+    questions = list(lesson.questions.all())
+    if request.method == "GET":
+        form = ReportForm(questions=questions, initial={"question": request.GET.get("question")})
+        sent = "sent" in request.GET
+        return render(
+            request, "lessons/report.html", {"lesson": lesson, "form": form, "sent": sent}
+        )
+
+    form = ReportForm(request.POST, questions=questions)
+    if not form.is_valid():
+        context = {"lesson": lesson, "form": form}
+        return render(request, "lessons/report.html", context, status=400)
+    if wait := retry_after(request, "report", *settings.RATE_LIMITS["report"]):
+        return too_many_requests(request, wait)
+    services.report_create(
+        lesson=lesson,
+        kind=form.cleaned_data["kind"],
+        message=form.cleaned_data["message"],
+        question_position=form.cleaned_data["question"],
+    )
+    return redirect_to(lesson.get_absolute_url() + "/report?sent=1")
+
+
+def too_many_requests(request: HttpRequest, wait: int) -> HttpResponse:
+    response = render(request, "429.html", {"wait": wait}, status=429)
+    response["Retry-After"] = str(wait)
+    return response

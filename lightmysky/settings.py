@@ -227,6 +227,12 @@ FSRS_MAXIMUM_INTERVAL = env_int("FSRS_MAXIMUM_INTERVAL", 36500)  # days
 FSRS_ENABLE_FUZZING = env_bool("FSRS_ENABLE_FUZZING", default=not TESTING)
 # Anonymous learners idle for longer than this are removed by `manage.py prune_learners`.
 LEARNER_IDLE_DAYS = env_int("LEARNER_IDLE_DAYS", 400)
+# Rate limits: (requests, per seconds) per browser and per address.
+RATE_LIMITS = {
+    "report": (env_int("RATE_LIMIT_REPORTS", 5), 600),
+}
+# Behind a reverse proxy that sets X-Forwarded-For, count the address it reports.
+TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", default=False)
 # How long an answer form stays valid, in seconds.
 ATTEMPT_TOKEN_MAX_AGE = env_int("ATTEMPT_TOKEN_MAX_AGE", 60 * 60 * 24)
 

@@ -7,7 +7,8 @@ from datetime import datetime
 
 from django.contrib.sessions.backends.base import SessionBase
 from django.db import models
-from django.db.models import Q
+from django.db.models import Avg, Count, Exists, FloatField, OuterRef, Q, Subquery
+from django.db.models.functions import Cast, Coalesce, NullIf
 from django.http import HttpRequest
 
 from lessons.models import Flashcard, Lesson, Question
@@ -437,3 +438,62 @@ def progress_summary(*, learner: Learner) -> ProgressSummary:
         first_review=reviews["first"],
         last_review=reviews["last"],
     )
+
+
+# Item analytics for editors ---------------------------------------------------------------------
+
+
+def question_stats() -> dict:
+    """Annotations for a Question queryset: how learners do on each question, in SQL.
+
+    attempts: every graded answer; learners: learners who answered it; first_right: learners
+    whose first answer was right; right_first_share: first_right / learners; lapses: answers
+    marked wrong after the same learner had answered it right; mean_difficulty: the mean FSRS
+    difficulty of its memory states.
+    """
+    earlier = Review.objects.filter(
+        learner=OuterRef("learner"),
+        question=OuterRef("question"),
+        reviewed_at__lt=OuterRef("reviewed_at"),
+    )
+    answers = Review.objects.filter(question=OuterRef("pk")).order_by().values("question")
+    firsts = answers.filter(~Exists(earlier))
+    lapses = answers.filter(rating=scheduling.AGAIN).filter(
+        Exists(earlier.filter(rating__gte=scheduling.HARD))
+    )
+
+    def count(queryset) -> Coalesce:
+        return Coalesce(Subquery(queryset.annotate(n=Count("pk")).values("n")[:1]), 0)
+
+    learners = count(firsts)
+    first_right = count(firsts.filter(correct=True))
+    return {
+        "attempts": count(answers),
+        "learners": learners,
+        "first_right": first_right,
+        "right_first_share": Cast(first_right, FloatField()) / NullIf(learners, 0),
+        "lapses": count(lapses),
+        "mean_difficulty": Subquery(
+            Memory.objects.filter(question=OuterRef("pk"))
+            .order_by()
+            .values("question")
+            .annotate(mean=Avg("difficulty"))
+            .values("mean")[:1]
+        ),
+    }
+
+
+def choice_picks(question: Question) -> list[dict]:
+    """How often learners picked each of a question's choices."""
+    counts: dict[str, int] = {}
+    for answer, n in (
+        Review.objects.filter(question=question)
+        .values_list("answer")
+        .annotate(n=Count("pk"))
+        .order_by()
+    ):
+        for letter in filter(None, answer.split(",")):
+            counts[letter] = counts.get(letter, 0) + n
+    return [
+        choice | {"picks": counts.get(choice["letter"], 0)} for choice in question.labelled_choices
+    ]

@@ -326,3 +326,9 @@ def transfer_code_redeem(*, code: str, current: Learner | None, now: datetime) -
         current.delete()
     Learner.objects.filter(pk=target.pk).update(last_seen_at=now)
     return target
+
+
+def question_memories_reset(*, question: Question) -> int:
+    """Forget every learner's memory of a question whose right answer changed; logs stay."""
+    deleted, _ = Memory.objects.filter(question=question).delete()
+    return deleted

@@ -26,6 +26,16 @@ SEED_PATH = (
 )
 
 
+@pytest.fixture(autouse=True)
+def fresh_cache():
+    """Rate-limit counters live in the cache; each test starts with none."""
+    from django.core.cache import cache
+
+    cache.clear()
+    yield
+    cache.clear()
+
+
 @pytest.fixture
 def demo(db) -> Lesson:
     """The demo content, loaded as `make setup` loads it; returns the seed lesson."""

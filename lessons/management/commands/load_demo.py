@@ -6,9 +6,10 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from lessons.services import content_load_file
+from lessons.models import Lesson
+from lessons.services import lessons_import_directory
 
-DEMO_FILE = Path(settings.BASE_DIR) / "fixtures" / "demo.json"
+DEMO_DIRECTORY = Path(settings.BASE_DIR) / "fixtures" / "demo"
 
 
 class Command(BaseCommand):
@@ -20,14 +21,12 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
-        from lessons.models import Lesson
-
         if options["if_empty"] and Lesson.objects.exists():
             self.stdout.write("Lessons already exist; demo content not loaded.")
             return
         try:
-            result = content_load_file(path=DEMO_FILE)
-        except (ValidationError, KeyError, Lesson.DoesNotExist) as error:
+            result = lessons_import_directory(directory=DEMO_DIRECTORY)
+        except ValidationError as error:
             raise CommandError(f"The demo content could not be loaded: {error}") from error
         self.stdout.write(
             f"Demo content: {result.created} lessons created, {result.updated} updated, "

@@ -1,0 +1,163 @@
+"""Admin forms: a question's choices edited in place, and the publish rule across a lesson."""
+
+from __future__ import annotations
+
+from django import forms
+from django.core.exceptions import ValidationError
+from django.forms.models import BaseInlineFormSet
+
+from lessons.models import QUESTIONS_PER_LESSON, Lesson, ProblemReport, Question
+
+CHOICE_SLOTS = 6
+LETTERS = "ABCDEF"
+
+
+def choice_field_names(slot: int) -> tuple[str, str, str]:
+    return f"choice_{slot}_text", f"choice_{slot}_correct", f"choice_{slot}_why"
+
+
+def _choice_fields() -> dict[str, forms.Field]:
+    """Six slots of (text, correct, why wrong), declared so the admin's fieldsets can name them."""
+    fields: dict[str, forms.Field] = {}
+    for slot, letter in enumerate(LETTERS[:CHOICE_SLOTS]):
+        text, correct, why = choice_field_names(slot)
+        fields[text] = forms.CharField(
+            label=f"Choice {letter}", required=False, widget=forms.TextInput(attrs={"size": 60})
+        )
+        fields[correct] = forms.BooleanField(label=f"{letter} is correct", required=False)
+        fields[why] = forms.CharField(
+            label=f"Why {letter} is wrong",
+            required=False,
+            widget=forms.TextInput(attrs={"size": 60}),
+            help_text="Shown to a learner who picks this wrong choice." if slot == 0 else "",
+        )
+    return fields
+
+
+class BaseQuestionAdminForm(forms.ModelForm):
+    """A question with up to six choices as plain fields, so the lesson page edits everything."""
+
+    class Meta:
+        model = Question
+        fields = ["position", "prompt", "explanation"]
+        widgets = {
+            "prompt": forms.Textarea(attrs={"rows": 2}),
+            "explanation": forms.Textarea(attrs={"rows": 3}),
+        }
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        choices = self.instance.choices if self.instance.pk else []
+        self._correct_letters_before = correct_letters(choices)
+        for slot, choice in enumerate(choices[:CHOICE_SLOTS]):
+            text, correct, why = choice_field_names(slot)
+            self.initial.setdefault(text, choice.get("text", ""))
+            self.initial.setdefault(correct, bool(choice.get("correct")))
+            self.initial.setdefault(why, choice.get("explanation", ""))
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        choices = []
+        for slot in range(CHOICE_SLOTS):
+            text, correct, why = (cleaned.get(name) for name in choice_field_names(slot))
+            if not (text or "").strip():
+                if correct or (why or "").strip():
+                    self.add_error(
+                        choice_field_names(slot)[0], "This choice has a flag or reason but no text."
+                    )
+                continue
+            choices.append(
+                {"text": text.strip(), "correct": bool(correct), "explanation": (why or "").strip()}
+            )
+        self.instance.choices = choices
+        return cleaned
+
+    @property
+    def correct_answer_changed(self) -> bool:
+        """True when an existing question now has other choices marked correct."""
+        return bool(self.instance.pk) and self._correct_letters_before != correct_letters(
+            self.instance.choices
+        )
+
+
+def correct_letters(choices: list[dict]) -> set[str]:
+    return {LETTERS[i] for i, choice in enumerate(choices) if choice.get("correct")}
+
+
+QuestionAdminForm = type("QuestionAdminForm", (BaseQuestionAdminForm,), _choice_fields())
+
+
+class QuestionInlineFormSet(BaseInlineFormSet):
+    """A published lesson needs exactly eight questions, each answerable and explained."""
+
+    def clean(self) -> None:
+        super().clean()
+        if any(form.errors for form in self.forms):
+            return
+        kept = [
+            form for form in self.forms if form.cleaned_data and not form.cleaned_data.get("DELETE")
+        ]
+        positions = [form.cleaned_data.get("position") for form in kept]
+        if len(set(positions)) != len(positions):
+            raise ValidationError("Two questions share a position: give each its own, 1 to 8.")
+        if self.instance.status == Lesson.Status.PUBLISHED:
+            problems = publish_problems(
+                [(form.cleaned_data.get("position"), form.instance) for form in kept]
+            )
+            if problems:
+                raise ValidationError(
+                    ["This lesson cannot be published yet. Save it as a draft, or fix this:"]
+                    + problems
+                )
+
+
+def publish_problems(questions: list[tuple[int | None, Question]]) -> list[str]:
+    """Which publish rules a lesson's questions break, in words an editor can act on."""
+    problems = []
+    if len(questions) != QUESTIONS_PER_LESSON:
+        problems.append(
+            f"A published lesson needs exactly {QUESTIONS_PER_LESSON} questions; "
+            f"it has {len(questions)}."
+        )
+    for position, question in sorted(questions, key=lambda pair: pair[0] or 0):
+        if not any(choice.get("correct") for choice in question.choices):
+            problems.append(f"Question {position} has no correct choice.")
+        if len(question.choices) < 2:
+            problems.append(f"Question {position} needs at least two choices.")
+        if not question.explanation.strip():
+            problems.append(f"Question {position} has no explanation.")
+    return problems
+
+
+class ReportForm(forms.Form):
+    kind = forms.ChoiceField(
+        label="What kind of problem?",
+        choices=ProblemReport.Kind.choices,
+        widget=forms.RadioSelect,
+        error_messages={"required": "Choose what kind of problem it is."},
+    )
+    question = forms.TypedChoiceField(
+        label="Where is it?",
+        coerce=int,
+        required=False,
+        empty_value=None,
+        error_messages={"invalid_choice": "That question is not part of this lesson."},
+    )
+    message = forms.CharField(
+        label="What is wrong?",
+        min_length=5,
+        max_length=2000,
+        widget=forms.Textarea(attrs={"rows": 5}),
+        help_text="A sentence or two is plenty. Please do not include personal details.",
+        error_messages={
+            "required": "Tell us what is wrong, in a few words.",
+            "min_length": "Tell us a little more: at least %(limit_value)d characters.",
+            "max_length": "Please keep it under %(limit_value)d characters.",
+        },
+    )
+
+    def __init__(self, *args, questions: list[Question], **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["question"].choices = [("", "The lesson in general")] + [
+            (q.position, f"Question {q.position}: {q.prompt[:70]}") for q in questions
+        ]

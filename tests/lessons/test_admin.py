@@ -1,0 +1,249 @@
+"""Editors in the admin: one page per lesson, the publish rule, previews, analytics, resets."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.test import Client
+
+from lessons.models import Lesson
+from practice.models import Memory, Review
+from tests.conftest import SEED_PATH
+from tests.factories import make_area
+from tests.practice.helpers import answer, finish_round
+
+
+@pytest.fixture
+def editor(db) -> User:
+    call_command("create_editor", "ada", "--password", "a-long-password", stdout=io.StringIO())
+    return User.objects.get(username="ada")
+
+
+@pytest.fixture
+def admin_client(editor) -> Client:
+    client = Client()
+    client.force_login(editor)
+    return client
+
+
+def management_form(prefix: str, total: int, initial: int) -> dict:
+    return {
+        f"{prefix}-TOTAL_FORMS": str(total),
+        f"{prefix}-INITIAL_FORMS": str(initial),
+        f"{prefix}-MIN_NUM_FORMS": "0",
+        f"{prefix}-MAX_NUM_FORMS": "1000",
+    }
+
+
+def new_lesson_form(area, *, status="published", questions=8, flashcards=4, **overrides) -> dict:
+    data = {
+        "title": "Reading the Night Sky",
+        "slug": "reading-the-night-sky",
+        "status": status,
+        "summary": "How to find your way by the stars.",
+        "subject": str(area.subject_id),
+        "area": str(area.pk),
+        "age_from": "10",
+        "age_to": "12",
+        "objectives": "Find the pole star\nName three constellations",
+        "heading": "Look north",
+        "body": "The pole star barely moves.",
+        "example": "| Star | Where |\n| --- | --- |\n| Polaris | North |",
+        "tip": "",
+        "recap": "Find north first.",
+        "credits": "",
+        "transcript": "",
+    }
+    data |= management_form("questions", questions, 0) | management_form(
+        "flashcards", flashcards, 0
+    )
+    for i in range(questions):
+        data |= {
+            f"questions-{i}-position": str(i + 1),
+            f"questions-{i}-prompt": f"Which star is number {i + 1}?",
+            f"questions-{i}-choice_0_text": "Polaris",
+            f"questions-{i}-choice_0_correct": "on",
+            f"questions-{i}-choice_1_text": "Sirius",
+            f"questions-{i}-choice_1_why": "Sirius is the brightest, not the pole star.",
+            f"questions-{i}-explanation": "Polaris sits almost over the pole.",
+        }
+    for i in range(flashcards):
+        data |= {
+            f"flashcards-{i}-position": str(i + 1),
+            f"flashcards-{i}-front": f"Front {i}",
+            f"flashcards-{i}-back": f"Back {i}",
+        }
+    return data | overrides
+
+
+def test_the_editors_group_has_exactly_what_editors_need(editor):
+    codenames = set(editor.get_all_permissions())
+    assert "lessons.change_lesson" in codenames and "lessons.change_problemreport" in codenames
+    assert "auth.add_user" not in codenames and "practice.delete_learner" not in codenames
+
+
+def test_an_editor_writes_a_whole_lesson_on_one_page_and_publishes_it(admin_client, db):
+    area = make_area()
+    page = admin_client.get("/admin/lessons/lesson/add/")
+    assert page.status_code == 200
+    html = page.content.decode()
+    for field in ("questions-0-choice_0_text", "questions-7-choice_5_why", "flashcards-3-front"):
+        assert f'name="{field}"' in html
+    response = admin_client.post("/admin/lessons/lesson/add/", new_lesson_form(area))
+    assert response.status_code == 302, response.content.decode()[:3000]
+    lesson = Lesson.objects.get(slug="reading-the-night-sky")
+    assert lesson.is_published and lesson.questions.count() == 8 and lesson.flashcards.count() == 4
+    question = lesson.questions.get(position=3)
+    assert question.choices == [
+        {"text": "Polaris", "correct": True, "explanation": ""},
+        {
+            "text": "Sirius",
+            "correct": False,
+            "explanation": "Sirius is the brightest, not the pole star.",
+        },
+    ]
+    visitor = Client()
+    assert visitor.get(lesson.get_absolute_url()).status_code == 200
+    assert lesson.title in visitor.get("/llms.txt").content.decode()
+
+
+@pytest.mark.parametrize(
+    ("overrides", "questions", "message"),
+    [
+        ({}, 6, "needs exactly 8 questions; it has 6"),
+        ({"questions-2-choice_0_correct": ""}, 8, "Question 3 has no correct choice"),
+        ({"questions-4-explanation": ""}, 8, "Question 5 has no explanation"),
+    ],
+)
+def test_publishing_needs_eight_answerable_explained_questions(
+    admin_client, db, overrides, questions, message
+):
+    data = new_lesson_form(make_area(), questions=questions) | overrides
+    response = admin_client.post("/admin/lessons/lesson/add/", data)
+    assert response.status_code == 200
+    assert message in response.content.decode()
+    assert not Lesson.objects.exists()
+
+
+def test_a_draft_can_be_saved_incomplete_and_previewed_by_staff_only(admin_client, db):
+    data = new_lesson_form(make_area(), status="draft", questions=3)
+    assert admin_client.post("/admin/lessons/lesson/add/", data).status_code == 302
+    draft = Lesson.objects.get()
+    preview = admin_client.get(draft.get_absolute_url())
+    assert preview.status_code == 200 and "Draft." in preview.content.decode()
+    assert Client().get(draft.get_absolute_url()).status_code == 404
+    assert draft.title not in Client().get("/llms.txt").content.decode()
+
+
+def test_lists_search_and_filter(admin_client, demo):
+    listing = admin_client.get(
+        "/admin/lessons/lesson/", {"q": "pipeline", "status__exact": "published"}
+    )
+    assert "Training Across Many Devices" in listing.content.decode()
+    assert "Message Passing" not in listing.content.decode()
+    found = admin_client.get(
+        "/admin/autocomplete/",
+        {
+            "app_label": "lessons",
+            "model_name": "lesson",
+            "field_name": "needs_first",
+            "term": "Mess",
+        },
+    ).json()
+    assert [row["text"] for row in found["results"]] == ["Message Passing and Asynchronous Work"]
+
+
+def test_question_analytics_show_how_learners_do(admin_client, demo):
+    for pattern in ([True] * 8, [False] + [True] * 7 + [True], [False] + [True] * 7 + [False]):
+        finish_round(Client(), demo, pattern)
+    first = demo.questions.get(position=1)
+    response = admin_client.get(f"/admin/lessons/question/{first.pk}/change/")
+    html = response.content.decode()
+    # three learners; two missed it first, then one got it right on the retry and one did not
+    assert "5 attempts by 3 learners; right the first time: 33% of 3; lapses: 0" in html
+    wrong_letter = next(c["letter"] for c in first.labelled_choices if not c["correct"])
+    assert f"<li>{wrong_letter} " in html and "picked 2 time(s)" in html
+    listing = admin_client.get("/admin/lessons/question/", {"o": "4"}).content.decode()  # by share
+    rows = listing.split("<tr")
+    assert "33% of 3" in listing and "100% of 3" in listing
+    assert rows.index(next(r for r in rows if "33% of 3" in r)) < rows.index(
+        next(r for r in rows if "100% of 3" in r)
+    )
+
+
+def test_lapses_count_misses_after_a_pass(admin_client, demo):
+    from datetime import timedelta
+
+    import time_machine
+    from django.utils import timezone
+
+    learner = Client()
+    finish_round(learner, demo, [True] * 8)
+    with time_machine.travel(timezone.now() + timedelta(days=30), tick=False):
+        response = learner.get("/review")
+        question = response.context["question"]
+        wrong = next(c["letter"] for c in question.labelled_choices if not c["correct"])
+        learner.post("/review", {"token": response.context["token"], "choice": wrong})
+    listing = admin_client.get(
+        "/admin/lessons/question/", {"q": question.prompt[:30]}
+    ).content.decode()
+    assert '<td class="field-lapses">1</td>' in listing
+
+
+def test_changing_the_right_answer_resets_learners_memory_but_keeps_their_log(admin_client, demo):
+    learner = Client()
+    answer(learner, demo, right=True)
+    question = demo.questions.get(position=1)
+    assert Memory.objects.filter(question=question).count() == 1
+    page = admin_client.get(f"/admin/lessons/question/{question.pk}/change/")
+    assert "resets every learner's memory" in page.content.decode()
+    form = page.context["adminform"].form
+    data = {name: value for name, value in form.initial.items() if value is not None}
+    data |= {f.name: form[f.name].value() for f in form}
+    data = {k: v for k, v in data.items() if v not in (None, False)}
+    old_right = question.correct_letters[0]
+    new_right = next(c["letter"] for c in question.labelled_choices if not c["correct"])
+    data.pop(f"choice_{'ABCDEF'.index(old_right)}_correct")
+    data[f"choice_{'ABCDEF'.index(new_right)}_correct"] = "on"
+    response = admin_client.post(f"/admin/lessons/question/{question.pk}/change/", data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    question.refresh_from_db()
+    assert question.correct_letters == [new_right]
+    assert Memory.objects.filter(question=question).count() == 0
+    assert Review.objects.filter(question=question).count() == 1
+    assert ": dark, not answered right yet" in learner.get("/sky").content.decode()
+
+
+def test_editing_a_typo_in_a_choice_keeps_memories(admin_client, demo):
+    answer(Client(), demo, right=True)
+    question = demo.questions.get(position=1)
+    page = admin_client.get(f"/admin/lessons/question/{question.pk}/change/")
+    form = page.context["adminform"].form
+    data = {f.name: form[f.name].value() for f in form}
+    data = {k: v for k, v in data.items() if v not in (None, False)}
+    data["choice_0_text"] = data["choice_0_text"] + "."
+    assert (
+        admin_client.post(f"/admin/lessons/question/{question.pk}/change/", data).status_code == 302
+    )
+    assert Memory.objects.filter(question=question).count() == 1
+
+
+def test_editors_cannot_manage_accounts(admin_client):
+    assert admin_client.get("/admin/auth/user/").status_code == 403
+
+
+def test_create_editor_refuses_a_short_password(db):
+    from django.core.management.base import CommandError
+
+    with pytest.raises(CommandError, match="at least 10"):
+        call_command("create_editor", "bob", "--password", "short", stdout=io.StringIO())
+    assert not User.objects.filter(username="bob").exists()
+
+
+def test_the_lesson_change_page_links_reports_and_the_live_page(admin_client, demo):
+    html = admin_client.get(f"/admin/lessons/lesson/{demo.pk}/change/").content.decode()
+    assert "0 open" in html
+    assert f'href="{SEED_PATH}"' in admin_client.get("/admin/lessons/lesson/").content.decode()

@@ -1,0 +1,101 @@
+from __future__ import annotations
+
+import pytest
+from django.contrib.auth.models import User
+from django.test import Client
+
+from lessons.models import ProblemReport
+from tests.conftest import SEED_PATH
+
+REPORT = SEED_PATH + "/report"
+
+
+def test_every_lesson_page_links_to_its_report_form(client, demo):
+    html = client.get(SEED_PATH).content.decode()
+    assert f'<a href="{REPORT}">Spotted a problem on this page? Tell us</a>' in html
+
+
+def test_a_report_is_stored_with_the_lesson_and_question(client, demo):
+    form = client.get(REPORT)
+    assert form.status_code == 200
+    response = client.post(
+        REPORT, {"kind": "typo", "question": "3", "message": "Stage is misspelt."}
+    )
+    assert response.status_code == 302
+    assert response["Location"] == REPORT + "?sent=1"
+    report = ProblemReport.objects.get()
+    assert (report.lesson, report.question.position, report.kind, report.status) == (
+        demo,
+        3,
+        "typo",
+        "new",
+    )
+    assert "Thank you" in client.get(response["Location"]).content.decode()
+
+
+def test_a_report_about_the_whole_lesson_names_no_question(client, demo):
+    client.post(REPORT, {"kind": "unclear", "question": "", "message": "The recap is confusing."})
+    assert ProblemReport.objects.get().question is None
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        ({"kind": "", "message": "Something is off here."}, "Choose what kind of problem it is."),
+        ({"kind": "typo", "message": ""}, "Tell us what is wrong"),
+        ({"kind": "typo", "message": "abc"}, "at least 5 characters"),
+        ({"kind": "praise", "message": "Lovely lesson!"}, "Select a valid choice"),
+        ({"kind": "typo", "question": "9", "message": "Question nine?"}, "not part of this lesson"),
+        ({"kind": "typo", "message": "x" * 2001}, "under 2000 characters"),
+    ],
+)
+def test_bad_reports_are_refused_clearly_and_store_nothing(client, demo, data, message):
+    response = client.post(REPORT, data)
+    assert response.status_code == 400
+    assert message in response.content.decode()
+    assert not ProblemReport.objects.exists()
+
+
+def test_a_flood_of_reports_gets_429_with_retry_after(client, demo, settings):
+    settings.RATE_LIMITS = {"report": (3, 600)}
+    data = {"kind": "typo", "message": "Another typo here."}
+    statuses = [client.post(REPORT, data).status_code for _ in range(5)]
+    assert statuses == [302, 302, 302, 429, 429]
+    response = client.post(REPORT, data)
+    assert int(response["Retry-After"]) > 0
+    assert "try again in" in response.content.decode()
+    assert ProblemReport.objects.count() == 3
+
+
+def test_the_report_form_works_without_javascript(client, demo):
+    html = client.get(REPORT).content.decode()
+    assert f'<form method="post" action="{REPORT}"' in html
+    assert "data-hx-" not in html
+
+
+def test_editors_triage_reports_new_accepted_fixed(demo):
+    Client().post(REPORT, {"kind": "wrong_fact", "message": "Bandwidth is per second."})
+    Client().post(REPORT, {"kind": "other", "message": "Please add a diagram."})
+    editor = Client()
+    editor.force_login(User.objects.create_superuser("ed", password="x" * 12))
+    listing = editor.get("/admin/lessons/problemreport/", {"status__exact": "new"})
+    assert listing.content.decode().count('name="_selected_action"') == 2
+    first, second = ProblemReport.objects.order_by("pk")
+    editor.post(
+        "/admin/lessons/problemreport/", {"action": "mark_accepted", "_selected_action": [first.pk]}
+    )
+    editor.post(
+        "/admin/lessons/problemreport/",
+        {"action": "mark_fixed", "_selected_action": [first.pk, second.pk]},
+    )
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert (first.status, second.status) == ("fixed", "new")  # new cannot jump to fixed
+    editor.post(
+        "/admin/lessons/problemreport/",
+        {"action": "mark_dismissed", "_selected_action": [second.pk]},
+    )
+    second.refresh_from_db()
+    assert second.status == "dismissed"
+    change = editor.get(f"/admin/lessons/problemreport/{first.pk}/change/").content.decode()
+    assert f'href="/admin/lessons/lesson/{demo.pk}/change/"' in change
