@@ -12,7 +12,10 @@ PYTHON_CANDIDATES := python3.13 python3.12 python3 \
 PYTHON := $(shell for p in $(PYTHON_CANDIDATES); do \
 	"$$p" -c 'import sys; sys.exit(sys.version_info < (3, 12))' >/dev/null 2>&1 && { echo "$$p"; break; }; done)
 
-.PHONY: setup run test test-postgres lint bench clean
+# Local runs are in debug mode; production sets its own environment (see .env.example).
+export DEBUG ?= 1
+
+.PHONY: setup run test lint clean
 
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "Python 3.12 or newer is needed and none was found." >&2; exit 1; }

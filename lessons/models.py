@@ -4,7 +4,12 @@ import secrets
 import string
 
 from django.core.exceptions import ValidationError
-from django.core.validators import MaxValueValidator, MinValueValidator, RegexValidator
+from django.core.validators import (
+    FileExtensionValidator,
+    MaxValueValidator,
+    MinValueValidator,
+    RegexValidator,
+)
 from django.db import models
 from django.db.models import Count, Exists, OuterRef, Q
 from django.urls import reverse
@@ -69,11 +74,11 @@ class LessonQuerySet(models.QuerySet["Lesson"]):
         )
 
     def for_listing(self) -> LessonQuerySet:
-        return (
-            self.published()
-            .select_related("subject", "area")
-            .order_by("subject__position", "area__position", "area__name", "title")
-        )
+        # Whole subjects and areas stay together even when editors leave positions equal.
+        return self.published().select_related("subject", "area").order_by(
+            "subject__position", "subject__name", "subject_id",
+            "area__position", "area__name", "area_id", "title",
+        )  # fmt: skip
 
     def neighbours_of(self, lesson: Lesson) -> LessonQuerySet:
         """The lesson's published neighbours in one query, each flagged by how it relates."""
@@ -131,7 +136,12 @@ class Lesson(models.Model):
     tip_html = models.TextField(editable=False, default="")
     recap = models.TextField(help_text="Markdown.")
     recap_html = models.TextField(editable=False, default="")
-    video = models.FileField(upload_to="videos/", blank=True)
+    video = models.FileField(
+        upload_to="videos/",
+        blank=True,
+        validators=[FileExtensionValidator(["mp4", "webm", "ogv"])],
+        help_text="An MP4, WebM or Ogg video file.",
+    )
     transcript = models.TextField(blank=True, help_text="Markdown; required with a video.")
     transcript_html = models.TextField(editable=False, default="")
     needs_first = models.ManyToManyField(

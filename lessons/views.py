@@ -5,7 +5,8 @@ from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanen
 from django.shortcuts import get_object_or_404, render
 from django.shortcuts import redirect as redirect_to
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_http_methods
+from django.views.decorators.http import require_http_methods, require_safe
+from django.views.decorators.vary import vary_on_cookie
 
 from lessons import services
 from lessons.forms import ReportForm
@@ -35,7 +36,8 @@ def redirect_if_not_canonical(
     return HttpResponsePermanentRedirect(target)
 
 
-@require_GET
+@require_safe
+@vary_on_cookie
 def home(request: HttpRequest, markdown: bool = False) -> HttpResponse:
     context = {"lessons": list(Lesson.objects.for_listing())}
     if markdown or wants_markdown(request):
@@ -43,7 +45,8 @@ def home(request: HttpRequest, markdown: bool = False) -> HttpResponse:
     return vary_on_accept(render(request, "lessons/home.html", context))
 
 
-@require_GET
+@require_safe
+@vary_on_cookie
 def subject(request: HttpRequest, subject: str, markdown: bool = False) -> HttpResponse:
     subject_obj = get_object_or_404(Subject, slug=subject)
     context = {
@@ -55,7 +58,8 @@ def subject(request: HttpRequest, subject: str, markdown: bool = False) -> HttpR
     return vary_on_accept(render(request, "lessons/subject.html", context))
 
 
-@require_GET
+@require_safe
+@vary_on_cookie
 def lesson(
     request: HttpRequest,
     subject: str,
@@ -90,7 +94,7 @@ def lesson_context(lesson: Lesson) -> dict:
     }
 
 
-@require_GET
+@require_safe
 def worksheet(
     request: HttpRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
@@ -101,17 +105,17 @@ def worksheet(
     return render(request, "lessons/worksheet.html", {"lesson": lesson, "questions": questions})
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def report(
     request: HttpRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
     lesson = visible_lesson_or_404(request, public_id)
-    if request.method == "GET" and (
+    if request.method != "POST" and (
         redirect := redirect_if_not_canonical(request, lesson, subject, slug, "/report")
     ):
         return redirect
     questions = list(lesson.questions.all())
-    if request.method == "GET":
+    if request.method != "POST":
         form = ReportForm(questions=questions, initial={"question": request.GET.get("question")})
         sent = "sent" in request.GET
         return render(

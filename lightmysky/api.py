@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from django.http import HttpRequest, JsonResponse
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 from ninja import NinjaAPI
 from ninja.errors import HttpError, ValidationError
 
@@ -40,7 +40,7 @@ def validation_error(request: HttpRequest, error: ValidationError):
     )
 
 
-@require_GET
+@require_safe
 def openapi_json(request: HttpRequest) -> JsonResponse:
     schema = api.get_openapi_schema(path_prefix="/api/v1")
     return JsonResponse(schema, json_dumps_params={"ensure_ascii": False})

@@ -95,12 +95,14 @@ def sqlite_database(path: Path) -> dict:
     }
 
 
-DEBUG = env_bool("DEBUG", default=True)
+# Off unless asked for: a deployment that forgets its environment must not run in debug mode.
+# `make run` and `make test` set DEBUG=1.
+DEBUG = env_bool("DEBUG", default=False)
 TESTING = "pytest" in sys.modules
 
 SECRET_KEY = env_secret("SECRET_KEY")
 if not SECRET_KEY:
-    if not DEBUG:
+    if not (DEBUG or TESTING):
         raise ImproperlyConfigured(
             "SECRET_KEY is not set. With DEBUG off the site refuses to start without one: "
             "set SECRET_KEY (or SECRET_KEY_FILE) to a long random string, for example the output "
@@ -111,7 +113,13 @@ if not SECRET_KEY:
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]" if DEBUG else "")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
-SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000").rstrip("/")
+# The public origin, used in canonical links, the agent files and transfer QR codes.
+SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000" if DEBUG or TESTING else "").rstrip("/")
+if not SITE_URL:
+    raise ImproperlyConfigured(
+        "SITE_URL is not set. With DEBUG off, set it to the site's public origin, "
+        "for example https://lightmysky.example.org, so links and agent files name it."
+    )
 SITE_NAME = "LightMySky"
 
 INSTALLED_APPS = [
@@ -188,11 +196,13 @@ SESSION_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_HTTPONLY = True
 CSRF_COOKIE_HTTPONLY = True
 
-SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=not DEBUG)
-SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 0 if DEBUG else 60 * 60 * 24 * 365)
+# Production defaults (https only) apply unless this is a debug run or the test suite.
+SECURE_BY_DEFAULT = not (DEBUG or TESTING)
+SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=SECURE_BY_DEFAULT)
+SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 60 * 60 * 24 * 365 if SECURE_BY_DEFAULT else 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=False)
-SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", default=not DEBUG)
+SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", default=SECURE_BY_DEFAULT)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 if env_bool("SECURE_PROXY_SSL_HEADER"):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")

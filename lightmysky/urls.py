@@ -1,7 +1,7 @@
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.sitemaps.views import sitemap
-from django.urls import include, path
+from django.urls import include, path, re_path
 
 from lightmysky import views
 from lightmysky.api import api, openapi_json
@@ -23,6 +23,9 @@ urlpatterns = [
     path("", include("lessons.urls")),
     path("", include("practice.urls")),
 ]
+
+# Last: an address with a stray trailing slash goes to the one without, when that exists.
+urlpatterns += [re_path(r"^(?P<path>.+)/$", views.without_trailing_slash)]
 
 if settings.DEBUG:
     from django.conf.urls.static import static

@@ -1,18 +1,25 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse, HttpResponsePermanentRedirect, JsonResponse
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponsePermanentRedirect,
+    JsonResponse,
+)
 from django.template.loader import render_to_string
 from django.templatetags.static import static
+from django.urls import Resolver404, resolve
 from django.views.decorators.cache import cache_control
-from django.views.decorators.http import require_GET
+from django.views.decorators.http import require_safe
 
 from lessons.models import Lesson
 from lessons.views import lesson_context
 from lightmysky.lib.negotiation import MARKDOWN_TYPE, markdown_response
 
 
-@require_GET
+@require_safe
 @cache_control(max_age=86400, public=True)
 def robots_txt(request: HttpRequest) -> HttpResponse:
     lines = [
@@ -25,13 +32,13 @@ def robots_txt(request: HttpRequest) -> HttpResponse:
     return HttpResponse("\n".join(lines), content_type="text/plain; charset=utf-8")
 
 
-@require_GET
+@require_safe
 def favicon(request: HttpRequest) -> HttpResponse:
     return HttpResponsePermanentRedirect(static("favicon.svg"))
 
 
 def _markdown_file(template: str):
-    @require_GET
+    @require_safe
     def view(request: HttpRequest) -> HttpResponse:
         return markdown_response(request, template, {})
 
@@ -43,13 +50,13 @@ auth_md = _markdown_file("agent/auth.md")
 pricing_md = _markdown_file("agent/pricing.md")
 
 
-@require_GET
+@require_safe
 def llms_txt(request: HttpRequest) -> HttpResponse:
     context = {"lessons": list(Lesson.objects.for_listing())}
     return markdown_response(request, "agent/llms.txt", context)
 
 
-@require_GET
+@require_safe
 def llms_full_txt(request: HttpRequest) -> HttpResponse:
     """Every published lesson's twin, one after another."""
     twins = [
@@ -60,7 +67,7 @@ def llms_full_txt(request: HttpRequest) -> HttpResponse:
     return HttpResponse(separator.join(twins), content_type=MARKDOWN_TYPE)
 
 
-@require_GET
+@require_safe
 def ai_catalog(request: HttpRequest) -> JsonResponse:
     site = settings.SITE_URL
     files = [
@@ -96,3 +103,16 @@ def ai_catalog(request: HttpRequest) -> JsonResponse:
         ],
     }
     return JsonResponse(document, json_dumps_params={"indent": 2, "ensure_ascii": False})
+
+
+@require_safe
+def without_trailing_slash(request: HttpRequest, path: str) -> HttpResponse:
+    """`/review/` and friends: a permanent redirect to the real address, else the 404 page."""
+    target = "/" + path
+    try:
+        resolve(target)
+    except Resolver404:
+        raise Http404("No page has this address.") from None
+    if query := request.META.get("QUERY_STRING"):
+        target += "?" + query
+    return HttpResponsePermanentRedirect(target)

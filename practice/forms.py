@@ -58,10 +58,7 @@ def read_flashcard_rating(
     raw = data.get("rating", "")
     if not raw:
         raise BadSubmission("No rating was chosen: pick Again, Hard, Good or Easy.")
-    try:
-        rating = int(raw)
-    except ValueError:
-        rating = 0
+    rating = int(raw) if raw in {"1", "2", "3", "4"} else 0
     if rating not in scheduling.RATINGS:
         raise BadSubmission(
             f"{raw[:12]!r} is not a rating: pick 1 (Again), 2 (Hard), 3 (Good) or 4 (Easy)."

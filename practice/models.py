@@ -30,6 +30,9 @@ class Learner(models.Model):
     """An anonymous browser. Its random id lives in the session, never the session key itself."""
 
     public_id = models.CharField(max_length=32, unique=True, default=new_learner_id)
+    # A hash of the browser's CSRF cookie at the first answer: two first answers sent at once
+    # (a double click before any session exists) find the same learner instead of making two.
+    browser_hash = models.CharField(max_length=64, unique=True, null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     last_seen_at = models.DateTimeField(default=timezone.now, db_index=True)
 

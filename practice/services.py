@@ -18,16 +18,35 @@ from practice.forms import ImportedItem, ImportedReview, read_export_document
 from practice.models import LEARNER_SESSION_KEY, Learner, Memory, Review, Round, TransferCode
 
 
-def learner_get_or_create(*, session: SessionBase, now: datetime) -> Learner:
-    """The browser's learner, made at its first answer and remembered in its session."""
+def learner_get_or_create(
+    *, session: SessionBase, browser_secret: str | None, now: datetime
+) -> Learner:
+    """The browser's learner, made at its first answer and remembered in its session.
+
+    `browser_secret` is the browser's CSRF cookie: identical first answers racing each other
+    before any session exists share one learner through its hash (a unique column).
+    """
     public_id = session.get(LEARNER_SESSION_KEY)
     learner = Learner.objects.filter(public_id=public_id).first() if public_id else None
     if learner is None:
-        learner = Learner.objects.create(created_at=now, last_seen_at=now)
+        browser_hash = (
+            hashlib.sha256(f"learner-browser:{browser_secret}".encode()).hexdigest()
+            if browser_secret
+            else None
+        )
+        try:
+            with transaction.atomic():
+                learner = Learner.objects.create(
+                    created_at=now, last_seen_at=now, browser_hash=browser_hash
+                )
+        except IntegrityError:
+            learner = Learner.objects.get(browser_hash=browser_hash)
         session[LEARNER_SESSION_KEY] = learner.public_id
     elif now - learner.last_seen_at > timedelta(hours=12):
         # Pruning needs only a rough idea of activity; one write a day per learner is plenty.
         Learner.objects.filter(pk=learner.pk).update(last_seen_at=now)
+        # Saving the session moves its expiry on, so an active learner's cookie never lapses.
+        session.modified = True
     return learner
 
 

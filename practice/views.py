@@ -1,15 +1,19 @@
 from __future__ import annotations
 
+from datetime import datetime, timedelta
+
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
-from django.views.decorators.http import require_GET, require_http_methods, require_POST
+from django.views.decorators.cache import never_cache
+from django.views.decorators.http import require_http_methods, require_POST, require_safe
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import push_url
 
 from lessons.models import Flashcard, Lesson, Question
 from lessons.views import redirect_if_not_canonical, visible_lesson_or_404
+from lightmysky.lib.numbers import small_int
 from lightmysky.lib.qr import qr_svg
 from practice import attempts, selectors, services, sky
 from practice.attempts import BadSubmission
@@ -23,16 +27,24 @@ from practice.models import LEARNER_SESSION_KEY, Learner, Review, new_round_key
 
 ROUND_TEMPLATE = "practice/round.html"
 REVIEW_BATCH_SESSION_KEY = "review_batch"
+REVIEW_BATCH_LIFETIME = timedelta(hours=1)
 
 
 def _learner_or_create(request: HttpRequest, now) -> Learner:
-    learner = services.learner_get_or_create(session=request.session, now=now)
+    learner = services.learner_get_or_create(
+        session=request.session,
+        browser_secret=request.COOKIES.get(settings.CSRF_COOKIE_NAME),
+        now=now,
+    )
     request.learner = learner  # the header's sky counter reads it
     return learner
 
 
 def _page_or_partial(request: HttpRequest, template: str, partial: str) -> str:
-    return f"{template}#{partial}" if request.htmx else template
+    """The fragment for htmx swaps; the whole page otherwise, also when htmx restores history."""
+    if request.htmx and not request.htmx.history_restore_request:
+        return f"{template}#{partial}"
+    return template
 
 
 def feedback_for(
@@ -62,12 +74,13 @@ def bad_submission(
 
 
 @vary_on_headers("HX-Request")
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
+@never_cache
 def practice_round(
     request: HttpRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
     lesson = visible_lesson_or_404(request, public_id)
-    if request.method == "GET" and (
+    if request.method != "POST" and (
         canonical := redirect_if_not_canonical(request, lesson, subject, slug, "/practice")
     ):
         return canonical
@@ -78,15 +91,17 @@ def practice_round(
     learner = selectors.learner_for_request(request)
     progress = selectors.round_progress(learner=learner, lesson=lesson, questions=questions)
     context: dict = {"lesson": lesson, "progress": progress}
-    answered = request.GET.get("answered", "")
-    if answered.isdigit() and 0 < int(answered) <= progress.step:
-        review = progress.reviews[int(answered) - 1]
+    answered = small_int(request.GET.get("answered"))
+    if answered and 0 < answered <= progress.step:
+        review = progress.reviews[answered - 1]
         context["feedback"] = feedback_for(review, _question_of(review, questions), progress)
-    elif request.GET.get("new") or progress.round is None:
+    elif progress.finished and "summary" in request.GET:
+        pass  # the round's summary, straight after its last answer
+    elif request.GET.get("new") or progress.round is None or progress.finished:
         progress = selectors.RoundProgress(questions=questions)
         context |= _question_form(lesson, progress, new_round_key())
         context["progress"] = progress
-    elif not progress.finished:
+    else:
         context |= _question_form(lesson, progress, progress.round.key)
     if not request.htmx:
         context["constellation"] = selectors.constellation_for(
@@ -166,12 +181,13 @@ def _practice_answer(
 
 
 @vary_on_headers("HX-Request")
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
+@never_cache
 def flashcards(
     request: HttpRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
     lesson = visible_lesson_or_404(request, public_id)
-    if request.method == "GET" and (
+    if request.method != "POST" and (
         canonical := redirect_if_not_canonical(request, lesson, subject, slug, "/flashcards")
     ):
         return canonical
@@ -204,8 +220,7 @@ def flashcards(
             _flashcard_context(lesson, cards, position),
         )
         return push_url(response, f"{url}?card={position + 1}")
-    card_number = request.GET.get("card", "1")
-    position = int(card_number) - 1 if card_number.isdigit() and int(card_number) > 0 else 0
+    position = max((small_int(request.GET.get("card")) or 1) - 1, 0)
     context = _flashcard_context(lesson, cards, position)
     return render(
         request, _page_or_partial(request, "practice/flashcards.html", "flashcard-card"), context
@@ -224,22 +239,23 @@ def _flashcard_context(lesson: Lesson, cards: list[Flashcard], position: int) ->
 
 
 @vary_on_headers("HX-Request")
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
+@never_cache
 def review(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     learner = selectors.learner_for_request(request)
-    batch_done = request.session.get(REVIEW_BATCH_SESSION_KEY, 0) if learner else 0
+    batch_done = _review_batch_done(request, now) if learner else 0
     if request.method == "POST":
         if "more" in request.POST:
-            request.session[REVIEW_BATCH_SESSION_KEY] = 0
+            request.session.pop(REVIEW_BATCH_SESSION_KEY, None)
             return redirect("practice:review")
         return _review_answer(request, now)
 
     context: dict = {"batch_size": selectors.REVIEW_BATCH_SIZE, "batch_done": batch_done}
-    reviewed = request.GET.get("reviewed", "")
-    if learner is not None and reviewed.isdigit():
+    reviewed = small_int(request.GET.get("reviewed"))
+    if learner is not None and reviewed:
         done = (
-            Review.objects.filter(learner=learner, pk=int(reviewed))
+            Review.objects.filter(learner=learner, pk=reviewed)
             .select_related("question", "flashcard", "lesson__subject")
             .first()
         )
@@ -259,6 +275,18 @@ def review(request: HttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
+def _review_batch_done(request: HttpRequest, now) -> int:
+    """Reviews done in this sitting: a set of eight starts afresh after an hour away."""
+    batch = request.session.get(REVIEW_BATCH_SESSION_KEY)
+    if not isinstance(batch, dict):
+        return 0
+    try:
+        since = datetime.fromisoformat(batch["since"])
+    except (KeyError, TypeError, ValueError):
+        return 0
+    return int(batch.get("done", 0)) if now - since < REVIEW_BATCH_LIFETIME else 0
+
+
 def _review_item_form(item: selectors.DueItem) -> dict:
     memory = item.memory
     token = attempts.issue_once(
@@ -270,6 +298,11 @@ def _review_item_form(item: selectors.DueItem) -> dict:
 def _review_answer(request: HttpRequest, now) -> HttpResponse:
     try:
         attempt = read_attempt(request.POST)
+        if attempt.round_key:
+            raise BadSubmission(
+                "This answer belongs to a practice round, not to the review. "
+                "Go back to the round to answer it."
+            )
         if attempt.kind == "question":
             question = _published_item(Question, attempt.item_id, attempt.lesson_id)
             answer = read_question_answer(request.POST, attempt, question)
@@ -295,9 +328,11 @@ def _review_answer(request: HttpRequest, now) -> HttpResponse:
     else:
         review, created = services.flashcard_rate(flashcard=card, rating=rating.rating, **common)
     if created:
-        request.session[REVIEW_BATCH_SESSION_KEY] = (
-            request.session.get(REVIEW_BATCH_SESSION_KEY, 0) + 1
-        )
+        request.session[REVIEW_BATCH_SESSION_KEY] = {
+            "done": _review_batch_done(request, now) + 1,
+            "since": request.session.get(REVIEW_BATCH_SESSION_KEY, {}).get("since")
+            or now.isoformat(),
+        }
     target = f"/review?reviewed={review.pk}#feedback" if review.question_id else "/review"
     if not request.htmx:
         return redirect(target)
@@ -321,7 +356,8 @@ def _published_item(model, item_id: int, lesson_id: int):
     return item
 
 
-@require_GET
+@require_safe
+@never_cache
 def progress_export(request: HttpRequest) -> JsonResponse:
     now = timezone.now()
     learner = selectors.learner_for_request(request)
@@ -333,7 +369,8 @@ def progress_export(request: HttpRequest) -> JsonResponse:
     return response
 
 
-@require_GET
+@require_safe
+@never_cache
 def sky_page(request: HttpRequest) -> HttpResponse:
     learner = selectors.learner_for_request(request)
     context = {
@@ -354,7 +391,8 @@ def _progress_page(request: HttpRequest, *, status: int = 200, **extra) -> HttpR
     return render(request, "practice/progress.html", context, status=status)
 
 
-@require_GET
+@require_safe
+@never_cache
 def progress(request: HttpRequest) -> HttpResponse:
     notices = {
         "forgotten": "Everything stored for this browser was erased.",
@@ -400,12 +438,12 @@ def progress_transfer(request: HttpRequest) -> HttpResponse:
     return _progress_page(request, transfer_code=code, transfer_qr=qr_svg(adopt_url))
 
 
-@require_http_methods(["GET", "POST"])
+@require_http_methods(["GET", "HEAD", "POST"])
 def progress_adopt(request: HttpRequest) -> HttpResponse:
     code = services.normalise_transfer_code(
         (request.POST if request.method == "POST" else request.GET).get("code", "")
     )
-    if request.method == "GET":  # a scanned QR code lands here: ask before adopting
+    if request.method != "POST":  # a scanned QR code lands here: ask before adopting
         return _progress_page(request, adopt_code=code)
     if len(code) != services.TRANSFER_CODE_LENGTH:
         return _progress_page(

@@ -13,12 +13,12 @@ from lightmysky.settings import database_from_url
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def run_django_check(**env: str) -> subprocess.CompletedProcess:
-    clean = {
-        k: v for k, v in os.environ.items() if k not in {"SECRET_KEY", "DEBUG", "DATABASE_URL"}
-    }
+def run_django_check(*command: str, **env: str) -> subprocess.CompletedProcess:
+    """manage.py (check by default) in a fresh process with only the given settings variables."""
+    hidden = {"SECRET_KEY", "DEBUG", "DATABASE_URL", "SITE_URL"}
+    clean = {k: v for k, v in os.environ.items() if k not in hidden}
     return subprocess.run(
-        [sys.executable, "manage.py", "check"],
+        [sys.executable, "manage.py", *(command or ["check"])],
         cwd=ROOT,
         env=clean | env,
         capture_output=True,
@@ -34,12 +34,31 @@ def test_without_debug_and_secret_key_the_site_refuses_to_start():
 
 
 def test_without_debug_but_with_a_secret_key_the_site_starts():
-    result = run_django_check(DEBUG="0", SECRET_KEY="x" * 60, ALLOWED_HOSTS="example.org")
+    result = run_django_check(
+        DEBUG="0", SECRET_KEY="x" * 60, ALLOWED_HOSTS="example.org", SITE_URL="https://example.org"
+    )
     assert result.returncode == 0, result.stderr
 
 
+def test_debug_is_off_unless_asked_for():
+    shown = run_django_check(
+        "shell",
+        "-c",
+        "from django.conf import settings; print('debug', settings.DEBUG)",
+        SECRET_KEY="x" * 60,
+        SITE_URL="https://example.org",
+    )
+    assert "debug False" in shown.stdout, shown.stderr
+
+
+def test_without_debug_the_public_origin_is_required():
+    result = run_django_check(DEBUG="0", SECRET_KEY="x" * 60, ALLOWED_HOSTS="example.org")
+    assert result.returncode != 0
+    assert "SITE_URL is not set" in result.stderr
+
+
 def test_a_bad_database_url_is_explained():
-    result = run_django_check(DATABASE_URL="mysql://db/site")
+    result = run_django_check(DEBUG="1", DATABASE_URL="mysql://db/site")
     assert result.returncode != 0
     assert "DATABASE_URL must start with postgres://" in result.stderr
 

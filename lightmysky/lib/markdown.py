@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import nh3
 from markdown_it import MarkdownIt
 
@@ -22,7 +24,6 @@ ALLOWED_TAGS = {
     "ul",
     "ol",
     "li",
-    "h3",
     "h4",
     "h5",
     "h6",
@@ -40,13 +41,18 @@ ALLOWED_TAGS = {
 ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}}
 
 
+# Lesson texts sit under the page's h3 headings, so their own headings start at h4.
+HEADING_SHIFT = 3
+_HEADING = re.compile(r"<(/?)h([1-6])>")
+
+
+def _shift_heading(match: re.Match) -> str:
+    return f"<{match[1]}h{min(int(match[2]) + HEADING_SHIFT, 6)}>"
+
+
 def render_markdown(source: str) -> str:
-    """Render Markdown to sanitised HTML; headings are shifted below the page's own h2."""
-    html = _parser.render(source or "")
-    for level in (2, 1):
-        html = html.replace(f"<h{level}>", f"<h{level + 2}>").replace(
-            f"</h{level}>", f"</h{level + 2}>"
-        )
+    """Render Markdown to sanitised HTML, its headings shifted below the page's own."""
+    html = _HEADING.sub(_shift_heading, _parser.render(source or ""))
     return nh3.clean(
         html,
         tags=ALLOWED_TAGS,

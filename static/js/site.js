@@ -2,15 +2,15 @@
 "use strict";
 
 function isTyping(target) {
-  return target.closest("input[type=text], input[type=search], textarea, select, [contenteditable]");
+  return target.closest("input[type=text], input[type=search], input:not([type]), textarea, select, [contenteditable]");
 }
 
 // Answer forms: 1–9 or A–F pick a choice, Enter checks the answer.
 function handleAnswerKeys(event, form) {
   const key = event.key.toLowerCase();
-  const choice =
-    form.querySelector(`input[name=choice][data-number="${key}"]`) ||
-    form.querySelector(`input[name=choice][data-key="${key}"]`);
+  const choice = Array.from(form.querySelectorAll("input[name=choice]")).find(
+    (input) => input.dataset.number === key || input.dataset.key === key,
+  );
   if (choice) {
     choice.checked = choice.type === "radio" ? true : !choice.checked;
     choice.focus();
@@ -25,10 +25,20 @@ function handleAnswerKeys(event, form) {
   return false;
 }
 
-// Flashcards: once the answer is shown, 1–4 rate it.
-function handleRatingKeys(event, reveal) {
-  if (!reveal.open || !/^[1-4]$/.test(event.key)) return false;
-  const button = reveal.querySelector(`button[name=rating][value="${event.key}"]`);
+// Flashcards: Enter or Space shows the answer, then 1–4 rate it.
+function handleFlashcardKeys(event, reveal) {
+  if (!reveal.open) {
+    const onControl = document.activeElement && document.activeElement.closest("a, button, summary");
+    if ((event.key === "Enter" || event.key === " ") && !onControl) {
+      event.preventDefault();
+      reveal.open = true;
+      return true;
+    }
+    return false;
+  }
+  const button = Array.from(reveal.querySelectorAll("button[name=rating]")).find(
+    (candidate) => candidate.value === event.key,
+  );
   if (!button) return false;
   event.preventDefault();
   button.click();
@@ -40,8 +50,21 @@ document.addEventListener("keydown", (event) => {
   const form = document.querySelector("[data-answer-form]");
   if (form && handleAnswerKeys(event, form)) return;
   const reveal = document.querySelector("[data-reveal]");
-  if (reveal) handleRatingKeys(event, reveal);
+  if (reveal) handleFlashcardKeys(event, reveal);
 });
+
+// When the answer of a flashcard is shown, move focus to it so it is read out.
+document.addEventListener(
+  "toggle",
+  (event) => {
+    const reveal = event.target;
+    if (reveal.matches && reveal.matches("[data-reveal]") && reveal.open) {
+      const back = reveal.querySelector(".back");
+      if (back) back.focus();
+    }
+  },
+  true,
+);
 
 // After htmx swaps in the next step, move focus to its heading so keyboard and screen-reader
 // users land on what changed.
@@ -50,6 +73,42 @@ document.addEventListener("htmx:afterSettle", (event) => {
   const heading = target && target.querySelector ? target.querySelector("[data-autofocus]") : null;
   const focusable = heading || document.querySelector("[data-autofocus]");
   if (focusable) focusable.focus();
+});
+
+// A failed request (server error, lost connection, an expired form) must never leave the
+// learner pressing a button that does nothing: say so, and offer a fresh page.
+function showRequestProblem(event, text) {
+  const target = event.detail.target || event.detail.elt;
+  const card = target && target.closest ? target.closest(".practice-card") || target : null;
+  if (!card) return;
+  const old = card.querySelector(".request-problem");
+  if (old) old.remove();
+  const box = document.createElement("div");
+  box.className = "request-problem";
+  box.setAttribute("role", "alert");
+  const message = document.createElement("p");
+  message.textContent = text;
+  const reload = document.createElement("a");
+  reload.href = window.location.href;
+  reload.className = "button";
+  reload.textContent = "Reload the page";
+  box.append(message, reload);
+  card.prepend(box);
+}
+
+document.addEventListener("htmx:responseError", (event) => {
+  const status = event.detail.xhr ? event.detail.xhr.status : 0;
+  const text =
+    status === 403
+      ? "This page has expired, so the answer was not recorded. Reload the page and answer again."
+      : status === 429
+        ? "That was a lot at once, so the answer was not recorded. Wait a moment, then try again."
+        : "Something went wrong on our side and the answer was not recorded. Reload the page and try again.";
+  showRequestProblem(event, text);
+});
+
+document.addEventListener("htmx:sendError", (event) => {
+  showRequestProblem(event, "The site could not be reached, so nothing was recorded. Check your connection, then try again.");
 });
 
 document.addEventListener("DOMContentLoaded", () => {

@@ -9,7 +9,7 @@ from django.db import connection
 from django.test import Client
 
 from lessons.models import Lesson
-from practice.models import Memory, Review, Round
+from practice.models import Learner, Memory, Review, Round
 from tests.practice.helpers import answer, current_question, practice_url
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -98,3 +98,31 @@ def test_concurrent_different_attempts_on_a_new_item_both_count_without_an_error
     card = seed.flashcards.first()
     assert Review.objects.filter(flashcard=card).count() == THREADS
     assert Memory.objects.filter(flashcard=card).count() == 1
+
+
+def test_a_new_browsers_first_answer_sent_at_once_makes_one_learner(seed):
+    first = Client()
+    question, token = current_question(first, practice_url(seed))
+    csrf = first.cookies["csrftoken"].value
+    barrier = threading.Barrier(THREADS)
+    statuses: list[int] = []
+
+    def worker() -> None:
+        browser = Client()
+        browser.cookies["csrftoken"] = csrf
+        try:
+            barrier.wait(timeout=10)
+            data = {"token": token, "choice": question.correct_letters}
+            statuses.append(browser.post(practice_url(seed), data).status_code)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=worker) for _ in range(THREADS)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    assert statuses == [302] * THREADS
+    assert Learner.objects.count() == 1
+    assert Review.objects.count() == 1
+    assert Round.objects.count() == 1

@@ -1,0 +1,100 @@
+"""Found by review: odd inputs and odd timings that must never become a 500 or a double count."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+import time_machine
+from django.test import Client
+from django.utils import timezone
+
+from practice.models import Learner, Review, Round
+from tests.conftest import SEED_PATH
+from tests.practice.helpers import answer, current_question, finish_round, practice_url
+
+
+def test_a_round_token_is_refused_by_the_review_and_the_round_carries_on(client, demo):
+    question, token = current_question(client, practice_url(demo))
+    data = {"token": token, "choice": question.correct_letters}
+    response = client.post("/review", data)
+    assert response.status_code == 400
+    assert "belongs to a practice round" in response.content.decode()
+    assert client.post(practice_url(demo), data).status_code == 302
+    assert Review.objects.count() == 1 and Round.objects.count() == 1
+
+
+def test_a_new_browsers_first_answer_sent_twice_makes_one_learner_and_one_review(demo):
+    first = Client()
+    question, token = current_question(first, practice_url(demo))
+    csrf = first.cookies["csrftoken"].value
+    second = Client()  # the same browser's second request, before any session cookie came back
+    second.cookies["csrftoken"] = csrf
+    data = {"token": token, "choice": question.correct_letters}
+    assert first.post(practice_url(demo), data).status_code == 302
+    assert second.post(practice_url(demo), data).status_code == 302
+    assert Learner.objects.count() == 1
+    assert Review.objects.count() == 1
+    assert first.session["learner"] == second.session["learner"]
+
+
+@pytest.mark.parametrize("value", ["²", "٣", "9" * 5000, "-1", "1e3", ""])
+def test_odd_numbers_in_addresses_are_ignored_not_errors(client, demo, value):
+    answer(client, demo, right=True)
+    for path in ("/practice?answered=", "/flashcards?card="):
+        assert client.get(SEED_PATH + path + value).status_code == 200
+    assert client.get("/review?reviewed=" + value).status_code == 200
+
+
+def test_an_arabic_indic_digit_is_not_a_rating(client, demo):
+    url = demo.get_absolute_url() + "/flashcards"
+    token = client.get(url).context["token"]
+    assert client.post(url, {"token": token, "rating": "٣"}).status_code == 400
+
+
+def test_htmx_history_restore_gets_the_whole_page(client, demo):
+    headers = {"HX-Request": "true", "HX-History-Restore-Request": "true"}
+    html = client.get(practice_url(demo), headers=headers).content.decode()
+    assert "<html" in html and "<h1>" in html
+
+
+def test_head_requests_are_answered(client, demo):
+    for path in ("/", SEED_PATH, SEED_PATH + ".md", "/sky", "/llms.txt", "/robots.txt"):
+        assert client.head(path).status_code == 200, path
+
+
+def test_a_stray_trailing_slash_redirects_and_unknown_paths_stay_404(client, demo):
+    response = client.get("/review/?x=1")
+    assert response.status_code == 301 and response["Location"] == "/review?x=1"
+    assert client.get(SEED_PATH + "/")["Location"] == SEED_PATH
+    assert client.get("/%2F%2Fevil.example/").status_code == 404
+    assert client.get("/nothing-here/").status_code == 404
+
+
+def test_an_active_learners_session_is_renewed(client, demo):
+    answer(client, demo, right=True)
+    with time_machine.travel(timezone.now() + timedelta(days=300), tick=False):
+        response = answer(client, demo, right=True)
+        assert response.cookies["sessionid"]["max-age"] >= 60 * 60 * 24 * 365
+
+
+def test_a_set_of_eight_reviews_starts_afresh_after_an_hour(client, demo):
+    finish_round(client, demo, [True] * 8)
+    later = timezone.now() + timedelta(days=30)
+    with time_machine.travel(later, tick=False):
+        for _ in range(8):
+            response = client.get("/review")
+            question = response.context["question"]
+            client.post(
+                "/review", {"token": response.context["token"], "choice": question.correct_letters}
+            )
+    with time_machine.travel(later + timedelta(hours=2), tick=False):
+        html = client.get("/review").content.decode()
+        assert "That is 8 for now" not in html
+
+
+def test_learner_pages_are_not_cached_by_anyone(client, demo):
+    answer(client, demo, right=True)
+    for path in (practice_url(demo), "/review", "/sky", "/progress", "/progress/export"):
+        assert "no-store" in client.get(path)["Cache-Control"], path
+    assert "Cookie" in client.get(SEED_PATH)["Vary"]
