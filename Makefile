@@ -15,7 +15,7 @@ PYTHON := $(shell for p in $(PYTHON_CANDIDATES); do \
 # Local runs are in debug mode; production sets its own environment (see .env.example).
 export DEBUG ?= 1
 
-.PHONY: setup run test lint clean
+.PHONY: setup run test lint clean python-path
 
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "Python 3.12 or newer is needed and none was found." >&2; exit 1; }
@@ -43,3 +43,7 @@ lint: $(VENV)/.installed
 
 clean:
 	rm -rf $(VENV) staticfiles *.egg-info
+
+# The Python 3.12+ that setup uses (for scripts such as .ci/deploy-check).
+python-path:
+	@echo $(PYTHON)

@@ -76,7 +76,7 @@ class FlashcardInline(admin.TabularInline):
 
 @admin.register(Lesson)
 class LessonAdmin(admin.ModelAdmin):
-    list_display = ["title", "public_id", "subject", "area", "status", "updated_at", "view_on_site"]
+    list_display = ["title", "public_id", "subject", "area", "status", "updated_at", "site_link"]
     list_filter = ["status", "subject", "area", "updated_at"]
     list_select_related = ["subject", "area"]
     search_fields = ["title", "summary", "public_id"]
@@ -114,7 +114,7 @@ class LessonAdmin(admin.ModelAdmin):
         return format_html('<a href="{}">{} open</a>', url, count)
 
     @admin.display(description="On the site")
-    def view_on_site(self, lesson: Lesson) -> str:
+    def site_link(self, lesson: Lesson) -> str:
         label = "Preview" if lesson.status == Lesson.Status.DRAFT else "View"
         return format_html('<a href="{}">{}</a>', lesson.get_absolute_url(), label)
 

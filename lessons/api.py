@@ -11,8 +11,15 @@ from ninja import Field, Query, Router, Schema
 from ninja.errors import HttpError
 
 from lessons.models import Lesson, Question, Subject
+from lightmysky.lib.ratelimit import retry_after
 
 router = Router(tags=["lessons"])
+
+
+class RateLimited(Exception):
+    def __init__(self, wait: int) -> None:
+        super().__init__(f"Too many checks from this address: try again in {wait} seconds.")
+        self.wait = wait
 
 
 class Error(Schema):
@@ -246,10 +253,12 @@ def list_questions(request: HttpRequest, public_id: str):
 
 @router.post(
     "/lessons/{public_id}/questions/{number}/check",
-    response={200: CheckOut, 400: Error, 404: Error},
+    response={200: CheckOut, 400: Error, 404: Error, 429: Error},
     summary="Check an answer; nothing is stored",
 )
 def check_answer(request: HttpRequest, public_id: str, number: int, body: AnswerIn):
+    if wait := retry_after(request, "api_check"):
+        raise RateLimited(wait)
     question = _question(_published_lesson(public_id), number)
     picked = {letter.strip().upper() for letter in body.answer}
     letters = {c["letter"] for c in question.labelled_choices}

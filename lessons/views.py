@@ -13,7 +13,7 @@ from lessons.forms import ReportForm
 from lessons.models import Lesson, Subject
 from lessons.structured_data import learning_resource
 from lightmysky.lib.negotiation import markdown_response, vary_on_accept, wants_markdown
-from lightmysky.lib.ratelimit import retry_after
+from lightmysky.lib.ratelimit import limit_posts
 from practice import selectors
 
 
@@ -106,6 +106,7 @@ def worksheet(
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
+@limit_posts("report")
 def report(
     request: HttpRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
@@ -126,8 +127,6 @@ def report(
     if not form.is_valid():
         context = {"lesson": lesson, "form": form}
         return render(request, "lessons/report.html", context, status=400)
-    if wait := retry_after(request, "report", *settings.RATE_LIMITS["report"]):
-        return too_many_requests(request, wait)
     services.report_create(
         lesson=lesson,
         kind=form.cleaned_data["kind"],
@@ -135,9 +134,3 @@ def report(
         question_position=form.cleaned_data["question"],
     )
     return redirect_to(lesson.get_absolute_url() + "/report?sent=1")
-
-
-def too_many_requests(request: HttpRequest, wait: int) -> HttpResponse:
-    response = render(request, "429.html", {"wait": wait}, status=429)
-    response["Retry-After"] = str(wait)
-    return response

@@ -7,6 +7,7 @@ from django.views.decorators.http import require_safe
 from ninja import NinjaAPI
 from ninja.errors import HttpError, ValidationError
 
+from lessons.api import RateLimited
 from lessons.api import router as lessons_router
 
 api = NinjaAPI(
@@ -27,6 +28,13 @@ api.add_router("/", lessons_router)
 @api.exception_handler(HttpError)
 def http_error(request: HttpRequest, error: HttpError):
     return api.create_response(request, {"detail": str(error)}, status=error.status_code)
+
+
+@api.exception_handler(RateLimited)
+def rate_limited(request: HttpRequest, error: RateLimited):
+    response = api.create_response(request, {"detail": str(error)}, status=429)
+    response["Retry-After"] = str(error.wait)
+    return response
 
 
 @api.exception_handler(ValidationError)

@@ -1,14 +1,76 @@
 from __future__ import annotations
 
+import logging
+import time
 from collections.abc import Callable
 
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
+
+Handler = Callable[[HttpRequest], HttpResponse]
+request_logger = logging.getLogger("lightmysky.requests")
 
 # Public, read-only resources that any site may fetch from a browser.
 OPEN_READ_PREFIXES = ("/api/", "/openapi.json", "/llms", "/.well-known/", "/index.md")
 
 
-def open_reads_middleware(get_response: Callable[[HttpRequest], HttpResponse]):
+def request_log_middleware(get_response: Handler) -> Handler:
+    """One log line per request: method, path, status and time taken."""
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        started = time.perf_counter()
+        response = get_response(request)
+        duration_ms = round((time.perf_counter() - started) * 1000, 1)
+        request_logger.info(
+            "%s %s %s %sms",
+            request.method,
+            request.path,
+            response.status_code,
+            duration_ms,
+            extra={
+                "method": request.method,
+                "path": request.path,
+                "status": response.status_code,
+                "duration_ms": duration_ms,
+            },
+        )
+        return response
+
+    return middleware
+
+
+def request_size_middleware(get_response: Handler) -> Handler:
+    """Refuse a body larger than MAX_REQUEST_BYTES before anything reads it: 413, not a 500."""
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        try:
+            length = int(request.META.get("CONTENT_LENGTH") or 0)
+        except ValueError:
+            length = 0
+        if length > settings.MAX_REQUEST_BYTES:
+            limit = settings.MAX_REQUEST_BYTES // (1024 * 1024)
+            return HttpResponse(
+                f"The request is too large: at most {limit} MB is accepted.",
+                status=413,
+                content_type="text/plain; charset=utf-8",
+            )
+        return get_response(request)
+
+    return middleware
+
+
+def permissions_policy_middleware(get_response: Handler) -> Handler:
+    """The browser features this site never uses are switched off for it."""
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        response = get_response(request)
+        response.setdefault("Permissions-Policy", settings.PERMISSIONS_POLICY)
+        return response
+
+    return middleware
+
+
+def open_reads_middleware(get_response: Handler) -> Handler:
     """Allow cross-origin GET of the API and the agent files; nothing else, and no credentials."""
 
     def middleware(request: HttpRequest) -> HttpResponse:

@@ -12,6 +12,9 @@ from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 from django.core.exceptions import ImproperlyConfigured
+from django.utils.csp import CSP
+
+from lightmysky.lib.ratelimit import Limit
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -137,7 +140,11 @@ INSTALLED_APPS = [
 ]
 
 MIDDLEWARE = [
+    "lightmysky.middleware.request_log_middleware",
+    "lightmysky.middleware.request_size_middleware",
     "django.middleware.security.SecurityMiddleware",
+    "django.middleware.csp.ContentSecurityPolicyMiddleware",
+    "lightmysky.middleware.permissions_policy_middleware",
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -209,6 +216,28 @@ if env_bool("SECURE_PROXY_SSL_HEADER"):
 SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
+# Everything comes from this origin: no inline script or style, no third party, no framing.
+SECURE_CSP = {
+    "default-src": [CSP.SELF],
+    "script-src": [CSP.SELF],
+    "style-src": [CSP.SELF],
+    "img-src": [CSP.SELF, "data:"],
+    "media-src": [CSP.SELF],
+    "font-src": [CSP.SELF],
+    "connect-src": [CSP.SELF],
+    "object-src": [CSP.NONE],
+    "base-uri": [CSP.NONE],
+    "form-action": [CSP.SELF],
+    "frame-ancestors": [CSP.NONE],
+}
+PERMISSIONS_POLICY = (
+    "accelerometer=(), camera=(), geolocation=(), gyroscope=(), magnetometer=(), "
+    "microphone=(), payment=(), usb=(), browsing-topics=()"
+)
+# Request bodies: forms are small; a progress file may be up to 5 MB.
+DATA_UPLOAD_MAX_MEMORY_SIZE = 256 * 1024
+FILE_UPLOAD_MAX_MEMORY_SIZE = 5 * 1024 * 1024
+MAX_REQUEST_BYTES = 6 * 1024 * 1024
 
 LANGUAGE_CODE = "en-gb"
 TIME_ZONE = "UTC"
@@ -216,7 +245,7 @@ USE_I18N = False
 USE_TZ = True
 
 STATIC_URL = "/static/"
-STATIC_ROOT = BASE_DIR / "staticfiles"
+STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STATICFILES_DIRS = [BASE_DIR / "static"]
 MEDIA_URL = "/media/"
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(BASE_DIR / "media")))
@@ -237,10 +266,35 @@ FSRS_MAXIMUM_INTERVAL = env_int("FSRS_MAXIMUM_INTERVAL", 36500)  # days
 FSRS_ENABLE_FUZZING = env_bool("FSRS_ENABLE_FUZZING", default=not TESTING)
 # Anonymous learners idle for longer than this are removed by `manage.py prune_learners`.
 LEARNER_IDLE_DAYS = env_int("LEARNER_IDLE_DAYS", 400)
-# Rate limits: (requests, per seconds) per browser and per address.
+# Rate limits for writes, per browser and per address (a whole school may share one address).
+# RATE_LIMIT_SCALE multiplies them all, for load tests.
+_scale = env_int("RATE_LIMIT_SCALE", 1)
 RATE_LIMITS = {
-    "report": (env_int("RATE_LIMIT_REPORTS", 5), 600),
+    "answer": Limit(per_browser=60 * _scale, per_address=600 * _scale, seconds=60),
+    "report": Limit(per_browser=5 * _scale, per_address=30 * _scale, seconds=600),
+    "import": Limit(per_browser=10 * _scale, per_address=60 * _scale, seconds=3600),
+    "adopt": Limit(per_browser=10 * _scale, per_address=30 * _scale, seconds=3600),
+    "api_check": Limit(per_browser=0, per_address=300 * _scale, seconds=60),
 }
+
+# The cache holds rate-limit counters. One process: memory. Several app servers must share it:
+# CACHE_URL=redis://host:6379/0 (or db:// for a table in the database; run createcachetable).
+CACHE_URL = env_str("CACHE_URL")
+if CACHE_URL.startswith(("redis://", "rediss://")):
+    CACHES = {
+        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+    }
+elif CACHE_URL.startswith("db://"):
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+            "LOCATION": "django_cache",
+        }
+    }
+elif CACHE_URL:
+    raise ImproperlyConfigured(f"CACHE_URL must start with redis:// or db://, not {CACHE_URL!r}.")
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 # Behind a reverse proxy that sets X-Forwarded-For, count the address it reports.
 TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", default=False)
 # How long an answer form stays valid, in seconds.
@@ -251,9 +305,27 @@ WHITENOISE_USE_FINDERS = DEBUG or TESTING
 WHITENOISE_AUTOREFRESH = DEBUG or TESTING
 WHITENOISE_MAX_AGE = 60 * 60 * 24 * 365
 
+# Logs go to stdout: one line per request from lightmysky.requests, as JSON with LOG_FORMAT=json.
+LOG_FORMAT = env_str("LOG_FORMAT", "text")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler", "stream": sys.stdout}},
+    "formatters": {
+        "text": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "json": {"()": "lightmysky.lib.logs.JsonFormatter"},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            "stream": sys.stdout,
+            "formatter": "json" if LOG_FORMAT == "json" else "text",
+        }
+    },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "loggers": {
+        # Requests are logged once, by lightmysky.requests; Django's own lines would repeat them.
+        "django.request": {"level": "ERROR"},
+        "django.server": {"level": "WARNING"},
+        "lightmysky.requests": {"level": "WARNING" if TESTING else "INFO"},
+    },
 }

@@ -1,13 +1,17 @@
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.sitemaps.views import sitemap
-from django.urls import include, path, re_path
+from django.urls import include, path
 
 from lightmysky import views
 from lightmysky.api import api, openapi_json
 from lightmysky.sitemaps import SITEMAPS
 
+handler404 = "lightmysky.views.not_found"
+
 urlpatterns = [
+    path("healthz", views.healthz, name="healthz"),
+    path("readyz", views.readyz, name="readyz"),
     path("robots.txt", views.robots_txt, name="robots_txt"),
     path("llms.txt", views.llms_txt, name="llms_txt"),
     path("llms-full.txt", views.llms_full_txt, name="llms_full_txt"),
@@ -23,9 +27,6 @@ urlpatterns = [
     path("", include("lessons.urls")),
     path("", include("practice.urls")),
 ]
-
-# Last: an address with a stray trailing slash goes to the one without, when that exists.
-urlpatterns += [re_path(r"^(?P<path>.+)/$", views.without_trailing_slash)]
 
 if settings.DEBUG:
     from django.conf.urls.static import static

@@ -1,17 +1,19 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.db import DatabaseError, connection
+from django.db.migrations.executor import MigrationExecutor
 from django.http import (
-    Http404,
     HttpRequest,
     HttpResponse,
     HttpResponsePermanentRedirect,
     JsonResponse,
 )
+from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.templatetags.static import static
 from django.urls import Resolver404, resolve
-from django.views.decorators.cache import cache_control
+from django.views.decorators.cache import cache_control, never_cache
 from django.views.decorators.http import require_safe
 
 from lessons.models import Lesson
@@ -105,14 +107,42 @@ def ai_catalog(request: HttpRequest) -> JsonResponse:
     return JsonResponse(document, json_dumps_params={"indent": 2, "ensure_ascii": False})
 
 
+def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    """The site's 404 page; an address with a stray trailing slash goes to the one without."""
+    path = request.path
+    if len(path) > 1 and path.endswith("/") and not path.startswith("//"):
+        target = path.rstrip("/")
+        try:
+            resolve(target)
+        except Resolver404:
+            pass
+        else:
+            if query := request.META.get("QUERY_STRING"):
+                target += "?" + query
+            return HttpResponsePermanentRedirect(target)
+    return render(request, "404.html", status=404)
+
+
 @require_safe
-def without_trailing_slash(request: HttpRequest, path: str) -> HttpResponse:
-    """`/review/` and friends: a permanent redirect to the real address, else the 404 page."""
-    target = "/" + path
+@never_cache
+def healthz(request: HttpRequest) -> HttpResponse:
+    """Liveness: the process answers. It touches nothing else."""
+    return HttpResponse("ok\n", content_type="text/plain; charset=utf-8")
+
+
+@require_safe
+@never_cache
+def readyz(request: HttpRequest) -> JsonResponse:
+    """Readiness: the database answers and every migration is applied; 503 otherwise."""
+    problems = []
     try:
-        resolve(target)
-    except Resolver404:
-        raise Http404("No page has this address.") from None
-    if query := request.META.get("QUERY_STRING"):
-        target += "?" + query
-    return HttpResponsePermanentRedirect(target)
+        connection.ensure_connection()
+        with connection.cursor() as cursor:
+            cursor.execute("SELECT 1")
+        executor = MigrationExecutor(connection)
+        if pending := executor.migration_plan(executor.loader.graph.leaf_nodes()):
+            problems.append(f"{len(pending)} migration(s) not applied")
+    except DatabaseError as error:
+        problems.append(f"database unreachable: {error.__class__.__name__}")
+    status = 503 if problems else 200
+    return JsonResponse({"ready": not problems, "problems": problems}, status=status)

@@ -15,6 +15,7 @@ from lessons.models import Flashcard, Lesson, Question
 from lessons.views import redirect_if_not_canonical, visible_lesson_or_404
 from lightmysky.lib.numbers import small_int
 from lightmysky.lib.qr import qr_svg
+from lightmysky.lib.ratelimit import limit_posts
 from practice import attempts, selectors, services, sky
 from practice.attempts import BadSubmission
 from practice.forms import (
@@ -76,6 +77,7 @@ def bad_submission(
 @vary_on_headers("HX-Request")
 @require_http_methods(["GET", "HEAD", "POST"])
 @never_cache
+@limit_posts("answer")
 def practice_round(
     request: HttpRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
@@ -183,6 +185,7 @@ def _practice_answer(
 @vary_on_headers("HX-Request")
 @require_http_methods(["GET", "HEAD", "POST"])
 @never_cache
+@limit_posts("answer")
 def flashcards(
     request: HttpRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
@@ -241,6 +244,7 @@ def _flashcard_context(lesson: Lesson, cards: list[Flashcard], position: int) ->
 @vary_on_headers("HX-Request")
 @require_http_methods(["GET", "HEAD", "POST"])
 @never_cache
+@limit_posts("answer")
 def review(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     learner = selectors.learner_for_request(request)
@@ -403,6 +407,7 @@ def progress(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
+@limit_posts("import")
 def progress_import(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     try:
@@ -439,6 +444,7 @@ def progress_transfer(request: HttpRequest) -> HttpResponse:
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
+@limit_posts("adopt")
 def progress_adopt(request: HttpRequest) -> HttpResponse:
     code = services.normalise_transfer_code(
         (request.POST if request.method == "POST" else request.GET).get("code", "")

@@ -1,0 +1,17 @@
+"""gunicorn settings, all from the environment (gunicorn also reads WEB_CONCURRENCY itself)."""
+
+import multiprocessing
+import os
+
+bind = os.environ.get("BIND", "127.0.0.1:8000")
+workers = int(os.environ.get("WEB_CONCURRENCY", multiprocessing.cpu_count() * 2 + 1))
+threads = int(os.environ.get("GUNICORN_THREADS", "1"))
+timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
+# Requests are logged by the application itself, one line each (see LOG_FORMAT).
+accesslog = None
+errorlog = "-"
+forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
+max_requests = 2000
+max_requests_jitter = 200
+# gunicorn 27's runtime control socket is not needed (and clashes when several run on one host).
+control_socket_disable = True
