@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import hashlib
+import json
 import secrets
 import string
 
@@ -19,6 +21,7 @@ from lightmysky.lib.markdown import render_markdown
 PUBLIC_ID_ALPHABET = string.ascii_letters + string.digits + "_-"
 PUBLIC_ID_PATTERN = r"mt_[A-Za-z0-9_-]{10}"
 QUESTIONS_PER_LESSON = 8
+WORKSHEET_CODE_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"
 
 
 def new_public_id() -> str:
@@ -203,6 +206,18 @@ class Lesson(models.Model):
     @property
     def is_published(self) -> bool:
         return self.status == self.Status.PUBLISHED
+
+    def worksheet_code(self, questions: list[Question]) -> str:
+        """A short code printed on the worksheet: it changes whenever its questions change, so
+        answers typed in from an old print-out are not graded against new questions."""
+        content = json.dumps(
+            [self.public_id] + [[q.position, q.key, q.prompt, q.choices] for q in questions],
+            sort_keys=True,
+        )
+        digest = hashlib.sha256(content.encode()).digest()
+        return "".join(
+            WORKSHEET_CODE_ALPHABET[b % len(WORKSHEET_CODE_ALPHABET)] for b in digest[:6]
+        )
 
     @property
     def objective_list(self) -> list[str]:

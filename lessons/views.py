@@ -102,7 +102,12 @@ def worksheet(
     if redirect := redirect_if_not_canonical(request, lesson, subject, slug, "/worksheet"):
         return redirect
     questions = list(lesson.questions.all())
-    return render(request, "lessons/worksheet.html", {"lesson": lesson, "questions": questions})
+    context = {
+        "lesson": lesson,
+        "questions": questions,
+        "worksheet_code": lesson.worksheet_code(questions),
+    }
+    return render(request, "lessons/worksheet.html", context)
 
 
 @require_http_methods(["GET", "HEAD", "POST"])

@@ -53,6 +53,12 @@ def issue_once(*, lesson_id: int, kind: str, item_id: int) -> str:
     return _sign(payload)
 
 
+def issue_for_worksheet(*, lesson_id: int) -> str:
+    """One token for a whole paper worksheet: its answers count once, however often sent."""
+    payload = {"l": lesson_id, "k": "worksheet", "i": 0, "n": secrets.token_urlsafe(12)}
+    return _sign(payload)
+
+
 def _sign(payload: dict) -> str:
     return signing.dumps(payload | {"t": round(time.time(), 3)}, salt=SALT, compress=False)
 

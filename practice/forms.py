@@ -210,3 +210,42 @@ def _optional_bool(check: _Checker, name: str) -> bool | None:
     if value is not None and not isinstance(value, bool):
         check.fail(name, "must be true, false or null")
     return value
+
+
+# Answers typed in from a printed worksheet ---------------------------------------------------
+
+
+def read_paper_answers(
+    data: QueryDict, *, questions: list[Question], expected_code: str
+) -> dict[Question, frozenset[str]]:
+    """The letters written on paper for each question; blank questions are left out."""
+    code = re.sub(r"[^A-Za-z0-9]", "", data.get("code", "")).upper()
+    if not code:
+        raise BadSubmission("Type the worksheet code printed at the top of your worksheet.")
+    if code != expected_code:
+        raise BadSubmission(
+            f"The code {code[:12]} is not this worksheet's. Check it against the top of the "
+            "page; a worksheet printed before the questions changed cannot be typed in."
+        )
+    answers: dict[Question, frozenset[str]] = {}
+    for question in questions:
+        raw = data.get(f"answer_{question.position}", "")
+        letters = frozenset(re.findall(r"[A-Za-z]", raw.upper()))
+        if not raw.strip():
+            continue
+        known = {choice["letter"] for choice in question.labelled_choices}
+        if not letters or not letters <= known or re.search(r"[^A-Za-z,;\s]", raw):
+            raise BadSubmission(
+                f"Question {question.position}: “{raw[:12]}” is not an answer; write the letters "
+                f"of the choices you ticked ({', '.join(sorted(known))})."
+            )
+        if len(letters) > 1 and len(question.correct_letters) == 1:
+            raise BadSubmission(
+                f"Question {question.position} takes one answer, but several were written."
+            )
+        answers[question] = letters
+    if not answers:
+        raise BadSubmission(
+            "No answers were typed in: write the letter you ticked for each question."
+        )
+    return answers

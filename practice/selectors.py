@@ -497,3 +497,12 @@ def choice_picks(question: Question) -> list[dict]:
     return [
         choice | {"picks": counts.get(choice["letter"], 0)} for choice in question.labelled_choices
     ]
+
+
+def paper_reviews(*, learner: Learner, lesson: Lesson, batch: str) -> list[Review]:
+    """The reviews one typed-in worksheet recorded, in question order."""
+    return list(
+        Review.objects.filter(
+            learner=learner, lesson=lesson, attempt__startswith=f"paper:{batch}:"
+        ).order_by("question__position")
+    )

@@ -8,6 +8,7 @@ app_name = "practice"
 urlpatterns = [
     re_path(LESSON + r"/practice$", views.practice_round, name="round"),
     re_path(LESSON + r"/flashcards$", views.flashcards, name="flashcards"),
+    re_path(LESSON + r"/worksheet/answers$", views.worksheet_answers, name="worksheet_answers"),
     path("review", views.review, name="review"),
     path("sky", views.sky_page, name="sky"),
     path("progress", views.progress, name="progress"),

@@ -22,6 +22,7 @@ from practice.forms import (
     read_attempt,
     read_export_file,
     read_flashcard_rating,
+    read_paper_answers,
     read_question_answer,
 )
 from practice.models import LEARNER_SESSION_KEY, Learner, Review, new_round_key
@@ -468,3 +469,63 @@ def progress_adopt(request: HttpRequest) -> HttpResponse:
     request.session.cycle_key()
     request.session[LEARNER_SESSION_KEY] = learner.public_id
     return redirect("/progress?adopted=1")
+
+
+@never_cache
+@require_http_methods(["GET", "HEAD", "POST"])
+@limit_posts("answer")
+def worksheet_answers(
+    request: HttpRequest, subject: str, public_id: str, slug: str | None = None
+) -> HttpResponse:
+    """Answers written on a printed worksheet, typed in: graded and scheduled like on-screen ones."""
+    lesson = visible_lesson_or_404(request, public_id)
+    suffix = "/worksheet/answers"
+    if request.method != "POST" and (
+        canonical := redirect_if_not_canonical(request, lesson, subject, slug, suffix)
+    ):
+        return canonical
+    questions = list(lesson.questions.all())
+    url = lesson.get_absolute_url() + suffix
+    context = {"lesson": lesson, "rows": [(question, "") for question in questions]}
+    if request.method != "POST":
+        done = request.GET.get("done", "")
+        learner = selectors.learner_for_request(request)
+        if done and learner:
+            reviews = selectors.paper_reviews(learner=learner, lesson=lesson, batch=done)
+            by_id = {question.pk: question for question in questions}
+            context["feedback_list"] = [
+                feedback_for(review, by_id[review.question_id])
+                for review in reviews
+                if review.question_id in by_id
+            ]
+            context["right"] = sum(1 for review in reviews if review.correct)
+        context["token"] = attempts.issue_for_worksheet(lesson_id=lesson.pk)
+        return render(request, "practice/worksheet_answers.html", context)
+
+    try:
+        attempt = read_attempt(request.POST, lesson_id=lesson.pk)
+        if attempt.kind != "worksheet":
+            raise BadSubmission("This form is not a worksheet's answers.")
+        answers = read_paper_answers(
+            request.POST, questions=questions, expected_code=lesson.worksheet_code(questions)
+        )
+    except BadSubmission as error:
+        context |= {
+            "error": str(error),
+            "token": request.POST.get("token", ""),
+            "typed_code": request.POST.get("code", "")[:20],
+            "rows": [(q, request.POST.get(f"answer_{q.position}", "")[:12]) for q in questions],
+        }
+        return render(request, "practice/worksheet_answers.html", context, status=400)
+    now = timezone.now()
+    learner = _learner_or_create(request, now)
+    for question, letters in answers.items():
+        services.question_answer(
+            learner=learner,
+            question=question,
+            answer=letters,
+            attempt=f"paper:{attempt.nonce}:{question.position}",
+            duration_ms=None,
+            now=now,
+        )
+    return redirect(f"{url}?done={attempt.nonce}")

@@ -1,0 +1,93 @@
+"""Paper answers typed in from a printed worksheet feed the sky like on-screen ones."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from practice.models import Memory, Review
+from tests.conftest import SEED_PATH
+
+URL = SEED_PATH + "/worksheet/answers"
+
+
+def code_on_the_worksheet(client) -> str:
+    html = client.get(SEED_PATH + "/worksheet").content.decode()
+    return re.search(r"Worksheet code <strong>([A-Z0-9]{6})</strong>", html)[1]
+
+
+def paper(client, demo, answers: dict[int, str], code: str | None = None):
+    token = client.get(URL).context["token"]
+    data = {"token": token, "code": code or code_on_the_worksheet(client)}
+    data |= {f"answer_{n}": letters for n, letters in answers.items()}
+    return client.post(URL, data)
+
+
+def right(demo, position: int) -> str:
+    return ",".join(demo.questions.get(position=position).correct_letters)
+
+
+def wrong(demo, position: int) -> str:
+    question = demo.questions.get(position=position)
+    return next(c["letter"] for c in question.labelled_choices if not c["correct"])
+
+
+def test_the_worksheet_shows_a_code_and_where_to_type_answers(client, demo):
+    html = client.get(SEED_PATH + "/worksheet").content.decode()
+    assert re.search(r"Worksheet code <strong>[A-Z0-9]{6}</strong>", html)
+    assert f'href="{URL}"' in html
+
+
+def test_typed_in_answers_are_graded_scheduled_and_explained_like_on_screen(client, demo):
+    answers = {1: right(demo, 1), 2: wrong(demo, 2), 3: right(demo, 3).lower()}
+    response = paper(client, demo, answers)
+    assert response.status_code == 302
+    results = client.get(response["Location"]).content.decode()
+    assert "2 of 3 right" in results
+    assert demo.questions.get(position=2).explanation_html in results
+    reviews = Review.objects.order_by("question__position")
+    assert [(r.question.position, r.correct, r.rating) for r in reviews] == [
+        (1, True, 3),
+        (2, False, 1),
+        (3, True, 3),
+    ]
+    assert Memory.objects.count() == 3
+    assert "<strong>2 lit</strong>" in client.get("/sky").content.decode()
+
+
+def test_the_same_sheet_sent_twice_counts_once(client, demo):
+    token = client.get(URL).context["token"]
+    data = {"token": token, "code": code_on_the_worksheet(client), "answer_1": right(demo, 1)}
+    client.post(URL, data)
+    client.post(URL, data)
+    assert Review.objects.count() == 1
+
+
+@pytest.mark.parametrize(
+    ("answers", "code", "message"),
+    [
+        ({1: "A"}, "ZZZZZZ", "is not this worksheet"),
+        ({1: "A"}, " ", "Type the worksheet code"),
+        ({}, None, "No answers were typed in"),
+        ({1: "Q"}, None, "Question 1: “Q” is not an answer"),
+        ({1: "A7"}, None, "Question 1: “A7” is not an answer"),
+        ({1: "A,B"}, None, "Question 1 takes one answer"),
+    ],
+)
+def test_bad_sheets_are_refused_clearly_and_nothing_is_stored(client, demo, answers, code, message):
+    response = paper(client, demo, answers, code=code)
+    assert response.status_code == 400
+    html = response.content.decode()
+    assert message in html and "Nothing was recorded." in html
+    assert Review.objects.count() == 0
+
+
+def test_a_sheet_printed_before_the_questions_changed_is_refused(client, demo):
+    old_code = code_on_the_worksheet(client)
+    question = demo.questions.get(position=4)
+    question.prompt += " (reworded)"
+    question.save()
+    response = paper(client, demo, {1: "A"}, code=old_code)
+    assert response.status_code == 400
+    assert Review.objects.count() == 0
