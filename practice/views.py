@@ -477,7 +477,7 @@ def progress_adopt(request: HttpRequest) -> HttpResponse:
 def worksheet_answers(
     request: HttpRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
-    """Answers written on a printed worksheet, typed in: graded and scheduled like on-screen ones."""
+    """Answers from a printed worksheet, typed in: graded and scheduled like on-screen ones."""
     lesson = visible_lesson_or_404(request, public_id)
     suffix = "/worksheet/answers"
     if request.method != "POST" and (
