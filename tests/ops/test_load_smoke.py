@@ -11,7 +11,7 @@ import time
 from collections import Counter
 
 from tests.conftest import SEED_PATH
-from tests.ops.servers import Browser, answer_form, gunicorn, manage, production_env
+from tests.ops.servers import Browser, answer_form, deploy, gunicorn, production_env
 
 CONNECTIONS = 64
 SECONDS = 10
@@ -19,8 +19,7 @@ SECONDS = 10
 
 def test_64_connections_for_10_seconds_get_no_errors(server_database):
     env = production_env(server_database, RATE_LIMIT_SCALE="1000")
-    manage(env, "migrate", "-v0")
-    manage(env, "load_demo")
+    deploy(env)
     statuses: Counter[str] = Counter()
     lock = threading.Lock()
     with gunicorn(env, workers=4) as base:

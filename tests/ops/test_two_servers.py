@@ -8,16 +8,15 @@ import re
 import pytest
 
 from tests.conftest import SEED_PATH
-from tests.ops.servers import Browser, answer_form, gunicorn, manage, production_env
+from tests.ops.servers import Browser, answer_form, deploy, gunicorn, manage, production_env
 
 pytestmark = pytest.mark.postgres
 
 
 def test_one_learner_alternating_between_two_servers_keeps_one_progress(server_database):
     env = production_env(server_database, CACHE_URL="db://")
-    manage(env, "migrate", "-v0")
+    deploy(env)
     manage(env, "createcachetable")
-    manage(env, "load_demo")
     with gunicorn(env) as first, gunicorn(env) as second:
         browser = Browser()
         servers = [first, second]
