@@ -18,7 +18,7 @@ from practice.scheduling import AGAIN, MemoryState, SchedulerSettings
 DARK, LIT, DIM = "dark", "lit", "dim"
 WIDTH, HEIGHT = 1000, 560
 MARGIN = 40
-CONSTELLATION_RADIUS = 40
+CONSTELLATION_RADIUS = 52
 LABEL_HALF_WIDTH = 95  # a constellation's name is drawn centred under it
 
 
@@ -139,6 +139,22 @@ def star_offsets(lesson_id: str, item_keys: list[str], radius: float = CONSTELLA
         distance = radius * (0.45 + 0.55 * _unit(key, "r"))
         offsets.append((round(math.cos(angle) * distance, 1), round(math.sin(angle) * distance, 1)))
     return offsets
+
+
+def background_stars(count: int = 140) -> list[tuple[float, float, float, float]]:
+    """Faint decorative stars behind the constellations: (x, y, radius, opacity), fixed."""
+    stars = []
+    for index in range(count):
+        key = f"background-{index}"
+        stars.append(
+            (
+                round(6 + _unit(key, "x") * (WIDTH - 12), 1),
+                round(6 + _unit(key, "y") * (HEIGHT - 12), 1),
+                round(0.4 + _unit(key, "r") * 0.9, 2),
+                round(0.15 + _unit(key, "o") * 0.35, 2),
+            )
+        )
+    return stars
 
 
 def forecast(dues: list[datetime], now: datetime, days: int = 14) -> list[tuple[datetime, int]]:

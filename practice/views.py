@@ -380,6 +380,7 @@ def sky_page(request: HttpRequest) -> HttpResponse:
     learner = selectors.learner_for_request(request)
     context = {
         "sky": selectors.sky_for(learner=learner, now=timezone.now()),
+        "background": sky.background_stars(),
         "width": sky.WIDTH,
         "height": sky.HEIGHT,
     }

@@ -65,17 +65,31 @@ def console_errors(page):
     return problems
 
 
+@pytest.fixture(autouse=True)
+def page_console(request) -> list[str]:
+    """Everything the page said on its console, printed with a failure."""
+    messages: list[str] = []
+    if "page" in request.fixturenames:
+        page = request.getfixturevalue("page")
+        page.on("console", lambda m: messages.append(f"[{m.type}] {m.text}"))
+        page.on("pageerror", lambda error: messages.append(f"[pageerror] {error}"))
+    request.node.console_messages = messages
+    return messages
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
-    """On failure, keep a screenshot and say where it is, so CI output points at it."""
+    """On failure, keep a screenshot and the console log, and print where, for the CI output."""
     outcome = yield
     report = outcome.get_result()
     page = item.funcargs.get("page") if hasattr(item, "funcargs") else None
     if report.when == "call" and report.failed and page is not None:
         ARTIFACTS.mkdir(parents=True, exist_ok=True)
         path = ARTIFACTS / f"{item.name}.png"
+        console = "\n".join(getattr(item, "console_messages", [])) or "(nothing)"
         try:
             page.screenshot(path=str(path), full_page=True)
-            report.sections.append(("browser", f"screenshot: {path}\nurl: {page.url}"))
+            shot = f"screenshot: {path}"
         except Exception as error:  # the page may be gone; the failure itself matters more
-            report.sections.append(("browser", f"no screenshot: {error}"))
+            shot = f"no screenshot: {error}"
+        report.sections.append(("browser", f"{shot}\nurl: {page.url}\nconsole:\n{console}"))

@@ -33,6 +33,9 @@ def test_round_with_javascript_swaps_in_place_to_the_summary(
         page.get_by_role("button", name="Check my answer").click()
         verdict = "Right" if number != 2 else "Not quite"
         expect(page.get_by_role("heading", name=re.compile(verdict))).to_be_visible()
+        expect(page.locator(".explanation")).to_be_visible()
+        lit = number - 1 if number >= 2 else number
+        expect(page.locator("#sky-counter")).to_contain_text(f"{lit} lit")
         expect(page.locator(".progress-label")).to_have_text(
             f"{number} of 9 answered" if number >= 2 else "1 of 8 answered"
         )
@@ -44,6 +47,12 @@ def test_round_with_javascript_swaps_in_place_to_the_summary(
     expect(page.get_by_role("heading", name="Round complete")).to_be_visible()
     expect(page.locator(".score")).to_contain_text("7 of 8")
     assert page.evaluate("window.__sameDocument") is True, "the page was reloaded during the round"
+    # The lesson's constellation and the header counter changed in place, without a reload;
+    # question 2, missed and then right on its second try, is lit too.
+    expect(page.locator(f"#constellation-{seed.public_id} figcaption")).to_contain_text("8 lit")
+    expect(page.locator("#sky-counter")).to_contain_text("8 lit · 0 to revisit")
+    page.goto(live_server.url + LESSON_PATH)
+    expect(page.locator(f"#constellation-{seed.public_id} figcaption")).to_contain_text("8 lit")
     assert console_errors == []
 
 

@@ -1,0 +1,48 @@
+"""The pages a learner meets, and how to bring each into the state worth checking."""
+
+from __future__ import annotations
+
+from playwright.sync_api import Page, expect
+
+from tests.conftest import SEED_PATH
+
+WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22a", "wcag22aa"]
+
+
+def answer_first_question(page: Page, base: str) -> None:
+    page.goto(base + SEED_PATH + "/practice")
+    page.locator("input[name=choice]").first.check()
+    page.get_by_role("button", name="Check my answer").click()
+    expect(page.locator("#feedback")).to_be_visible()
+
+
+def reveal_flashcard(page: Page, base: str) -> None:
+    page.goto(base + SEED_PATH + "/flashcards")
+    page.get_by_text("Show the answer").click()
+    expect(page.get_by_role("button", name="Good")).to_be_visible()
+
+
+# name: (path, extra step after loading or None)
+PAGES = {
+    "home": ("/", None),
+    "subject": ("/learn/computing/", None),
+    "lesson": (SEED_PATH, None),
+    "practice question": (SEED_PATH + "/practice", None),
+    "practice feedback": (None, answer_first_question),
+    "flashcards": (SEED_PATH + "/flashcards", None),
+    "flashcard revealed": (None, reveal_flashcard),
+    "review": ("/review", None),
+    "sky": ("/sky", None),
+    "progress": ("/progress", None),
+    "worksheet": (SEED_PATH + "/worksheet", None),
+    "worksheet answers": (SEED_PATH + "/worksheet/answers", None),
+    "report": (SEED_PATH + "/report", None),
+}
+
+
+def open_page(page: Page, base: str, name: str) -> None:
+    path, step = PAGES[name]
+    if path is not None:
+        page.goto(base + path)
+    if step is not None:
+        step(page, base)

@@ -1,0 +1,63 @@
+"""At 360 x 740 nothing scrolls sideways and every control is at least 24 x 24 CSS pixels;
+dark mode and reduced motion are honoured."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.browser.pages import PAGES, answer_first_question, open_page
+from tests.conftest import SEED_PATH
+
+PHONE = {"width": 360, "height": 740}
+
+# Controls that are targets of their own. Links inside running text are exempt in WCAG 2.5.8.
+SMALL_TARGETS = """() => {
+  const controls = document.querySelectorAll(
+    'button, select, textarea, summary, input:not([type=hidden]), .button, nav a, .sky-counter'
+  );
+  const small = [];
+  for (const el of controls) {
+    const box = el.getBoundingClientRect();
+    if (box.width === 0 && box.height === 0) continue;  // not shown
+    const name = el.outerHTML.slice(0, 80);
+    if (box.width < 24 || box.height < 24) small.push(`${name} ${box.width}x${box.height}`);
+  }
+  return small;
+}"""
+
+
+@pytest.mark.parametrize("name", list(PAGES))
+def test_phone_width_without_sideways_scrolling_or_tiny_targets(browser, live_server, seed, name):
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    open_page(page, live_server.url, name)
+    widths = page.evaluate("[document.documentElement.scrollWidth, window.innerWidth]")
+    small = page.evaluate(SMALL_TARGETS)
+    context.close()
+    assert widths[0] <= widths[1], f"{name} scrolls sideways: {widths}"
+    assert not small, small
+
+
+def test_dark_mode_is_honoured(browser, live_server, seed):
+    colours = {}
+    for scheme in ("light", "dark"):
+        context = browser.new_context(color_scheme=scheme)
+        page = context.new_page()
+        page.goto(live_server.url + SEED_PATH)
+        colours[scheme] = page.evaluate("getComputedStyle(document.body).backgroundColor")
+        context.close()
+    assert colours["light"] == "rgb(246, 247, 251)"
+    assert colours["dark"] == "rgb(11, 16, 38)"
+
+
+def test_stars_twinkle_only_without_reduced_motion(browser, live_server, seed):
+    animations = {}
+    for motion in ("no-preference", "reduce"):
+        context = browser.new_context(reduced_motion=motion)
+        page = context.new_page()
+        answer_first_question(page, live_server.url)
+        page.goto(live_server.url + "/sky")
+        star = page.locator("circle.star.lit").first
+        animations[motion] = star.evaluate("el => getComputedStyle(el).animationName")
+        context.close()
+    assert animations == {"no-preference": "twinkle", "reduce": "none"}

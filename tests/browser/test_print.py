@@ -1,0 +1,40 @@
+"""Printing: the worksheet is A4 with its answer key on pages of its own; the lesson prints
+without the site's navigation."""
+
+from __future__ import annotations
+
+import io
+
+from pypdf import PdfReader
+
+from tests.conftest import SEED_PATH
+
+A4_POINTS = (595.28, 841.89)
+
+
+def test_the_worksheet_prints_on_a4_with_the_key_on_its_own_page(page, live_server, seed):
+    page.goto(live_server.url + SEED_PATH + "/worksheet")
+    pdf = PdfReader(io.BytesIO(page.pdf(prefer_css_page_size=True, print_background=False)))
+    for sheet in pdf.pages:
+        width, height = float(sheet.mediabox.width), float(sheet.mediabox.height)
+        assert abs(width - A4_POINTS[0]) < 2 and abs(height - A4_POINTS[1]) < 2
+    texts = [sheet.extract_text() for sheet in pdf.pages]
+    key_pages = [n for n, text in enumerate(texts) if "Answer key for grown-ups" in text]
+    assert len(key_pages) == 1
+    key = key_pages[0]
+    assert key > 0, "the questions come first"
+    assert texts[key].lstrip().startswith("Answer key for grown-ups")
+    first_prompt = seed.questions.get(position=1).prompt[:40]
+    assert any(first_prompt in " ".join(text.split()) for text in texts[:key])
+    assert "Skip to content" not in "".join(texts) and "Review" not in texts[0].split("\n")[0]
+
+
+def test_the_lesson_prints_without_navigation(page, live_server, seed):
+    page.goto(live_server.url + SEED_PATH)
+    page.emulate_media(media="print")
+    hidden = page.evaluate(
+        "['.site-header', '.site-footer', '.breadcrumbs', '.skip-link']"
+        ".map(s => getComputedStyle(document.querySelector(s)).display)"
+    )
+    assert hidden == ["none"] * 4
+    assert page.locator("h1").is_visible()
