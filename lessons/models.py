@@ -363,3 +363,26 @@ class ProblemReport(models.Model):
 
     def can_move_to(self, status: str) -> bool:
         return status in self.MOVES[self.Status(self.status)]
+
+
+class ContentVersion(models.Model):
+    """One row whose number goes up whenever published content may have changed.
+
+    Pages for visitors without a session are cached under this number, so an editor's change
+    shows on the very next request, on every app server, for the price of one small query.
+    """
+
+    number = models.PositiveBigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"Content version {self.number}"
+
+    @classmethod
+    def current(cls) -> int:
+        row = cls.objects.filter(pk=1).values_list("number", flat=True).first()
+        return row if row is not None else 0
+
+    @classmethod
+    def bump(cls) -> None:
+        if not cls.objects.filter(pk=1).update(number=models.F("number") + 1):
+            cls.objects.get_or_create(pk=1, defaults={"number": 1})

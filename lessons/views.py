@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404, render
 from django.shortcuts import redirect as redirect_to
@@ -11,18 +10,24 @@ from django.views.decorators.vary import vary_on_cookie
 from lessons import services
 from lessons.forms import ReportForm
 from lessons.models import Lesson, Subject
-from lessons.structured_data import learning_resource
+from lessons.selectors import LessonPage, lesson_page
 from lightmysky.lib.negotiation import markdown_response, vary_on_accept, wants_markdown
+from lightmysky.lib.pagecache import cache_for_visitors
 from lightmysky.lib.ratelimit import limit_posts
+from lightmysky.lib.versioned import content_version
 from practice import selectors
 
 
-def visible_lesson_or_404(request: HttpRequest, public_id: str) -> Lesson:
-    """The lesson with this id if this visitor may see it: drafts only for staff."""
-    lesson = get_object_or_404(Lesson.objects.for_page(), public_id=public_id)
-    if not lesson.is_published and not request.user.is_staff:
+def visible_page_or_404(request: HttpRequest, public_id: str) -> LessonPage:
+    """The lesson's cached page data if this visitor may see it: drafts only for staff."""
+    page = lesson_page(public_id, content_version(request))
+    if page is None or (not page.lesson.is_published and not request.user.is_staff):
         raise Http404("No lesson has this address.")
-    return lesson
+    return page
+
+
+def visible_lesson_or_404(request: HttpRequest, public_id: str) -> Lesson:
+    return visible_page_or_404(request, public_id).lesson
 
 
 def redirect_if_not_canonical(
@@ -38,6 +43,7 @@ def redirect_if_not_canonical(
 
 @require_safe
 @vary_on_cookie
+@cache_for_visitors
 def home(request: HttpRequest, markdown: bool = False) -> HttpResponse:
     context = {"lessons": list(Lesson.objects.for_listing())}
     if markdown or wants_markdown(request):
@@ -47,6 +53,7 @@ def home(request: HttpRequest, markdown: bool = False) -> HttpResponse:
 
 @require_safe
 @vary_on_cookie
+@cache_for_visitors
 def subject(request: HttpRequest, subject: str, markdown: bool = False) -> HttpResponse:
     subject_obj = get_object_or_404(Subject, slug=subject)
     context = {
@@ -60,6 +67,7 @@ def subject(request: HttpRequest, subject: str, markdown: bool = False) -> HttpR
 
 @require_safe
 @vary_on_cookie
+@cache_for_visitors
 def lesson(
     request: HttpRequest,
     subject: str,
@@ -67,41 +75,30 @@ def lesson(
     slug: str | None = None,
     markdown: bool = False,
 ) -> HttpResponse:
-    lesson = visible_lesson_or_404(request, public_id)
+    page = visible_page_or_404(request, public_id)
     suffix = ".md" if markdown else ""
-    if redirect := redirect_if_not_canonical(request, lesson, subject, slug, suffix):
+    if redirect := redirect_if_not_canonical(request, page.lesson, subject, slug, suffix):
         return redirect
-    context = lesson_context(lesson)
+    context = page.context()
     if markdown or wants_markdown(request):
         return markdown_response(request, "agent/lesson.md", context)
     context["constellation"] = selectors.constellation_for(
-        learner=selectors.learner_for_request(request), lesson=lesson, now=timezone.now()
+        learner=selectors.learner_for_request(request),
+        lesson=page.lesson,
+        items=page.items,
+        now=timezone.now(),
     )
-    context["structured_data"] = learning_resource(lesson, context["questions"])
     return vary_on_accept(render(request, "lessons/lesson.html", context))
-
-
-def lesson_context(lesson: Lesson) -> dict:
-    """What both the lesson page and its Markdown twin show: its neighbours and questions."""
-    neighbours = list(Lesson.objects.neighbours_of(lesson))
-    return {
-        "lesson": lesson,
-        "page_url": settings.SITE_URL + lesson.get_absolute_url(),
-        "needs_first": [n for n in neighbours if n.is_needed_first],
-        "connections": [n for n in neighbours if n.is_connection],
-        "opens_up": [n for n in neighbours if n.is_opened_up],
-        "questions": list(lesson.questions.all()),
-    }
 
 
 @require_safe
 def worksheet(
     request: HttpRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
-    lesson = visible_lesson_or_404(request, public_id)
+    page = visible_page_or_404(request, public_id)
+    lesson, questions = page.lesson, page.questions
     if redirect := redirect_if_not_canonical(request, lesson, subject, slug, "/worksheet"):
         return redirect
-    questions = list(lesson.questions.all())
     context = {
         "lesson": lesson,
         "questions": questions,
@@ -115,12 +112,12 @@ def worksheet(
 def report(
     request: HttpRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
-    lesson = visible_lesson_or_404(request, public_id)
+    page = visible_page_or_404(request, public_id)
+    lesson, questions = page.lesson, page.questions
     if request.method != "POST" and (
         redirect := redirect_if_not_canonical(request, lesson, subject, slug, "/report")
     ):
         return redirect
-    questions = list(lesson.questions.all())
     if request.method != "POST":
         form = ReportForm(questions=questions, initial={"question": request.GET.get("question")})
         sent = "sent" in request.GET

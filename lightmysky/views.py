@@ -17,8 +17,9 @@ from django.views.decorators.cache import cache_control, never_cache
 from django.views.decorators.http import require_safe
 
 from lessons.models import Lesson
-from lessons.views import lesson_context
+from lessons.selectors import lesson_page
 from lightmysky.lib.negotiation import MARKDOWN_TYPE, markdown_response
+from lightmysky.lib.versioned import content_version
 
 
 @require_safe
@@ -62,7 +63,11 @@ def llms_txt(request: HttpRequest) -> HttpResponse:
 def llms_full_txt(request: HttpRequest) -> HttpResponse:
     """Every published lesson's twin, one after another."""
     twins = [
-        render_to_string("agent/lesson.md", lesson_context(lesson), request=request)
+        render_to_string(
+            "agent/lesson.md",
+            lesson_page(lesson.public_id, content_version(request)).context(),
+            request=request,
+        )
         for lesson in Lesson.objects.for_listing().for_page()
     ]
     separator = "\n\n---\n\n"

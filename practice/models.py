@@ -11,6 +11,8 @@ from practice import scheduling
 
 # The session key under which a browser keeps its learner's public id.
 LEARNER_SESSION_KEY = "learner"
+LEARNER_PK_SESSION_KEY = "learner_pk"
+LEARNER_SEEN_SESSION_KEY = "learner_seen"
 
 
 def new_learner_id() -> str:

@@ -11,9 +11,18 @@ from django.db.models import Avg, Count, Exists, FloatField, OuterRef, Q, Subque
 from django.db.models.functions import Cast, Coalesce, NullIf
 from django.http import HttpRequest
 
-from lessons.models import Flashcard, Lesson, Question
+from lessons.models import Lesson, Question
+from lessons.selectors import items_of
+from lightmysky.lib.versioned import versioned
 from practice import scheduling, sky
-from practice.models import LEARNER_SESSION_KEY, Learner, Memory, Review, Round
+from practice.models import (
+    LEARNER_PK_SESSION_KEY,
+    LEARNER_SESSION_KEY,
+    Learner,
+    Memory,
+    Review,
+    Round,
+)
 
 REVIEW_BATCH_SIZE = 8
 
@@ -25,9 +34,19 @@ def learner_for_session(session: SessionBase) -> Learner | None:
 
 
 def learner_for_request(request: HttpRequest) -> Learner | None:
-    """The browser's learner, looked up once per request (views and the header share it)."""
+    """The browser's learner for reading pages, without a query when the session names it.
+
+    Writes verify the learner (services.learner_get_or_create); reads trust the session, which
+    the server alone writes and which ends with the learner (forget flushes it, and sessions
+    expire before prune_learners removes an idle learner).
+    """
     if not hasattr(request, "learner"):
-        request.learner = learner_for_session(request.session)
+        pk = request.session.get(LEARNER_PK_SESSION_KEY)
+        public_id = request.session.get(LEARNER_SESSION_KEY)
+        if pk and public_id:
+            request.learner = Learner(pk=pk, public_id=public_id)
+        else:
+            request.learner = learner_for_session(request.session)
     return request.learner
 
 
@@ -97,11 +116,16 @@ def round_progress(
     progress = RoundProgress(questions=questions)
     if learner is None:
         return progress
-    rounds = Round.objects.filter(learner=learner, lesson=lesson)
+    rounds = Round.objects.filter(learner_id=learner.pk, lesson=lesson)
     rounds = rounds.filter(key=key) if key else rounds.order_by("-started_at", "-pk")
-    progress.round = rounds.first()
-    if progress.round is not None:
-        progress.reviews = list(progress.round.review_set.order_by("round_step", "pk"))
+    # One query for the round's answers with the round itself; a round with no answer yet
+    # (rare: only if its first write failed) costs a second one.
+    progress.reviews = list(
+        Review.objects.filter(round=models.Subquery(rounds.values("pk")[:1]))
+        .select_related("round")
+        .order_by("round_step", "pk")
+    )
+    progress.round = progress.reviews[0].round if progress.reviews else rounds.first()
     return progress
 
 
@@ -283,28 +307,10 @@ class SkyView(StarCounts):
         return bars
 
 
-def _items_of(lessons: dict[int, Lesson]) -> list[tuple]:
-    """Every question and flashcard of these lessons in one query: (lesson, kind, pk, key, n)."""
-    kind = models.CharField()
-    questions = (
-        Question.objects.filter(lesson_id__in=lessons)
-        .order_by()
-        .values_list("lesson_id", models.Value("question", kind), "pk", "key", "position")
-    )
-    flashcards = (
-        Flashcard.objects.filter(lesson_id__in=lessons)
-        .order_by()
-        .values_list("lesson_id", models.Value("flashcard", kind), "pk", "key", "position")
-    )
-    items = list(questions.union(flashcards, all=True))
-    items.sort(key=lambda row: (row[0], row[1] != "question", row[4], row[2]))
-    return items
-
-
 def _memories_of(learner: Learner | None, **filters) -> dict[tuple[str, int], tuple]:
     if learner is None:
         return {}
-    rows = Memory.objects.filter(learner=learner, **filters).values_list(
+    rows = Memory.objects.filter(learner_id=learner.pk, **filters).values_list(
         "question_id",
         "flashcard_id",
         "state",
@@ -322,76 +328,118 @@ def _memories_of(learner: Learner | None, **filters) -> dict[tuple[str, int], tu
     return memories
 
 
-def _constellations(
-    lessons: dict[int, Lesson], items: list[tuple], memories: dict, now: datetime
-) -> dict[int, Constellation]:
+def _star(kind: str, pk: int, key: str, number: int, title: str, memories: dict, now, config):
+    memory, last_rating = memories.get((kind, pk), (None, None))
+    state = sky.star_state(memory, last_rating, now, config)
+    label = f"{kind.capitalize()} {number} of {title}: {state.describe(now)}"
+    return Star(kind, number, key, label, state)
+
+
+@dataclass(frozen=True)
+class SkyMap:
+    """Where everything sits in the sky: the same for every learner, built once per version."""
+
+    lessons: list[dict]  # pk, public_id, title, url, x, y
+    items: list[tuple]  # (lesson id, kind, item id, key, number, x, y)
+    regions: list[tuple[str, sky.Region]]
+    links: list[tuple[float, float, float, float]]
+
+
+def sky_map(version: int) -> SkyMap:
+    def build() -> SkyMap:
+        lessons = list(
+            Lesson.objects.published()
+            .select_related("subject")
+            .order_by("subject__position", "subject__name", "subject_id", "public_id")
+        )
+        items = items_of([lesson.pk for lesson in lessons])
+        keys_by_lesson: dict[int, list[tuple]] = {}
+        for item in items:
+            keys_by_lesson.setdefault(item[0], []).append(item)
+        subjects = {lesson.subject.slug: lesson.subject.name for lesson in lessons}
+        bands = sky.regions(list(subjects))
+        placed_lessons, placed_items, centre_of = [], [], {}
+        for slug, band in bands.items():
+            in_band = [lesson for lesson in lessons if lesson.subject.slug == slug]
+            centres = sky.constellation_centres(band, [lesson.public_id for lesson in in_band])
+            for lesson in in_band:
+                x, y = centres[lesson.public_id]
+                centre_of[lesson.pk] = (x, y)
+                placed_lessons.append(
+                    {
+                        "pk": lesson.pk,
+                        "public_id": lesson.public_id,
+                        "title": lesson.title,
+                        "url": lesson.get_absolute_url(),
+                        "x": x,
+                        "y": y,
+                    }
+                )
+                own = keys_by_lesson.get(lesson.pk, [])
+                offsets = sky.star_offsets(lesson.public_id, [item[3] for item in own])
+                for item, (dx, dy) in zip(own, offsets, strict=True):
+                    placed_items.append((*item, round(x + dx, 1), round(y + dy, 1)))
+        links = [
+            (*centre_of[first], *centre_of[later])
+            for later, first in Lesson.needs_first.through.objects.filter(
+                from_lesson__in=centre_of, to_lesson__in=centre_of
+            ).values_list("from_lesson_id", "to_lesson_id")
+        ]
+        return SkyMap(
+            lessons=placed_lessons,
+            items=placed_items,
+            regions=[(subjects[slug], band) for slug, band in bands.items()],
+            links=links,
+        )
+
+    return versioned("sky-map", version, build)
+
+
+def sky_for(*, learner: Learner | None, now: datetime, version: int) -> SkyView:
+    """The whole sky of a learner: one query for their memories once the map is cached."""
+    layout = sky_map(version)
+    memories = _memories_of(learner, lesson__status=Lesson.Status.PUBLISHED)
     config = scheduling.SchedulerSettings.from_django()
     constellations = {
-        lesson.pk: Constellation(
-            lesson.pk, lesson.public_id, lesson.title, lesson.get_absolute_url(), []
+        entry["pk"]: Constellation(
+            entry["pk"],
+            entry["public_id"],
+            entry["title"],
+            entry["url"],
+            [],
+            x=entry["x"],
+            y=entry["y"],
         )
-        for lesson in lessons.values()
+        for entry in layout.lessons
     }
-    for lesson_id, kind, pk, key, number in items:
-        memory, last_rating = memories.get((kind, pk), (None, None))
-        state = sky.star_state(memory, last_rating, now, config)
-        title = lessons[lesson_id].title
-        label = f"{kind.capitalize()} {number} of {title}: {state.describe(now)}"
-        constellations[lesson_id].stars.append(Star(kind, number, key, label, state))
-    return constellations
-
-
-def sky_for(*, learner: Learner | None, now: datetime) -> SkyView:
-    """The whole sky of a learner in four queries, whatever the number of stars."""
-    lessons = {
-        lesson.pk: lesson
-        for lesson in Lesson.objects.published()
-        .select_related("subject")
-        .order_by("subject__position", "subject__name", "public_id")
-    }
-    items = _items_of(lessons)
-    memories = _memories_of(learner, lesson__status=Lesson.Status.PUBLISHED)
-    constellations = _constellations(lessons, items, memories, now)
-
-    subject_slugs = list(dict.fromkeys(lesson.subject.slug for lesson in lessons.values()))
-    bands = sky.regions(subject_slugs)
-    for slug, band in bands.items():
-        in_band = [lesson for lesson in lessons.values() if lesson.subject.slug == slug]
-        centres = sky.constellation_centres(band, [lesson.public_id for lesson in in_band])
-        for lesson in in_band:
-            constellation = constellations[lesson.pk]
-            constellation.x, constellation.y = centres[lesson.public_id]
-            offsets = sky.star_offsets(lesson.public_id, [s.key for s in constellation.stars])
-            for star, (dx, dy) in zip(constellation.stars, offsets, strict=True):
-                star.x, star.y = round(constellation.x + dx, 1), round(constellation.y + dy, 1)
-
-    links = []
-    for later_id, first_id in Lesson.needs_first.through.objects.filter(
-        from_lesson__in=lessons, to_lesson__in=lessons
-    ).values_list("from_lesson_id", "to_lesson_id"):
-        later, first = constellations[later_id], constellations[first_id]
-        links.append((first.x, first.y, later.x, later.y))
-
-    names = {lesson.subject.slug: lesson.subject.name for lesson in lessons.values()}
-    dues = [memory.due for memory, rating in memories.values()]
+    for lesson_id, kind, pk, key, number, x, y in layout.items:
+        constellation = constellations[lesson_id]
+        star = _star(kind, pk, key, number, constellation.title, memories, now, config)
+        star.x, star.y = x, y
+        constellation.stars.append(star)
+    dues = [memory.due for memory, _ in memories.values()]
     return SkyView(
         constellations=list(constellations.values()),
-        regions=[(names[slug], band) for slug, band in bands.items()],
-        links=links,
+        regions=layout.regions,
+        links=layout.links,
         forecast=sky.forecast(dues, now),
     )
 
 
-def constellation_for(*, learner: Learner | None, lesson: Lesson, now: datetime) -> Constellation:
-    """One lesson's stars for this learner, laid out on their own, in two queries."""
-    lessons = {lesson.pk: lesson}
-    constellation = _constellations(
-        lessons, _items_of(lessons), _memories_of(learner, lesson=lesson), now
-    )[lesson.pk]
-    offsets = sky.star_offsets(lesson.public_id, [s.key for s in constellation.stars], radius=60)
-    constellation.x, constellation.y = 80, 70
-    for star, (dx, dy) in zip(constellation.stars, offsets, strict=True):
+def constellation_for(
+    *, learner: Learner | None, lesson: Lesson, items: list[tuple], now: datetime
+) -> Constellation:
+    """One lesson's stars for this learner, laid out on their own, in one query."""
+    memories = _memories_of(learner, lesson_id=lesson.pk)
+    config = scheduling.SchedulerSettings.from_django()
+    constellation = Constellation(
+        lesson.pk, lesson.public_id, lesson.title, lesson.get_absolute_url(), [], x=80, y=70
+    )
+    offsets = sky.star_offsets(lesson.public_id, [item[3] for item in items], radius=60)
+    for (_, kind, pk, key, number), (dx, dy) in zip(items, offsets, strict=True):
+        star = _star(kind, pk, key, number, lesson.title, memories, now, config)
         star.x, star.y = round(80 + dx, 1), round(70 + dy, 1)
+        constellation.stars.append(star)
     return constellation
 
 

@@ -15,7 +15,16 @@ from django.db import IntegrityError, transaction
 from lessons.models import Flashcard, Lesson, Question
 from practice import scheduling, selectors
 from practice.forms import ImportedItem, ImportedReview, read_export_document
-from practice.models import LEARNER_SESSION_KEY, Learner, Memory, Review, Round, TransferCode
+from practice.models import (
+    LEARNER_PK_SESSION_KEY,
+    LEARNER_SEEN_SESSION_KEY,
+    LEARNER_SESSION_KEY,
+    Learner,
+    Memory,
+    Review,
+    Round,
+    TransferCode,
+)
 
 
 def learner_get_or_create(
@@ -26,7 +35,18 @@ def learner_get_or_create(
     `browser_secret` is the browser's CSRF cookie: identical first answers racing each other
     before any session exists share one learner through its hash (a unique column).
     """
-    public_id = session.get(LEARNER_SESSION_KEY)
+    public_id, pk = session.get(LEARNER_SESSION_KEY), session.get(LEARNER_PK_SESSION_KEY)
+    if public_id and pk:
+        # The session names the learner: no query. If the row is gone after all, the write
+        # fails on its foreign key and raises LearnerGone (see _review_record).
+        learner = Learner(pk=pk, public_id=public_id)
+        seen = session.get(LEARNER_SEEN_SESSION_KEY, "")
+        if seen < (now - timedelta(hours=12)).isoformat():
+            # Pruning needs only a rough idea of activity; one write a day is plenty. Saving
+            # the session moves its expiry on, so an active learner's cookie never lapses.
+            Learner.objects.filter(pk=pk).update(last_seen_at=now)
+            session[LEARNER_SEEN_SESSION_KEY] = now.isoformat()
+        return learner
     learner = Learner.objects.filter(public_id=public_id).first() if public_id else None
     if learner is None:
         browser_hash = (
@@ -41,13 +61,21 @@ def learner_get_or_create(
                 )
         except IntegrityError:
             learner = Learner.objects.get(browser_hash=browser_hash)
-        session[LEARNER_SESSION_KEY] = learner.public_id
     elif now - learner.last_seen_at > timedelta(hours=12):
-        # Pruning needs only a rough idea of activity; one write a day per learner is plenty.
         Learner.objects.filter(pk=learner.pk).update(last_seen_at=now)
-        # Saving the session moves its expiry on, so an active learner's cookie never lapses.
-        session.modified = True
+    session[LEARNER_SESSION_KEY] = learner.public_id
+    session[LEARNER_PK_SESSION_KEY] = learner.pk
+    session[LEARNER_SEEN_SESSION_KEY] = now.isoformat()
     return learner
+
+
+class LearnerGone(Exception):
+    """The session named a learner that no longer exists (pruned while the cookie lived on)."""
+
+
+def forget_learner_in_session(session: SessionBase) -> None:
+    for key in (LEARNER_SESSION_KEY, LEARNER_PK_SESSION_KEY, LEARNER_SEEN_SESSION_KEY):
+        session.pop(key, None)
 
 
 def round_start(*, learner: Learner, lesson: Lesson, key: str, now: datetime) -> Round:
@@ -126,6 +154,8 @@ def _review_record(*, learner: Learner, attempt: str, **fields: Any) -> tuple[Re
             existing = Review.objects.filter(learner=learner, attempt=attempt).first()
             if existing is not None:
                 return existing, False
+            if not Learner.objects.filter(pk=learner.pk).exists():
+                raise LearnerGone from None
             if try_number == 2:
                 raise
     raise AssertionError("unreachable")

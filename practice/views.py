@@ -1,8 +1,10 @@
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from functools import wraps
 
 from django.conf import settings
+from django.db import IntegrityError
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -12,10 +14,12 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import push_url
 
 from lessons.models import Flashcard, Lesson, Question
-from lessons.views import redirect_if_not_canonical, visible_lesson_or_404
+from lessons.selectors import LessonPage
+from lessons.views import redirect_if_not_canonical, visible_lesson_or_404, visible_page_or_404
 from lightmysky.lib.numbers import small_int
 from lightmysky.lib.qr import qr_svg
 from lightmysky.lib.ratelimit import limit_posts
+from lightmysky.lib.versioned import content_version
 from practice import attempts, selectors, services, sky
 from practice.attempts import BadSubmission
 from practice.forms import (
@@ -25,11 +29,35 @@ from practice.forms import (
     read_paper_answers,
     read_question_answer,
 )
-from practice.models import LEARNER_SESSION_KEY, Learner, Review, new_round_key
+from practice.models import (
+    LEARNER_PK_SESSION_KEY,
+    LEARNER_SESSION_KEY,
+    Learner,
+    Review,
+    new_round_key,
+)
 
 ROUND_TEMPLATE = "practice/round.html"
 REVIEW_BATCH_SESSION_KEY = "review_batch"
 REVIEW_BATCH_LIFETIME = timedelta(hours=1)
+
+
+def recover_lost_learner(view):
+    """If the session names a learner that is gone, start afresh once instead of failing."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        try:
+            return view(request, *args, **kwargs)
+        except (services.LearnerGone, IntegrityError):
+            pk = request.session.get(LEARNER_PK_SESSION_KEY)
+            if pk is None or Learner.objects.filter(pk=pk).exists():
+                raise
+            services.forget_learner_in_session(request.session)
+            request.__dict__.pop("learner", None)
+            return view(request, *args, **kwargs)
+
+    return wrapped
 
 
 def _learner_or_create(request: HttpRequest, now) -> Learner:
@@ -79,17 +107,18 @@ def bad_submission(
 @require_http_methods(["GET", "HEAD", "POST"])
 @never_cache
 @limit_posts("answer")
+@recover_lost_learner
 def practice_round(
     request: HttpRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
-    lesson = visible_lesson_or_404(request, public_id)
+    page = visible_page_or_404(request, public_id)
+    lesson, questions = page.lesson, page.questions
     if request.method != "POST" and (
         canonical := redirect_if_not_canonical(request, lesson, subject, slug, "/practice")
     ):
         return canonical
-    questions = list(lesson.questions.all())
     if request.method == "POST":
-        return _practice_answer(request, lesson, questions)
+        return _practice_answer(request, page)
 
     learner = selectors.learner_for_request(request)
     progress = selectors.round_progress(learner=learner, lesson=lesson, questions=questions)
@@ -108,7 +137,7 @@ def practice_round(
         context |= _question_form(lesson, progress, progress.round.key)
     if not request.htmx:
         context["constellation"] = selectors.constellation_for(
-            learner=learner, lesson=lesson, now=timezone.now()
+            learner=learner, lesson=lesson, items=page.items, now=timezone.now()
         )
     return render(request, _page_or_partial(request, ROUND_TEMPLATE, "practice-card"), context)
 
@@ -127,9 +156,8 @@ def _question_form(lesson: Lesson, progress: selectors.RoundProgress, round_key:
     return {"question": question, "token": token}
 
 
-def _practice_answer(
-    request: HttpRequest, lesson: Lesson, questions: list[Question]
-) -> HttpResponse:
+def _practice_answer(request: HttpRequest, page: LessonPage) -> HttpResponse:
+    lesson, questions = page.lesson, page.questions
     practice_url = lesson.get_absolute_url() + "/practice"
     try:
         attempt = read_attempt(request.POST, lesson_id=lesson.pk)
@@ -176,7 +204,9 @@ def _practice_answer(
         "lesson": lesson,
         "progress": progress,
         "feedback": feedback_for(review, question, progress),
-        "constellation": selectors.constellation_for(learner=learner, lesson=lesson, now=now),
+        "constellation": selectors.constellation_for(
+            learner=learner, lesson=lesson, items=page.items, now=now
+        ),
         "oob_updates": True,
     }
     response = render(request, f"{ROUND_TEMPLATE}#practice-card", context)
@@ -187,6 +217,7 @@ def _practice_answer(
 @require_http_methods(["GET", "HEAD", "POST"])
 @never_cache
 @limit_posts("answer")
+@recover_lost_learner
 def flashcards(
     request: HttpRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
@@ -246,6 +277,7 @@ def _flashcard_context(lesson: Lesson, cards: list[Flashcard], position: int) ->
 @require_http_methods(["GET", "HEAD", "POST"])
 @never_cache
 @limit_posts("answer")
+@recover_lost_learner
 def review(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     learner = selectors.learner_for_request(request)
@@ -379,7 +411,9 @@ def progress_export(request: HttpRequest) -> JsonResponse:
 def sky_page(request: HttpRequest) -> HttpResponse:
     learner = selectors.learner_for_request(request)
     context = {
-        "sky": selectors.sky_for(learner=learner, now=timezone.now()),
+        "sky": selectors.sky_for(
+            learner=learner, now=timezone.now(), version=content_version(request)
+        ),
         "background": sky.background_stars(),
         "width": sky.WIDTH,
         "height": sky.HEIGHT,
@@ -410,6 +444,7 @@ def progress(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @limit_posts("import")
+@recover_lost_learner
 def progress_import(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     try:
@@ -434,6 +469,7 @@ def progress_forget(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
+@recover_lost_learner
 def progress_transfer(request: HttpRequest) -> HttpResponse:
     learner = selectors.learner_for_request(request)
     if learner is None:
@@ -469,23 +505,26 @@ def progress_adopt(request: HttpRequest) -> HttpResponse:
         return _progress_page(request, status=400, adopt_code=code, adopt_error=str(error))
     request.session.cycle_key()
     request.session[LEARNER_SESSION_KEY] = learner.public_id
+    request.session[LEARNER_PK_SESSION_KEY] = learner.pk
     return redirect("/progress?adopted=1")
 
 
 @never_cache
 @require_http_methods(["GET", "HEAD", "POST"])
 @limit_posts("answer")
+@recover_lost_learner
 def worksheet_answers(
     request: HttpRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
     """Answers from a printed worksheet, typed in: graded and scheduled like on-screen ones."""
-    lesson = visible_lesson_or_404(request, public_id)
+    page = visible_page_or_404(request, public_id)
+    lesson = page.lesson
     suffix = "/worksheet/answers"
     if request.method != "POST" and (
         canonical := redirect_if_not_canonical(request, lesson, subject, slug, suffix)
     ):
         return canonical
-    questions = list(lesson.questions.all())
+    questions = page.questions
     url = lesson.get_absolute_url() + suffix
     context = {"lesson": lesson, "rows": [(question, "") for question in questions]}
     if request.method != "POST":

@@ -41,3 +41,29 @@ def demo(db) -> Lesson:
     """The demo content, loaded as `make setup` loads it; returns the seed lesson."""
     call_command("load_demo", stdout=io.StringIO())
     return Lesson.objects.get(public_id=SEED_ID)
+
+
+@pytest.fixture
+def assert_max_queries():
+    """Like django_assert_max_num_queries, not counting the SAVEPOINT and RELEASE statements
+    that only exist because each test runs inside a transaction (in production an atomic block
+    is a plain BEGIN and COMMIT)."""
+    from contextlib import contextmanager
+
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    @contextmanager
+    def check(limit: int):
+        with CaptureQueriesContext(connection) as captured:
+            yield captured
+        queries = [
+            q["sql"]
+            for q in captured.captured_queries
+            if not q["sql"].upper().startswith(("SAVEPOINT", "RELEASE SAVEPOINT", "ROLLBACK TO"))
+        ]
+        assert len(queries) <= limit, f"{len(queries)} queries, over {limit}:\n" + "\n".join(
+            queries
+        )
+
+    return check

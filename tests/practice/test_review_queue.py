@@ -72,7 +72,7 @@ def test_review_comes_in_sets_of_eight(client, demo):
 
 def test_review_page_query_count_is_fixed(client, demo, django_assert_num_queries):
     finish_round(client, demo, [True] * 8)
-    # session, learner, due memories with their lessons and items, the header's sky counter
+    # session, due memories with their lessons and items, the header's sky counter
     later = time_machine.travel(timezone.now() + timedelta(days=30), tick=False)
-    with later, django_assert_num_queries(4):
+    with later, django_assert_num_queries(3):
         client.get("/review")

@@ -1,0 +1,45 @@
+"""Whole pages shared by every visitor without a session, until the content changes.
+
+Most lesson-page traffic is readers, agents and crawlers with no progress: they all get the
+same bytes. The cache key holds the content version, so an editor's change shows on the very
+next request on every app server; a warm hit costs the one query that reads the version.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from functools import wraps
+
+from django.conf import settings
+from django.core.cache import cache
+from django.http import HttpRequest, HttpResponse
+
+from lightmysky.lib.negotiation import wants_markdown
+from lightmysky.lib.versioned import LIFETIME, content_version
+
+
+def _key(request: HttpRequest, version: int) -> str:
+    variant = "|".join(
+        [
+            request.get_full_path(),
+            "md" if wants_markdown(request) else "html",
+            "htmx" if request.headers.get("HX-Request") else "page",
+        ]
+    )
+    return f"v{version}:page:" + hashlib.sha256(variant.encode()).hexdigest()
+
+
+def cache_for_visitors(view):
+    @wraps(view)
+    def cached_view(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        if settings.SESSION_COOKIE_NAME in request.COOKIES:
+            return view(request, *args, **kwargs)
+        key = _key(request, content_version(request))
+        response = cache.get(key)
+        if response is None:
+            response = view(request, *args, **kwargs)
+            if response.status_code == 200 and not response.cookies and not response.streaming:
+                cache.set(key, response, LIFETIME)
+        return response
+
+    return cached_view

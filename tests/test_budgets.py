@@ -1,0 +1,146 @@
+"""Budgets that do not depend on the machine: SQL queries per page and bytes per first load.
+
+Each is measured for a learner with one reviewed item and with 500, and must be the same.
+Speed is measured by `make bench`, not here.
+"""
+
+from __future__ import annotations
+
+import gzip
+import re
+from datetime import timedelta
+
+import pytest
+import time_machine
+from django.contrib.staticfiles import finders
+from django.test import Client
+from django.utils import timezone
+
+from lessons.models import Lesson
+from practice.models import Learner, Memory, Review
+from tests.conftest import SEED_PATH
+from tests.factories import make_lesson
+from tests.practice.helpers import answer, current_question, practice_url
+
+
+def learner_with(client: Client, demo: Lesson, items: int) -> Learner:
+    """A learner who answered one question in the browser, plus reviews of `items - 1` more."""
+    answer(client, demo, right=True)
+    learner = Learner.objects.get(public_id=client.session["learner"])
+    if items > 1:
+        lessons = [
+            make_lesson(title=f"Extra {n}", slug=f"extra-{n}", flashcards=2) for n in range(50)
+        ]
+        now = timezone.now()
+        memories, reviews = [], []
+        for lesson in lessons:
+            for question in lesson.questions.all():
+                if len(memories) >= items - 1:
+                    break
+                fields = {"learner": learner, "lesson": lesson, "question": question}
+                memories.append(
+                    Memory(
+                        **fields,
+                        state=2,
+                        stability=3.0,
+                        difficulty=5.0,
+                        due=now - timedelta(hours=1),
+                        last_review=now - timedelta(days=3),
+                        last_rating=3,
+                    )
+                )
+                reviews.append(
+                    Review(
+                        **fields,
+                        attempt=f"seed-{question.pk}",
+                        rating=3,
+                        reviewed_at=now - timedelta(days=3),
+                        correct=True,
+                        answer="A",
+                    )
+                )
+        Memory.objects.bulk_create(memories)
+        Review.objects.bulk_create(reviews)
+    return learner
+
+
+@pytest.fixture(params=[1, 500], ids=["1 item", "500 items"])
+def learner_client(request, demo) -> Client:
+    client = Client()
+    learner_with(client, demo, request.param)
+    client.get(SEED_PATH)  # warm the content caches, as any earlier visitor would have
+    client.get("/sky")
+    return client
+
+
+def test_lesson_page_for_a_visitor_without_a_session_is_one_query_once_warm(
+    client, demo, django_assert_num_queries
+):
+    client.get(SEED_PATH)
+    with django_assert_num_queries(1):  # the content version; the page comes from the cache
+        response = client.get(SEED_PATH)
+    assert response.status_code == 200 and "Then practise" in response.content.decode()
+
+
+def test_an_edit_shows_on_the_very_next_request(client, demo):
+    assert "Split the work" in client.get(SEED_PATH).content.decode()
+    demo.heading = "A freshly edited heading"
+    demo.save()
+    assert "A freshly edited heading" in client.get(SEED_PATH).content.decode()
+
+
+def test_lesson_page_for_a_learner(learner_client, assert_max_queries):
+    # session, content version, this lesson's memories, the header's counter
+    with assert_max_queries(4):
+        assert learner_client.get(SEED_PATH).status_code == 200
+
+
+def test_practice_step_get_and_post(learner_client, demo, assert_max_queries):
+    with assert_max_queries(8):
+        question, token = current_question(learner_client, practice_url(demo))
+    with assert_max_queries(8):
+        response = learner_client.post(
+            practice_url(demo), {"token": token, "choice": question.correct_letters}
+        )
+    assert response.status_code == 302
+
+
+def test_practice_step_with_htmx(learner_client, demo, assert_max_queries):
+    question, token = current_question(learner_client, practice_url(demo))
+    with assert_max_queries(8):
+        response = learner_client.post(
+            practice_url(demo),
+            {"token": token, "choice": question.correct_letters},
+            headers={"HX-Request": "true"},
+        )
+    assert response.status_code == 200
+
+
+def test_sky(learner_client, assert_max_queries):
+    # session, content version, the learner's memories, the header's counter
+    with assert_max_queries(4):
+        assert learner_client.get("/sky").status_code == 200
+
+
+def test_review(learner_client, assert_max_queries):
+    later = time_machine.travel(timezone.now() + timedelta(days=10), tick=False)
+    with later, assert_max_queries(6):
+        assert learner_client.get("/review").status_code == 200
+
+
+def static_bytes(path: str) -> bytes:
+    found = finders.find(path)
+    assert found, path
+    with open(found, "rb") as file:
+        return file.read()
+
+
+def test_lesson_page_first_load_is_small_and_few_requests(client, demo):
+    html = client.get(SEED_PATH).content
+    assets = re.findall(rb'(?:src|href)="/static/([^"]+)"', html)
+    requests = 1 + len(assets)
+    total = len(gzip.compress(html)) + sum(
+        len(gzip.compress(static_bytes(asset.decode()))) for asset in assets
+    )
+    assert requests <= 4, assets
+    assert total <= 50 * 1024, total
