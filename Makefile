@@ -15,7 +15,7 @@ PYTHON := $(shell for p in $(PYTHON_CANDIDATES); do \
 # Local runs are in debug mode; production sets its own environment (see .env.example).
 export DEBUG ?= 1
 
-.PHONY: setup run test lint clean python-path
+.PHONY: setup run test bench lint clean python-path
 
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "Python 3.12 or newer is needed and none was found." >&2; exit 1; }
@@ -36,6 +36,12 @@ run: setup
 
 test: setup
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Speed and size figures (wrk from Debian's packages drives the load).
+bench: setup
+	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk >/dev/null) \
+		|| { echo "make bench needs wrk: apt-get install wrk" >&2; exit 1; }
+	$(BIN)/python -m lightmysky.bench
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check .

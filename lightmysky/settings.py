@@ -89,6 +89,9 @@ def sqlite_database(path: Path) -> dict:
     return {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": path,
+        # Reuse the connection: opening SQLite and setting WAL mode on every request costs
+        # more than the page it serves.
+        "CONN_MAX_AGE": env_int("CONN_MAX_AGE", 600),
         # Writers take the lock at BEGIN, so two requests never deadlock upgrading a read lock.
         "OPTIONS": {
             "transaction_mode": "IMMEDIATE",
@@ -124,6 +127,8 @@ if not SITE_URL:
         "for example https://lightmysky.example.org, so links and agent files name it."
     )
 SITE_NAME = "LightMySky"
+# `make bench` adds a page that renders a template without the database (the framework's ceiling).
+BENCH = env_bool("LIGHTMYSKY_BENCH", default=False)
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -28,6 +28,9 @@ urlpatterns = [
     path("", include("practice.urls")),
 ]
 
+if settings.BENCH:
+    urlpatterns += [path("bench/bare", views.bench_bare)]
+
 if settings.DEBUG:
     from django.conf.urls.static import static
 

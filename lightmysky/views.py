@@ -151,3 +151,10 @@ def readyz(request: HttpRequest) -> JsonResponse:
         problems.append(f"database unreachable: {error.__class__.__name__}")
     status = 503 if problems else 200
     return JsonResponse({"ready": not problems, "problems": problems}, status=status)
+
+
+@require_safe
+def bench_bare(request: HttpRequest) -> HttpResponse:
+    """For `make bench` only: a lesson-page-sized template, rendered without the database."""
+    paragraphs = ["Stars light as they are learned and dim when it is time to come back. " * 6] * 48
+    return render(request, "bench/bare.html", {"paragraphs": paragraphs})

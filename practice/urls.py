@@ -11,6 +11,7 @@ urlpatterns = [
     re_path(LESSON + r"/worksheet/answers$", views.worksheet_answers, name="worksheet_answers"),
     path("review", views.review, name="review"),
     path("sky", views.sky_page, name="sky"),
+    path("sky/table", views.sky_page, {"table": True}, name="sky_table"),
     path("progress", views.progress, name="progress"),
     path("progress/export", views.progress_export, name="export"),
     path("progress/import", views.progress_import, name="import"),

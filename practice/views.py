@@ -408,7 +408,7 @@ def progress_export(request: HttpRequest) -> JsonResponse:
 
 @require_safe
 @never_cache
-def sky_page(request: HttpRequest) -> HttpResponse:
+def sky_page(request: HttpRequest, table: bool = False) -> HttpResponse:
     learner = selectors.learner_for_request(request)
     context = {
         "sky": selectors.sky_for(
@@ -418,7 +418,8 @@ def sky_page(request: HttpRequest) -> HttpResponse:
         "width": sky.WIDTH,
         "height": sky.HEIGHT,
     }
-    return render(request, "practice/sky.html", context)
+    template = "practice/sky_table.html" if table else "practice/sky.html"
+    return render(request, template, context)
 
 
 def _progress_page(request: HttpRequest, *, status: int = 200, **extra) -> HttpResponse:

@@ -33,6 +33,7 @@ PAGES = {
     "flashcard revealed": (None, reveal_flashcard),
     "review": ("/review", None),
     "sky": ("/sky", None),
+    "sky table": ("/sky/table", None),
     "progress": ("/progress", None),
     "worksheet": (SEED_PATH + "/worksheet", None),
     "worksheet answers": (SEED_PATH + "/worksheet/answers", None),
