@@ -26,8 +26,16 @@ def visible_page_or_404(request: HttpRequest, public_id: str) -> LessonPage:
     return page
 
 
-def visible_lesson_or_404(request: HttpRequest, public_id: str) -> Lesson:
-    return visible_page_or_404(request, public_id).lesson
+def page_or_redirect(
+    request: HttpRequest, subject: str, public_id: str, slug: str | None, suffix: str = ""
+) -> LessonPage | HttpResponse:
+    """A lesson view's page data, or for a read at a wrong address the 301 to the right one."""
+    page = visible_page_or_404(request, public_id)
+    if request.method != "POST" and (
+        redirect := redirect_if_not_canonical(request, page.lesson, subject, slug, suffix)
+    ):
+        return redirect
+    return page
 
 
 def redirect_if_not_canonical(
@@ -75,10 +83,9 @@ def lesson(
     slug: str | None = None,
     markdown: bool = False,
 ) -> HttpResponse:
-    page = visible_page_or_404(request, public_id)
-    suffix = ".md" if markdown else ""
-    if redirect := redirect_if_not_canonical(request, page.lesson, subject, slug, suffix):
-        return redirect
+    page = page_or_redirect(request, subject, public_id, slug, ".md" if markdown else "")
+    if isinstance(page, HttpResponse):
+        return page
     context = page.context()
     if markdown or wants_markdown(request):
         return markdown_response(request, "agent/lesson.md", context)
@@ -95,10 +102,10 @@ def lesson(
 def worksheet(
     request: HttpRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
-    page = visible_page_or_404(request, public_id)
+    page = page_or_redirect(request, subject, public_id, slug, "/worksheet")
+    if isinstance(page, HttpResponse):
+        return page
     lesson, questions = page.lesson, page.questions
-    if redirect := redirect_if_not_canonical(request, lesson, subject, slug, "/worksheet"):
-        return redirect
     context = {
         "lesson": lesson,
         "questions": questions,
@@ -112,12 +119,10 @@ def worksheet(
 def report(
     request: HttpRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
-    page = visible_page_or_404(request, public_id)
+    page = page_or_redirect(request, subject, public_id, slug, "/report")
+    if isinstance(page, HttpResponse):
+        return page
     lesson, questions = page.lesson, page.questions
-    if request.method != "POST" and (
-        redirect := redirect_if_not_canonical(request, lesson, subject, slug, "/report")
-    ):
-        return redirect
     if request.method != "POST":
         form = ReportForm(questions=questions, initial={"question": request.GET.get("question")})
         sent = "sent" in request.GET

@@ -15,7 +15,7 @@ from django_htmx.http import push_url
 
 from lessons.models import Flashcard, Lesson, Question
 from lessons.selectors import LessonPage
-from lessons.views import redirect_if_not_canonical, visible_lesson_or_404, visible_page_or_404
+from lessons.views import page_or_redirect
 from lightmysky.lib.numbers import small_int
 from lightmysky.lib.qr import qr_svg
 from lightmysky.lib.ratelimit import limit_posts
@@ -111,12 +111,10 @@ def bad_submission(
 def practice_round(
     request: HttpRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
-    page = visible_page_or_404(request, public_id)
+    page = page_or_redirect(request, subject, public_id, slug, "/practice")
+    if isinstance(page, HttpResponse):
+        return page
     lesson, questions = page.lesson, page.questions
-    if request.method != "POST" and (
-        canonical := redirect_if_not_canonical(request, lesson, subject, slug, "/practice")
-    ):
-        return canonical
     if request.method == "POST":
         return _practice_answer(request, page)
 
@@ -221,11 +219,10 @@ def _practice_answer(request: HttpRequest, page: LessonPage) -> HttpResponse:
 def flashcards(
     request: HttpRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
-    lesson = visible_lesson_or_404(request, public_id)
-    if request.method != "POST" and (
-        canonical := redirect_if_not_canonical(request, lesson, subject, slug, "/flashcards")
-    ):
-        return canonical
+    page = page_or_redirect(request, subject, public_id, slug, "/flashcards")
+    if isinstance(page, HttpResponse):
+        return page
+    lesson = page.lesson
     cards = list(lesson.flashcards.all())
     url = lesson.get_absolute_url() + "/flashcards"
     if request.method == "POST":
@@ -518,13 +515,11 @@ def worksheet_answers(
     request: HttpRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
     """Answers from a printed worksheet, typed in: graded and scheduled like on-screen ones."""
-    page = visible_page_or_404(request, public_id)
-    lesson = page.lesson
     suffix = "/worksheet/answers"
-    if request.method != "POST" and (
-        canonical := redirect_if_not_canonical(request, lesson, subject, slug, suffix)
-    ):
-        return canonical
+    page = page_or_redirect(request, subject, public_id, slug, suffix)
+    if isinstance(page, HttpResponse):
+        return page
+    lesson = page.lesson
     questions = page.questions
     url = lesson.get_absolute_url() + suffix
     context = {"lesson": lesson, "rows": [(question, "") for question in questions]}
