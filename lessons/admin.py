@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 from django.contrib import admin, messages
-from django.db.models import QuerySet
+from django.db.models import F, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
@@ -127,15 +127,7 @@ class LessonAdmin(admin.ModelAdmin):
                 if f.has_changed() and getattr(f, "correct_answer_changed", False)
             ]
         super().save_formset(request, form, formset, change)
-        if changed and form.instance.status == Lesson.Status.PUBLISHED:
-            reset = sum(practice_services.question_memories_reset(question=q) for q in changed)
-            numbers = ", ".join(str(q.position) for q in changed)
-            self.message_user(
-                request,
-                f"The right answer changed on question {numbers}: {reset} learner memory "
-                f"state{'s' if reset != 1 else ''} were reset; their answers are kept.",
-                messages.WARNING,
-            )
+        reset_memories(self, request, changed)
 
 
 @admin.register(Question)
@@ -168,11 +160,19 @@ class QuestionAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # questions are written on their lesson's page
 
+    def has_delete_permission(self, request: HttpRequest, obj: Question | None = None) -> bool:
+        # A published lesson keeps its eight questions; delete on the lesson's page, as a draft.
+        if obj is not None and obj.lesson.status == Lesson.Status.PUBLISHED:
+            return False
+        return super().has_delete_permission(request, obj)
+
     @admin.display(description="Attempts", ordering="attempts")
     def attempts(self, question: Question) -> int:
         return question.attempts
 
-    @admin.display(description="Right first time", ordering="right_first_share")
+    @admin.display(
+        description="Right first time", ordering=F("right_first_share").asc(nulls_last=True)
+    )
     def right_first_time(self, question: Question) -> str:
         if not question.learners:
             return "-"
@@ -213,13 +213,21 @@ class QuestionAdmin(admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change) -> None:
         super().save_model(request, obj, form, change)
-        if form.correct_answer_changed and obj.lesson.status == Lesson.Status.PUBLISHED:
-            reset = practice_services.question_memories_reset(question=obj)
-            self.message_user(
-                request,
-                f"The right answer changed: {reset} learner memory states were reset.",
-                messages.WARNING,
-            )
+        reset_memories(self, request, [obj] if form.correct_answer_changed else [])
+
+
+def reset_memories(model_admin, request: HttpRequest, questions: list[Question]) -> None:
+    """Forget learners' memory of questions whose right answer changed, and say so."""
+    if not questions:
+        return
+    reset = sum(practice_services.question_memories_reset(question=q) for q in questions)
+    numbers = ", ".join(str(q.position) for q in questions)
+    model_admin.message_user(
+        request,
+        f"The right answer changed on question {numbers}: {reset} learner memory "
+        f"state{'s' if reset != 1 else ''} were reset; their answers are kept.",
+        messages.WARNING,
+    )
 
 
 def move_reports(status: str, label: str):

@@ -25,6 +25,7 @@ choices, and each flashcard. A text line that itself starts with `::: ` is writt
 from __future__ import annotations
 
 import json
+import re
 from typing import Any
 
 from lessons.models import Lesson
@@ -35,6 +36,7 @@ FRONT_MATTER = [
 ]  # fmt: skip
 TEXT_BLOCKS = ["summary", "objectives", "heading", "body", "example", "tip", "recap", "transcript"]
 MARKER = "::: "
+KEY_PATTERN = re.compile(r"^[0-9a-f]{1,16}$")
 
 
 class LessonFileError(ValueError):
@@ -121,7 +123,13 @@ def markdown_to_lesson(text: str, *, source: str = "the file") -> dict[str, Any]
             lesson[kind] = content
         elif kind == "question" and len(words) == 3:
             lesson["questions"].append(
-                {"key": words[2], "prompt": content, "choices": [], "explanation": ""}
+                {
+                    "position": _number(words[1], where),
+                    "key": _key(words[2], where),
+                    "prompt": content,
+                    "choices": [],
+                    "explanation": "",
+                }
             )
         elif kind == "choice" and len(words) == 3 and words[2] in {"right", "wrong"}:
             _current(lesson["questions"], where)["choices"].append(
@@ -135,13 +143,36 @@ def markdown_to_lesson(text: str, *, source: str = "the file") -> dict[str, Any]
         elif kind == "explanation" and len(words) == 1:
             _current(lesson["questions"], where)["explanation"] = content
         elif kind == "flashcard" and len(words) == 3:
-            lesson["flashcards"].append({"key": words[2], "front": content, "back": ""})
+            lesson["flashcards"].append(
+                {
+                    "position": _number(words[1], where),
+                    "key": _key(words[2], where),
+                    "front": content,
+                    "back": "",
+                }
+            )
         elif kind == "back" and len(words) == 1:
             _current(lesson["flashcards"], where)["back"] = content
         else:
             raise LessonFileError(f"{where}: unknown block `::: {header}`.")
     lesson["objectives"] = [line for line in lesson.get("objectives", "").split("\n")]
+    for kind in ("questions", "flashcards"):
+        keys = [item["key"] for item in lesson[kind]]
+        if len(set(keys)) != len(keys):
+            raise LessonFileError(f"{source}: two {kind} share one key.")
     return lesson
+
+
+def _number(text: str, where: str) -> int:
+    if not text.isascii() or not text.isdigit() or len(text) > 4:
+        raise LessonFileError(f"{where}: {text!r} is not a position.")
+    return int(text)
+
+
+def _key(text: str, where: str) -> str:
+    if not KEY_PATTERN.match(text):
+        raise LessonFileError(f"{where}: an item's key is 1 to 16 hex digits, not {text!r}.")
+    return text
 
 
 def _current(items: list[dict], where: str) -> dict:

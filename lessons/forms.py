@@ -48,7 +48,7 @@ class BaseQuestionAdminForm(forms.ModelForm):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         choices = self.instance.choices if self.instance.pk else []
-        self._correct_letters_before = correct_letters(choices)
+        self._correct_before = correct_choices(choices)
         for slot, choice in enumerate(choices[:CHOICE_SLOTS]):
             text, correct, why = choice_field_names(slot)
             self.initial.setdefault(text, choice.get("text", ""))
@@ -70,18 +70,30 @@ class BaseQuestionAdminForm(forms.ModelForm):
                 {"text": text.strip(), "correct": bool(correct), "explanation": (why or "").strip()}
             )
         self.instance.choices = choices
+        if cleaned.get("explanation") is not None:
+            self.instance.explanation = cleaned["explanation"]
+        lesson = getattr(self.instance, "lesson", None) if self.instance.lesson_id else None
+        if lesson and lesson.status == Lesson.Status.PUBLISHED and not self.prefix:
+            # Edited on its own page: the lesson must still pass the publish rule afterwards.
+            others = [q for q in lesson.questions.all() if q.pk != self.instance.pk]
+            rows = [(q.position, q) for q in [*others, self.instance]]
+            if problems := publish_problems(rows):
+                raise ValidationError(
+                    ["Its lesson is published, and this change would break it:", *problems]
+                )
         return cleaned
 
     @property
     def correct_answer_changed(self) -> bool:
-        """True when an existing question now has other choices marked correct."""
-        return bool(self.instance.pk) and self._correct_letters_before != correct_letters(
+        """True when an existing question's right answer is another one now: other letters
+        marked correct, or other texts behind them (so swapping two choices counts too)."""
+        return bool(self.instance.pk) and self._correct_before != correct_choices(
             self.instance.choices
         )
 
 
-def correct_letters(choices: list[dict]) -> set[str]:
-    return {LETTERS[i] for i, choice in enumerate(choices) if choice.get("correct")}
+def correct_choices(choices: list[dict]) -> set[tuple[str, str]]:
+    return {(LETTERS[i], c.get("text", "")) for i, c in enumerate(choices) if c.get("correct")}
 
 
 QuestionAdminForm = type("QuestionAdminForm", (BaseQuestionAdminForm,), _choice_fields())

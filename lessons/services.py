@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -111,11 +110,13 @@ def _area(subject: Subject, item: dict[str, Any]) -> Area:
 
 
 def _load_questions(lesson: Lesson, items: list[dict[str, Any]]) -> bool:
-    existing = {question.position: question for question in lesson.questions.all()}
-    _free_keys(existing.values(), items)
-    changed = False
-    for position, item in enumerate(items, start=1):
-        question = existing.pop(position, None) or Question(lesson=lesson, position=position)
+    """Questions matched by key, so a row (and every learner's memory of it) keeps its text."""
+    changed = _drop_missing(lesson.questions.all(), items)
+    existing = {question.key: question for question in lesson.questions.all()}
+    for number, item in enumerate(items, start=1):
+        position = item.get("position") or number
+        question = _keep_place(existing.get(item.get("key")), position, lesson, "question")
+        question = question or Question(lesson=lesson, position=position)
         values = {
             "prompt": item["prompt"],
             "choices": [
@@ -131,37 +132,40 @@ def _load_questions(lesson: Lesson, items: list[dict[str, Any]]) -> bool:
         if item.get("key"):
             values["key"] = item["key"]
         changed |= _save_if_changed(question, values)
-    if existing:
-        Question.objects.filter(pk__in=[q.pk for q in existing.values()]).delete()
-        changed = True
     return changed
 
 
 def _load_flashcards(lesson: Lesson, items: list[dict[str, Any]]) -> bool:
-    existing = {card.position: card for card in lesson.flashcards.all()}
-    _free_keys(existing.values(), items)
-    changed = False
-    for position, item in enumerate(items, start=1):
-        card = existing.pop(position, None) or Flashcard(lesson=lesson, position=position)
-        values = {"front": item["front"], "back": item["back"]}
+    changed = _drop_missing(lesson.flashcards.all(), items)
+    existing = {card.key: card for card in lesson.flashcards.all()}
+    for number, item in enumerate(items, start=1):
+        position = item.get("position", number)
+        card = existing.get(item.get("key")) or Flashcard(lesson=lesson)
+        values = {"front": item["front"], "back": item["back"], "position": position}
         if item.get("key"):
             values["key"] = item["key"]
         changed |= _save_if_changed(card, values)
-    if existing:
-        Flashcard.objects.filter(pk__in=[card.pk for card in existing.values()]).delete()
-        changed = True
     return changed
 
 
-def _free_keys(existing, items: list[dict[str, Any]]) -> None:
-    """Give a stored item a placeholder key when a file moves its key to another position,
-    so saving one by one never meets the (lesson, key) unique constraint halfway."""
-    wanted = {position: item.get("key") for position, item in enumerate(items, start=1)}
-    taken = {key for key in wanted.values() if key}
-    for row in existing:
-        if row.key in taken and wanted.get(row.position) != row.key:
-            type(row).objects.filter(pk=row.pk).update(key="tmp" + secrets.token_hex(6))
-            row.refresh_from_db(fields=["key"])
+def _drop_missing(rows, items: list[dict[str, Any]]) -> bool:
+    """Delete the stored items the file no longer has (matched by key; unkeyed: by position)."""
+    keys = {item.get("key") for item in items}
+    positions = {item.get("position") for item in items if not item.get("key")}
+    gone = [row.pk for row in rows if row.key not in keys and row.position not in positions]
+    if gone:
+        rows.model.objects.filter(pk__in=gone).delete()
+    return bool(gone)
+
+
+def _keep_place(question: Question | None, position: int, lesson: Lesson, kind: str):
+    """A question keeps its position: moving questions around is done in the admin."""
+    if question is not None and question.position != position:
+        raise ValidationError(
+            f"{lesson.public_id}: {kind} {question.key} is at position {question.position} here "
+            f"and {position} in the file. Reorder questions in the admin, not in files."
+        )
+    return question
 
 
 def _set_links(

@@ -282,24 +282,32 @@ RATE_LIMITS = {
     "api_check": Limit(per_browser=0, per_address=300 * _scale, seconds=60),
 }
 
-# The cache holds rate-limit counters. One process: memory. Several app servers must share it:
-# CACHE_URL=redis://host:6379/0 (or db:// for a table in the database; run createcachetable).
+# Two caches. "default" holds rate-limit counters: with several app processes or servers it
+# must be shared, CACHE_URL=redis://host:6379/0 or CACHE_URL=db:// (a table in the database;
+# run createcachetable). "pages" holds rendered pages and lesson data keyed by the content
+# version: each process keeps its own, which is always correct because an edit changes the key.
 CACHE_URL = env_str("CACHE_URL")
+CACHE_KEY_PREFIX = env_str("CACHE_KEY_PREFIX", "lightmysky")
 if CACHE_URL.startswith(("redis://", "rediss://")):
-    CACHES = {
-        "default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
-    }
+    _counters = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
 elif CACHE_URL.startswith("db://"):
-    CACHES = {
-        "default": {
-            "BACKEND": "django.core.cache.backends.db.DatabaseCache",
-            "LOCATION": "django_cache",
-        }
+    _counters = {
+        "BACKEND": "django.core.cache.backends.db.DatabaseCache",
+        "LOCATION": "django_cache",
     }
 elif CACHE_URL:
     raise ImproperlyConfigured(f"CACHE_URL must start with redis:// or db://, not {CACHE_URL!r}.")
 else:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+    _counters = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "counters"}
+CACHES = {
+    "default": _counters | {"KEY_PREFIX": CACHE_KEY_PREFIX},
+    "pages": {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "pages",
+        "KEY_PREFIX": CACHE_KEY_PREFIX,
+        "OPTIONS": {"MAX_ENTRIES": env_int("PAGE_CACHE_ENTRIES", 5000)},
+    },
+}
 # Behind a reverse proxy that sets X-Forwarded-For, count the address it reports.
 TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", default=False)
 # How long an answer form stays valid, in seconds.

@@ -29,11 +29,13 @@ SEED_PATH = (
 @pytest.fixture(autouse=True)
 def fresh_cache():
     """Rate-limit counters live in the cache; each test starts with none."""
-    from django.core.cache import cache
+    from django.core.cache import caches
 
-    cache.clear()
+    for name in ("default", "pages"):
+        caches[name].clear()
     yield
-    cache.clear()
+    for name in ("default", "pages"):
+        caches[name].clear()
 
 
 @pytest.fixture

@@ -11,7 +11,7 @@ import hashlib
 from functools import wraps
 
 from django.conf import settings
-from django.core.cache import cache
+from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse
 
 from lightmysky.lib.negotiation import wants_markdown
@@ -32,14 +32,17 @@ def _key(request: HttpRequest, version: int) -> str:
 def cache_for_visitors(view):
     @wraps(view)
     def cached_view(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        if settings.SESSION_COOKIE_NAME in request.COOKIES:
+        # Only plain addresses (and ?mode=agent): any other query string would let anyone fill
+        # the cache with copies of one page.
+        plain = set(request.GET) <= {"mode"} and request.GET.get("mode", "agent") == "agent"
+        if settings.SESSION_COOKIE_NAME in request.COOKIES or not plain:
             return view(request, *args, **kwargs)
         key = _key(request, content_version(request))
-        response = cache.get(key)
+        response = caches["pages"].get(key)
         if response is None:
             response = view(request, *args, **kwargs)
             if response.status_code == 200 and not response.cookies and not response.streaming:
-                cache.set(key, response, LIFETIME)
+                caches["pages"].set(key, response, LIFETIME)
         return response
 
     return cached_view

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from django.core.cache import cache
+from django.core.cache import caches
 from django.http import HttpRequest
 
 MISSING = object()
@@ -25,8 +25,8 @@ def content_version(request: HttpRequest | None = None) -> int:
 def versioned[T](name: str, version: int, build: Callable[[], T]) -> T:
     """`build()` once per content version; later calls read the cache."""
     key = f"v{version}:{name}"
-    value = cache.get(key, MISSING)
+    value = caches["pages"].get(key, MISSING)
     if value is MISSING:
         value = build()
-        cache.set(key, value, LIFETIME)
+        caches["pages"].set(key, value, LIFETIME)
     return value
