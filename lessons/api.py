@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Annotated
 
 from django.conf import settings
@@ -10,10 +11,11 @@ from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema
 from ninja.errors import HttpError
 
-from lessons.models import Lesson, Question, Subject
+from lessons.models import PUBLIC_ID_PATTERN, Lesson, Question, Subject
 from lightmysky.lib.ratelimit import retry_after
 
 router = Router(tags=["lessons"])
+PUBLIC_ID_RE = re.compile(rf"^{PUBLIC_ID_PATTERN}$")
 
 
 class RateLimited(Exception):
@@ -132,6 +134,8 @@ def _summary(lesson: Lesson) -> dict:
 
 
 def _published_lesson(public_id: str) -> Lesson:
+    if not PUBLIC_ID_RE.match(public_id):
+        raise HttpError(404, f"No published lesson has the id {public_id[:20]!r}.")
     lesson = Lesson.objects.published().for_page().filter(public_id=public_id).first()
     if lesson is None:
         raise HttpError(404, f"No published lesson has the id {public_id!r}.")
@@ -183,9 +187,15 @@ def list_subjects(request: HttpRequest):
 
 
 class LessonFilters(Schema):
-    subject: str | None = Field(None, max_length=100, description="A subject's slug.")
-    area: str | None = Field(None, max_length=100, description="An area's slug.")
-    q: str | None = Field(None, max_length=200, description="Words in the title or summary.")
+    subject: str | None = Field(
+        None, max_length=100, pattern=r"^[-\w]*$", description="A subject's slug."
+    )
+    area: str | None = Field(
+        None, max_length=100, pattern=r"^[-\w]*$", description="An area's slug."
+    )
+    q: str | None = Field(
+        None, max_length=200, pattern=r"^[^\x00]*$", description="Words in the title or summary."
+    )
     page: int = Field(1, ge=1, le=100_000)
     page_size: int = Field(20, ge=1, le=100)
 

@@ -131,6 +131,8 @@ class _Checker:
             self.fail(name, "must be a date and time in ISO 8601 form")
         if moment.tzinfo is None:
             self.fail(name, "must say its time zone (UTC)")
+        if not 1970 <= moment.year <= 2200:
+            self.fail(name, "is not a date this site could have written")
         if past and moment > self.now + CLOCK_SKEW:
             self.fail(name, "is in the future")
         return scheduling.utc(moment)
@@ -143,8 +145,8 @@ def read_export_file(upload, *, now: datetime) -> list[ImportedItem]:
     if upload.size > EXPORT_MAX_BYTES:
         raise BadSubmission(f"That file is larger than {EXPORT_MAX_BYTES // 1024 // 1024} MB.")
     try:
-        document = json.loads(upload.read().decode("utf-8"))
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        document = json.loads(upload.read().decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise BadSubmission(
             "That file is not a LightMySky progress file: it is not JSON."
         ) from None
@@ -153,7 +155,8 @@ def read_export_file(upload, *, now: datetime) -> list[ImportedItem]:
 
 def read_export_document(document: object, *, now: datetime) -> list[ImportedItem]:
     top = _Checker("The file", document, now)
-    if document.get("version") != 1 or not isinstance(document.get("items"), list):
+    version = document.get("version")
+    if type(version) is not int or version != 1 or not isinstance(document.get("items"), list):
         raise BadSubmission(
             "That file is not a LightMySky progress file (version 1 with a list of items)."
         )

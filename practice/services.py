@@ -63,10 +63,15 @@ def learner_get_or_create(
             learner = Learner.objects.get(browser_hash=browser_hash)
     elif now - learner.last_seen_at > timedelta(hours=12):
         Learner.objects.filter(pk=learner.pk).update(last_seen_at=now)
+    learner_bind_session(session=session, learner=learner, now=now)
+    return learner
+
+
+def learner_bind_session(*, session: SessionBase, learner: Learner, now: datetime) -> None:
+    """Remember in the browser's session which learner it is."""
     session[LEARNER_SESSION_KEY] = learner.public_id
     session[LEARNER_PK_SESSION_KEY] = learner.pk
     session[LEARNER_SEEN_SESSION_KEY] = now.isoformat()
-    return learner
 
 
 class LearnerGone(Exception):

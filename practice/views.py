@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta
 from functools import wraps
 
@@ -31,7 +32,6 @@ from practice.forms import (
 )
 from practice.models import (
     LEARNER_PK_SESSION_KEY,
-    LEARNER_SESSION_KEY,
     Learner,
     Review,
     new_round_key,
@@ -443,6 +443,7 @@ def progress(request: HttpRequest) -> HttpResponse:
 @require_POST
 @limit_posts("import")
 @recover_lost_learner
+@never_cache
 def progress_import(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     try:
@@ -454,6 +455,7 @@ def progress_import(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
+@never_cache
 def progress_forget(request: HttpRequest) -> HttpResponse:
     if request.POST.get("confirm") != "yes":
         return _progress_page(
@@ -468,6 +470,7 @@ def progress_forget(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @recover_lost_learner
+@never_cache
 def progress_transfer(request: HttpRequest) -> HttpResponse:
     learner = selectors.learner_for_request(request)
     if learner is None:
@@ -481,6 +484,7 @@ def progress_transfer(request: HttpRequest) -> HttpResponse:
 
 @require_http_methods(["GET", "HEAD", "POST"])
 @limit_posts("adopt")
+@never_cache
 def progress_adopt(request: HttpRequest) -> HttpResponse:
     code = services.normalise_transfer_code(
         (request.POST if request.method == "POST" else request.GET).get("code", "")
@@ -502,8 +506,7 @@ def progress_adopt(request: HttpRequest) -> HttpResponse:
     except services.TransferCodeInvalid as error:
         return _progress_page(request, status=400, adopt_code=code, adopt_error=str(error))
     request.session.cycle_key()
-    request.session[LEARNER_SESSION_KEY] = learner.public_id
-    request.session[LEARNER_PK_SESSION_KEY] = learner.pk
+    services.learner_bind_session(session=request.session, learner=learner, now=timezone.now())
     return redirect("/progress?adopted=1")
 
 
@@ -526,7 +529,7 @@ def worksheet_answers(
     if request.method != "POST":
         done = request.GET.get("done", "")
         learner = selectors.learner_for_request(request)
-        if done and learner:
+        if done and learner and re.fullmatch(r"[-\w]{1,40}", done):
             reviews = selectors.paper_reviews(learner=learner, lesson=lesson, batch=done)
             by_id = {question.pk: question for question in questions}
             context["feedback_list"] = [

@@ -45,11 +45,15 @@ function handleFlashcardKeys(event, reveal) {
   return true;
 }
 
+// The single-key shortcuts work only while focus is inside the card that uses them (WCAG
+// 2.1.4), so they never fire while someone types or reads elsewhere on the page.
 document.addEventListener("keydown", (event) => {
   if (event.ctrlKey || event.metaKey || event.altKey || isTyping(event.target)) return;
-  const form = document.querySelector("[data-answer-form]");
+  const card = event.target.closest ? event.target.closest(".practice-card") : null;
+  if (!card) return;
+  const form = card.querySelector("[data-answer-form]");
   if (form && handleAnswerKeys(event, form)) return;
-  const reveal = document.querySelector("[data-reveal]");
+  const reveal = card.querySelector("[data-reveal]");
   if (reveal) handleFlashcardKeys(event, reveal);
 });
 
@@ -112,6 +116,9 @@ document.addEventListener("htmx:sendError", (event) => {
 });
 
 document.addEventListener("DOMContentLoaded", () => {
+  // On a practice page, start in the card, so its keys work at once.
+  const start = document.querySelector(".practice-card [data-autofocus]");
+  if (start && !window.location.hash) start.focus({ preventScroll: true });
   for (const button of document.querySelectorAll("[data-print]")) {
     button.hidden = false;
     button.addEventListener("click", () => window.print());

@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 from django.contrib.auth.models import Group, User
+from django.contrib.auth.password_validation import validate_password
+from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 
@@ -31,6 +33,10 @@ class Command(BaseCommand):
                 raise CommandError("The two passwords differ; nothing was created.")
         if len(password) < 10:
             raise CommandError("Use a password of at least 10 characters; nothing was created.")
+        try:
+            validate_password(password, User(username=username, email=email))
+        except ValidationError as error:
+            raise CommandError(" ".join(error.messages) + " Nothing was created.") from None
         user = User.objects.create_user(username, email=email, password=password, is_staff=True)
         user.groups.add(group)
         self.stdout.write(f"Editor {username!r} created; they can sign in at /admin/.")

@@ -3,7 +3,7 @@ from __future__ import annotations
 from datetime import timedelta
 
 from django.conf import settings
-from django.core.management.base import BaseCommand
+from django.core.management.base import BaseCommand, CommandError
 from django.utils import timezone
 
 from practice.services import learners_prune
@@ -24,6 +24,8 @@ class Command(BaseCommand):
         )
 
     def handle(self, *args, **options):
+        if options["idle_days"] < 1:
+            raise CommandError("--idle-days must be at least 1: 0 would remove today's learners.")
         now = timezone.now()
         cutoff = now - timedelta(days=options["idle_days"])
         removed = learners_prune(idle_since=cutoff, now=now)
