@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import SEED_PATH as SEED
-from tests.ops.servers import ROOT, production_env
+from tests.ops.servers import ROOT, deploy, production_env
 
 
 def env_example() -> dict[str, str]:
@@ -72,16 +72,7 @@ for name in {names!r}:
 def prod_db(tmp_path_factory) -> dict[str, str]:
     path = tmp_path_factory.mktemp("prod") / "db.sqlite3"
     env = production_env(f"sqlite:///{path}")
-    for command in (["migrate", "-v0"], ["load_demo"], ["collectstatic", "--no-input", "-v0"]):
-        result = subprocess.run(
-            [sys.executable, "manage.py", *command],
-            cwd=ROOT,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=300,
-        )
-        assert result.returncode == 0, result.stderr
+    deploy(env)
     return env
 
 
