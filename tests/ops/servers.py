@@ -8,6 +8,7 @@ import re
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.error
 import urllib.request
@@ -45,7 +46,8 @@ def production_env(database_url: str, **extra: str) -> dict[str, str]:
         "SITE_URL": "http://127.0.0.1",
         "SECURE_SSL_REDIRECT": "0",
         "SECURE_COOKIES": "0",
-        "STATIC_ROOT": str(ROOT / "var" / f"ops-static-{os.getpid()}"),
+        # One folder per test run, under the system's temporary folder, not in the project.
+        "STATIC_ROOT": str(Path(tempfile.gettempdir()) / f"lightmysky-ops-static-{os.getpid()}"),
         "LOG_LEVEL": "WARNING",
     }
     return env | extra
