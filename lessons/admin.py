@@ -126,6 +126,14 @@ class LessonAdmin(admin.ModelAdmin):
                 for f in formset.forms
                 if f.has_changed() and getattr(f, "correct_answer_changed", False)
             ]
+            # Questions that change places step aside first, so a swap never meets the
+            # (lesson, position) unique constraint halfway.
+            moving = [
+                f.instance.pk
+                for f in formset.forms
+                if f.instance.pk and "position" in f.changed_data
+            ]
+            Question.objects.filter(pk__in=moving).update(position=F("position") + 100)
         super().save_formset(request, form, formset, change)
         reset_memories(self, request, changed)
 

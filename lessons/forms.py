@@ -83,6 +83,17 @@ class BaseQuestionAdminForm(forms.ModelForm):
                 )
         return cleaned
 
+    def validate_constraints(self) -> None:
+        """Leave positions to the lesson's formset, which checks them all together: a swap
+        between two questions is valid although each clashes with the other's old position."""
+        exclude = self._get_validation_exclusions()
+        if self.prefix:  # in the lesson's formset; a question's own page checks as usual
+            exclude |= {"position"}
+        try:
+            self.instance.validate_constraints(exclude=exclude)
+        except ValidationError as error:
+            self._update_errors(error)
+
     @property
     def correct_answer_changed(self) -> bool:
         """True when an existing question's right answer is another one now: other letters
@@ -109,9 +120,6 @@ class QuestionInlineFormSet(BaseInlineFormSet):
         kept = [
             form for form in self.forms if form.cleaned_data and not form.cleaned_data.get("DELETE")
         ]
-        positions = [form.cleaned_data.get("position") for form in kept]
-        if len(set(positions)) != len(positions):
-            raise ValidationError("Two questions share a position: give each its own, 1 to 8.")
         if self.instance.status == Lesson.Status.PUBLISHED:
             problems = publish_problems(
                 [(form.cleaned_data.get("position"), form.instance) for form in kept]

@@ -252,10 +252,9 @@ class Question(models.Model):
                 fields=["lesson", "position"], name="question_position_unique_in_lesson"
             ),
             models.UniqueConstraint(fields=["lesson", "key"], name="question_key_unique_in_lesson"),
-            models.CheckConstraint(
-                condition=Q(position__gte=1, position__lte=QUESTIONS_PER_LESSON),
-                name="question_position_1_to_8",
-            ),
+            # Only a floor in the database: reordering moves questions through positions above 8
+            # for a moment (see LessonAdmin.save_formset); the field's validators keep 1 to 8.
+            models.CheckConstraint(condition=Q(position__gte=1), name="question_position_from_1"),
         ]
 
     def __str__(self) -> str:

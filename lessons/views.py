@@ -11,7 +11,12 @@ from lessons import services
 from lessons.forms import ReportForm
 from lessons.models import Lesson, Subject
 from lessons.selectors import LessonPage, lesson_page
-from lightmysky.lib.negotiation import markdown_response, vary_on_accept, wants_markdown
+from lightmysky.lib.negotiation import (
+    markdown_response,
+    page_or_twin,
+    vary_on_accept,
+    wants_markdown,
+)
 from lightmysky.lib.pagecache import cache_for_visitors
 from lightmysky.lib.ratelimit import limit_posts
 from lightmysky.lib.versioned import content_version
@@ -54,9 +59,9 @@ def redirect_if_not_canonical(
 @cache_for_visitors
 def home(request: HttpRequest, markdown: bool = False) -> HttpResponse:
     context = {"lessons": list(Lesson.objects.for_listing())}
-    if markdown or wants_markdown(request):
-        return markdown_response(request, "agent/home.md", context)
-    return vary_on_accept(render(request, "lessons/home.html", context))
+    return page_or_twin(
+        request, context, html="lessons/home.html", markdown="agent/home.md", twin=markdown
+    )
 
 
 @require_safe
@@ -68,9 +73,9 @@ def subject(request: HttpRequest, subject: str, markdown: bool = False) -> HttpR
         "subject": subject_obj,
         "lessons": list(Lesson.objects.for_listing().filter(subject=subject_obj)),
     }
-    if markdown or wants_markdown(request):
-        return markdown_response(request, "agent/subject.md", context)
-    return vary_on_accept(render(request, "lessons/subject.html", context))
+    return page_or_twin(
+        request, context, html="lessons/subject.html", markdown="agent/subject.md", twin=markdown
+    )
 
 
 @require_safe

@@ -13,7 +13,9 @@ from datetime import timedelta
 import pytest
 import time_machine
 from django.contrib.staticfiles import finders
+from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from lessons.models import Lesson
@@ -144,3 +146,29 @@ def test_lesson_page_first_load_is_small_and_few_requests(client, demo):
     )
     assert requests <= 4, assets
     assert total <= 50 * 1024, total
+
+
+@pytest.mark.parametrize(
+    "path",
+    [
+        "/",
+        "/learn/computing/",
+        SEED_PATH + "/flashcards",
+        SEED_PATH + "/worksheet",
+        SEED_PATH + "/worksheet/answers",
+        SEED_PATH + "/report",
+        "/sky/table",
+        "/progress",
+    ],
+)
+def test_other_learner_pages_have_a_fixed_query_count(demo, path):
+    """Every other page a learner opens: at most 6 queries, the same with 1 item or 500."""
+    counts = []
+    for items in (1, 500):
+        client = Client()
+        learner_with(client, demo, items)
+        client.get(path)  # warm the content caches
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(path).status_code == 200
+        counts.append(len(captured))
+    assert counts[0] == counts[1] <= 6, counts

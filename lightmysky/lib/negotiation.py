@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.http import HttpRequest, HttpResponse
+from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.utils.cache import patch_vary_headers
 
@@ -21,6 +22,15 @@ def markdown_response(request: HttpRequest, template: str, context: dict) -> Htt
         render_to_string(template, context, request=request), content_type=MARKDOWN_TYPE
     )
     return vary_on_accept(response)
+
+
+def page_or_twin(
+    request: HttpRequest, context: dict, *, html: str, markdown: str, twin: bool = False
+) -> HttpResponse:
+    """The HTML page, or its Markdown twin when asked for (`twin`, or by the request)."""
+    if twin or wants_markdown(request):
+        return markdown_response(request, markdown, context)
+    return vary_on_accept(render(request, html, context))
 
 
 def vary_on_accept(response: HttpResponse) -> HttpResponse:

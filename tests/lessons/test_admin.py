@@ -247,3 +247,42 @@ def test_the_lesson_change_page_links_reports_and_the_live_page(admin_client, de
     html = admin_client.get(f"/admin/lessons/lesson/{demo.pk}/change/").content.decode()
     assert "0 open" in html
     assert f'href="{SEED_PATH}"' in admin_client.get("/admin/lessons/lesson/").content.decode()
+
+
+def change_page_data(admin_client, lesson) -> dict:
+    """What the lesson's admin page would post back unchanged."""
+    page = admin_client.get(f"/admin/lessons/lesson/{lesson.pk}/change/")
+    forms = [page.context["adminform"].form]
+    data = {}
+    for inline in page.context["inline_admin_formsets"]:
+        data |= {f.html_name: f.value() for f in inline.formset.management_form}
+        forms += inline.formset.forms
+    for form in forms:
+        for field in form:
+            value = field.value()
+            if field.name == "video" or value in (None, False):
+                continue
+            data[field.html_name] = [str(v) for v in value] if isinstance(value, list) else value
+    return data
+
+
+def test_an_editor_can_swap_two_questions_and_learners_keep_their_memories(admin_client, demo):
+    first, second = demo.questions.get(position=1), demo.questions.get(position=2)
+    answer(Client(), demo, right=True)  # remembers question 1
+    data = change_page_data(admin_client, demo)
+    data["questions-0-position"], data["questions-1-position"] = "2", "1"
+    response = admin_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert (first.position, second.position) == (2, 1)
+    assert Memory.objects.get().question == first
+
+
+def test_two_questions_cannot_end_in_one_place(admin_client, demo):
+    data = change_page_data(admin_client, demo)
+    data["questions-1-position"] = "1"
+    response = admin_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
+    assert response.status_code == 200
+    assert "Please correct the duplicate data for position." in response.content.decode()
+    assert sorted(demo.questions.values_list("position", flat=True)) == list(range(1, 9))
