@@ -211,6 +211,9 @@ CSRF_COOKIE_HTTPONLY = True
 # Production defaults (https only) apply unless this is a debug run or the test suite.
 SECURE_BY_DEFAULT = not (DEBUG or TESTING)
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=SECURE_BY_DEFAULT)
+# Load balancers and `curl http://127.0.0.1:8000/readyz` probe gunicorn over plain HTTP: they
+# must see the 503 itself, not a redirect that hides it.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 60 * 60 * 24 * 365 if SECURE_BY_DEFAULT else 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=False)
