@@ -7,7 +7,13 @@ from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
 from lessons import services
-from lessons.forms import CHOICE_SLOTS, QuestionAdminForm, QuestionInlineFormSet, choice_field_names
+from lessons.forms import (
+    CHOICE_SLOTS,
+    LessonAdminForm,
+    QuestionAdminForm,
+    QuestionInlineFormSet,
+    choice_field_names,
+)
 from lessons.models import Area, Flashcard, Lesson, ProblemReport, Question, Subject
 from practice import selectors as practice_selectors
 from practice import services as practice_services
@@ -76,6 +82,7 @@ class FlashcardInline(admin.TabularInline):
 
 @admin.register(Lesson)
 class LessonAdmin(admin.ModelAdmin):
+    form = LessonAdminForm
     list_display = ["title", "public_id", "subject", "area", "status", "updated_at", "site_link"]
     list_filter = ["status", "subject", "area", "updated_at"]
     list_select_related = ["subject", "area"]

@@ -110,6 +110,19 @@ def correct_choices(choices: list[dict]) -> set[tuple[str, str]]:
 QuestionAdminForm = type("QuestionAdminForm", (BaseQuestionAdminForm,), _choice_fields())
 
 
+class LessonAdminForm(forms.ModelForm):
+    """The lesson's page; the admin adds the other fields from its fieldsets."""
+
+    class Meta:
+        model = Lesson
+        fields = ["needs_first"]
+
+    def clean_needs_first(self):
+        needed = self.cleaned_data["needs_first"]
+        self.instance.validate_needs_first(needed)
+        return needed
+
+
 class QuestionInlineFormSet(BaseInlineFormSet):
     """A published lesson needs exactly eight questions, each answerable and explained."""
 

@@ -4,6 +4,8 @@ import hashlib
 import json
 import secrets
 import string
+from collections import defaultdict, deque
+from collections.abc import Iterable
 
 from django.core.exceptions import ValidationError
 from django.core.validators import (
@@ -195,6 +197,47 @@ class Lesson(models.Model):
             errors["transcript"] = "A lesson with a video needs its transcript."
         if errors:
             raise ValidationError(errors)
+
+    def validate_needs_first(self, needed: Iterable[Lesson]) -> None:
+        """Refuse prerequisites that would lead back to this lesson: a learner could never start."""
+        chain = self.needs_first_circle(needed)
+        if len(chain) == 2:
+            raise ValidationError(f"“{self.title}” cannot need itself first.", code="circle")
+        if chain:
+            circle = " → ".join(f"“{lesson.title}” ({lesson.public_id})" for lesson in chain)
+            raise ValidationError(
+                f"Lessons cannot need each other first in a circle: {circle}, where each needs "
+                "the next first. Remove one of these links.",
+                code="circle",
+            )
+
+    def needs_first_circle(self, needed: Iterable[Lesson]) -> list[Lesson]:
+        """The lessons from this one back to itself if it needed `needed` first, each needing
+        the next ([self, …, self]); empty when the links make no circle."""
+        needed = list(needed)
+        if self.pk is None or not needed:
+            return []  # nothing can need a lesson that is not saved yet
+        following: dict[int, list[int]] = defaultdict(list)
+        links = Lesson.needs_first.through.objects.exclude(from_lesson_id=self.pk)
+        for from_id, to_id in links.values_list("from_lesson_id", "to_lesson_id"):
+            following[from_id].append(to_id)
+        following[self.pk] = [lesson.pk for lesson in needed]
+        came_from: dict[int, int] = {}
+        queue = deque([self.pk])
+        while queue:
+            current = queue.popleft()
+            for other in following[current]:
+                if other == self.pk:
+                    path = [current]
+                    while path[-1] != self.pk:
+                        path.append(came_from[path[-1]])
+                    ids = [*reversed(path), self.pk]
+                    lessons = Lesson.objects.in_bulk(ids)
+                    return [lessons[pk] for pk in ids]
+                if other not in came_from:
+                    came_from[other] = current
+                    queue.append(other)
+        return []
 
     def render_markdown(self) -> None:
         self.body_html = render_markdown(self.body)

@@ -89,6 +89,11 @@ def lessons_load(*, lessons: list[dict[str, Any]]) -> LoadResult:
     for pid, (lesson, item) in loaded.items():
         _set_links(lesson.needs_first, item.get("needs_first", []), loaded)
         _set_links(lesson.connections, sorted(connected[pid]), loaded)
+    for lesson, _ in loaded.values():
+        try:
+            lesson.validate_needs_first(lesson.needs_first.all())
+        except ValidationError as error:
+            raise ValidationError(f"{lesson.public_id}: {' '.join(error.messages)}") from error
     return result
 
 

@@ -12,7 +12,7 @@ from django.test import Client
 from lessons.models import Lesson
 from practice.models import Memory, Review
 from tests.conftest import SEED_PATH
-from tests.factories import make_area
+from tests.factories import make_area, make_lesson
 from tests.practice.helpers import answer, finish_round
 
 
@@ -286,3 +286,50 @@ def test_two_questions_cannot_end_in_one_place(admin_client, demo):
     assert response.status_code == 200
     assert "Please correct the duplicate data for position." in response.content.decode()
     assert sorted(demo.questions.values_list("position", flat=True)) == list(range(1, 9))
+
+
+def test_a_lesson_cannot_need_itself_first(admin_client, demo):
+    before = set(demo.needs_first.all())
+    data = change_page_data(admin_client, demo)
+    data["needs_first"] = [str(demo.pk)]
+    response = admin_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
+    assert response.status_code == 200
+    assert f"“{demo.title}” cannot need itself first." in response.content.decode()
+    assert set(demo.needs_first.all()) == before
+
+
+@pytest.mark.parametrize(
+    ("editing", "needs", "circle"),
+    [
+        # Message Passing ← Training: making Message Passing need Training closes a circle of two.
+        ("mt_twcpO-945r", ["mt__e-JwIxHek"], ["mt_twcpO-945r", "mt__e-JwIxHek", "mt_twcpO-945r"]),
+        # Message Passing ← Training ← Serving: a circle of three.
+        (
+            "mt_twcpO-945r",
+            ["mt_Nv1-WLGIO4"],
+            ["mt_twcpO-945r", "mt_Nv1-WLGIO4", "mt__e-JwIxHek", "mt_twcpO-945r"],
+        ),
+    ],
+)
+def test_lessons_cannot_need_each_other_first_in_a_circle(
+    admin_client, demo, editing, needs, circle
+):
+    lesson = Lesson.objects.get(public_id=editing)
+    data = change_page_data(admin_client, lesson)
+    data["needs_first"] = [str(Lesson.objects.get(public_id=pid).pk) for pid in needs]
+    response = admin_client.post(f"/admin/lessons/lesson/{lesson.pk}/change/", data)
+    assert response.status_code == 200
+    lessons = {other.public_id: other for other in Lesson.objects.all()}
+    chain = " → ".join(f"“{lessons[pid].title}” ({pid})" for pid in circle)
+    message = f"Lessons cannot need each other first in a circle: {chain}, where each needs"
+    assert message in response.content.decode()
+    assert not lesson.needs_first.exists()
+
+
+def test_a_prerequisite_that_makes_no_circle_is_saved(admin_client, demo):
+    basics = make_lesson(title="Computers Talk", slug="computers-talk")
+    data = change_page_data(admin_client, demo)
+    data["needs_first"] = [*data["needs_first"], str(basics.pk)]
+    response = admin_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert basics in demo.needs_first.all()

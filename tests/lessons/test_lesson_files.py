@@ -98,3 +98,31 @@ def test_a_bad_file_is_refused_with_where_and_why_and_nothing_changes(
 def test_the_demo_content_ships_as_lesson_files():
     files = sorted((Path(__file__).resolve().parents[2] / "fixtures" / "demo").glob("*.md"))
     assert [f.name for f in files] == ["mt_Nv1-WLGIO4.md", "mt__e-JwIxHek.md", "mt_twcpO-945r.md"]
+
+
+@pytest.mark.parametrize(
+    ("needs", "message"),
+    [
+        ('["mt_twcpO-945r"]', "“Message Passing and Asynchronous Work” cannot need itself first."),
+        (
+            '["mt_Nv1-WLGIO4"]',
+            "Lessons cannot need each other first in a circle: “Serving a Model: Batching, the "
+            "Key-Value Cache and Quantisation” (mt_Nv1-WLGIO4) → “Training Across Many Devices: "
+            "Data, Model and Pipeline Parallelism” (mt__e-JwIxHek) → “Message Passing and "
+            "Asynchronous Work” (mt_twcpO-945r) → “Serving a Model",
+        ),
+    ],
+)
+def test_lesson_files_whose_prerequisites_go_round_in_a_circle_are_refused(
+    demo, tmp_path, needs, message
+):
+    export(tmp_path)
+    path = tmp_path / "mt_twcpO-945r.md"
+    text = path.read_text().replace("needs_first: []", f"needs_first: {needs}")
+    path.write_text(text.replace("::: heading\n", "::: heading\nA new heading: "))
+    with pytest.raises(CommandError) as refused:
+        call_command("import_lessons", str(tmp_path), stdout=io.StringIO())
+    assert message in str(refused.value)
+    lesson = Lesson.objects.get(public_id="mt_twcpO-945r")
+    assert not lesson.needs_first.exists()
+    assert not lesson.heading.startswith("A new heading")
