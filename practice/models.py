@@ -42,6 +42,10 @@ class Learner(models.Model):
         return f"Learner {self.public_id[:8]}…"
 
 
+class LearnerGone(Exception):
+    """The session named a learner that no longer exists (pruned, or forgotten elsewhere)."""
+
+
 class ItemFields(models.Model):
     """A learner's link to one item: a question or a flashcard of a lesson, never both."""
 
@@ -106,6 +110,7 @@ class Memory(ItemFields):
         indexes = [
             models.Index(fields=["learner", "due"], name="memory_learner_due"),
             models.Index(fields=["learner", "lesson"], name="memory_learner_lesson"),
+            models.Index(fields=["question", "difficulty"], name="memory_question_difficulty"),
         ]
 
     def __str__(self) -> str:
@@ -151,8 +156,15 @@ class Round(models.Model):
         return f"Round {self.key} of {self.lesson_id}"
 
 
+class ReviewOrigin(models.TextChoices):
+    ANSWERED = "answered", "Answered on this site"
+    IMPORTED = "imported", "Imported from a progress file"
+
+
 class Review(ItemFields):
     """One answer or self-rating, kept so memory states can be replayed and parameters fitted."""
+
+    Origin = ReviewOrigin
 
     round = models.ForeignKey(Round, on_delete=models.CASCADE, null=True, blank=True)
     round_step = models.PositiveSmallIntegerField(null=True, blank=True)
@@ -163,6 +175,18 @@ class Review(ItemFields):
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
     answer = models.CharField(max_length=32, blank=True)
     correct = models.BooleanField(null=True, blank=True)
+    # Imported reviews come from a file anyone can write: they schedule the learner's own items
+    # but are left out of the editors' statistics.
+    origin = models.CharField(
+        max_length=8,
+        choices=ReviewOrigin,
+        default=ReviewOrigin.ANSWERED,
+        db_default=ReviewOrigin.ANSWERED,
+    )
+    # Set when the answer is recorded, so the editors' statistics are counts over one index:
+    # the learner's first answer to the question, and a wrong answer right after a right one.
+    first_answer = models.BooleanField(default=False, db_default=False)
+    lapse = models.BooleanField(default=False, db_default=False)
 
     class Meta:
         constraints = [
@@ -176,6 +200,10 @@ class Review(ItemFields):
         ]
         indexes = [
             models.Index(fields=["learner", "reviewed_at"], name="review_learner_time"),
+            models.Index(
+                fields=["question", "origin", "first_answer", "lapse", "correct"],
+                name="review_question_stats",
+            ),
         ]
         ordering = ["reviewed_at", "pk"]
 
@@ -187,7 +215,8 @@ class TransferCode(models.Model):
     """A short one-time code that lets another browser adopt a learner's progress."""
 
     learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="transfer_codes")
-    # Only a hash is kept, so the table cannot be read for live codes.
+    # Only a keyed hash (HMAC with SECRET_KEY) is kept: a copy of the table without the key
+    # cannot be searched for live codes.
     code_hash = models.CharField(max_length=64, unique=True)
     created_at = models.DateTimeField()
     expires_at = models.DateTimeField()

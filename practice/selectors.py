@@ -7,7 +7,7 @@ from datetime import datetime
 
 from django.contrib.sessions.backends.base import SessionBase
 from django.db import models
-from django.db.models import Avg, Count, Exists, FloatField, OuterRef, Q, Subquery
+from django.db.models import Avg, Count, FloatField, OuterRef, Q, Subquery
 from django.db.models.functions import Cast, Coalesce, NullIf
 from django.http import HttpRequest
 from django.utils.html import format_html_join
@@ -159,62 +159,6 @@ def next_due_at(*, learner: Learner, now: datetime) -> datetime | None:
         .first()
     )
     return memory.due if memory else None
-
-
-def export_document(*, learner: Learner | None, now: datetime) -> dict:
-    """Everything stored for this browser, in the documented export format."""
-    config = scheduling.SchedulerSettings.from_django()
-    document = {
-        "version": 1,
-        "exported_at": _iso(now),
-        "scheduler": config.as_dict(),
-        "items": [],
-    }
-    if learner is None:
-        return document
-    memories = {
-        (m.question_id, m.flashcard_id): m
-        for m in Memory.objects.filter(learner=learner).select_related(
-            "lesson", "question", "flashcard"
-        )
-    }
-    reviews: dict[tuple, list[Review]] = {}
-    for review in Review.objects.filter(learner=learner).select_related(
-        "lesson", "question", "flashcard"
-    ):
-        reviews.setdefault((review.question_id, review.flashcard_id), []).append(review)
-    for item_id in sorted(set(memories) | set(reviews), key=lambda k: (k[0] or 0, k[1] or 0)):
-        memory = memories.get(item_id)
-        item_reviews = reviews.get(item_id, [])
-        sample = memory or item_reviews[0]
-        document["items"].append(
-            {
-                "lesson": sample.lesson.public_id,
-                "item": f"{sample.kind}:{sample.item.key}",
-                "kind": str(sample.kind),
-                "state": scheduling.STATES[memory.state] if memory else None,
-                "step": memory.step if memory else None,
-                "stability": memory.stability if memory else None,
-                "difficulty": memory.difficulty if memory else None,
-                "due": _iso(memory.due) if memory else None,
-                "last_review": _iso(memory.last_review) if memory and memory.last_review else None,
-                "reviews": [
-                    {
-                        "rating": review.rating,
-                        "reviewed_at": _iso(review.reviewed_at),
-                        "duration_ms": review.duration_ms,
-                        "answer": review.answer,
-                        "correct": review.correct,
-                    }
-                    for review in item_reviews
-                ],
-            }
-        )
-    return document
-
-
-def _iso(moment: datetime) -> str:
-    return scheduling.utc(moment).isoformat().replace("+00:00", "Z")
 
 
 # The sky --------------------------------------------------------------------------------------
@@ -517,33 +461,29 @@ def progress_summary(*, learner: Learner) -> ProgressSummary:
 def question_stats() -> dict:
     """Annotations for a Question queryset: how learners do on each question, in SQL.
 
-    attempts: every graded answer; learners: learners who answered it; first_right: learners
-    whose first answer was right; right_first_share: first_right / learners; lapses: answers
-    marked wrong after the same learner had answered it right; mean_difficulty: the mean FSRS
-    difficulty of its memory states.
+    Only answers given on this site count (never imported ones), and each figure is a count over
+    one index, whatever the number of reviews. attempts: every graded answer; learners: learners
+    who answered it; first_right: learners whose first answer was right; right_first_share:
+    first_right / learners; lapses: wrong answers given right after a right one (a learned
+    question forgotten); mean_difficulty: the mean FSRS difficulty of its memory states.
     """
-    earlier = Review.objects.filter(
-        learner=OuterRef("learner"),
-        question=OuterRef("question"),
-        reviewed_at__lt=OuterRef("reviewed_at"),
-    )
-    answers = Review.objects.filter(question=OuterRef("pk")).order_by().values("question")
-    firsts = answers.filter(~Exists(earlier))
-    lapses = answers.filter(rating=scheduling.AGAIN).filter(
-        Exists(earlier.filter(rating__gte=scheduling.HARD))
+    answers = (
+        Review.objects.filter(question=OuterRef("pk"), origin=Review.Origin.ANSWERED)
+        .order_by()
+        .values("question")
     )
 
     def count(queryset) -> Coalesce:
         return Coalesce(Subquery(queryset.annotate(n=Count("pk")).values("n")[:1]), 0)
 
-    learners = count(firsts)
-    first_right = count(firsts.filter(correct=True))
+    learners = count(answers.filter(first_answer=True))
+    first_right = count(answers.filter(first_answer=True, correct=True))
     return {
         "attempts": count(answers),
         "learners": learners,
         "first_right": first_right,
         "right_first_share": Cast(first_right, FloatField()) / NullIf(learners, 0),
-        "lapses": count(lapses),
+        "lapses": count(answers.filter(lapse=True)),
         "mean_difficulty": Subquery(
             Memory.objects.filter(question=OuterRef("pk"))
             .order_by()
@@ -558,7 +498,7 @@ def choice_picks(question: Question) -> list[dict]:
     """How often learners picked each of a question's choices."""
     counts: dict[str, int] = {}
     for answer, n in (
-        Review.objects.filter(question=question)
+        Review.objects.filter(question=question, origin=Review.Origin.ANSWERED)
         .values_list("answer")
         .annotate(n=Count("pk"))
         .order_by()

@@ -4,22 +4,23 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.sessions.backends.base import SessionBase
 from django.contrib.sessions.models import Session
 from django.db import IntegrityError, transaction
+from django.utils.crypto import salted_hmac
 
 from lessons.models import Flashcard, Lesson, Question
-from practice import scheduling, selectors
-from practice.forms import ImportedItem, ImportedReview, read_export_document
+from practice import progress_file, scheduling
+from practice.attempts import BadSubmission
 from practice.models import (
     LEARNER_PK_SESSION_KEY,
     LEARNER_SEEN_SESSION_KEY,
     LEARNER_SESSION_KEY,
     Learner,
+    LearnerGone,
     Memory,
     Review,
     Round,
@@ -74,10 +75,6 @@ def learner_bind_session(*, session: SessionBase, learner: Learner, now: datetim
     session[LEARNER_SEEN_SESSION_KEY] = now.isoformat()
 
 
-class LearnerGone(Exception):
-    """The session named a learner that no longer exists (pruned while the cookie lived on)."""
-
-
 def forget_learner_in_session(session: SessionBase) -> None:
     for key in (LEARNER_SESSION_KEY, LEARNER_PK_SESSION_KEY, LEARNER_SEEN_SESSION_KEY):
         session.pop(key, None)
@@ -102,8 +99,14 @@ def question_answer(
     round_: Round | None = None,
     round_step: int | None = None,
     finishes_round: bool = False,
+    shown_at: datetime | None = None,
 ) -> tuple[Review, bool]:
-    """Grade an answer (a set of choice letters), schedule the question and log the review."""
+    """Grade an answer (a set of choice letters), schedule the question and log the review.
+
+    `shown_at`, when the form was shown outside a round: if the learner has reviewed the item
+    since (in another tab, or before a reload), this answer is the same sitting's and records
+    nothing; the earlier review is returned.
+    """
     correct = answer == frozenset(question.correct_letters)
     return _review_record(
         learner=learner,
@@ -118,6 +121,7 @@ def question_answer(
         round_=round_,
         round_step=round_step,
         finishes_round=finishes_round,
+        shown_at=shown_at,
     )
 
 
@@ -129,8 +133,10 @@ def flashcard_rate(
     attempt: str,
     duration_ms: int | None,
     now: datetime,
+    shown_at: datetime | None = None,
 ) -> tuple[Review, bool]:
-    """Schedule a flashcard by the learner's own rating (Again, Hard, Good or Easy)."""
+    """Schedule a flashcard by the learner's own rating (Again, Hard, Good or Easy); one rating
+    per card shown, as for `question_answer`."""
     return _review_record(
         learner=learner,
         lesson_id=flashcard.lesson_id,
@@ -141,6 +147,7 @@ def flashcard_rate(
         attempt=attempt,
         duration_ms=duration_ms,
         now=now,
+        shown_at=shown_at,
     )
 
 
@@ -154,7 +161,7 @@ def _review_record(*, learner: Learner, attempt: str, **fields: Any) -> tuple[Re
     """
     for try_number in (1, 2):
         try:
-            return _review_write(learner=learner, attempt=attempt, **fields), True
+            return _review_write(learner=learner, attempt=attempt, **fields)
         except IntegrityError:
             existing = Review.objects.filter(learner=learner, attempt=attempt).first()
             if existing is not None:
@@ -182,12 +189,23 @@ def _review_write(
     round_: Round | None = None,
     round_step: int | None = None,
     finishes_round: bool = False,
-) -> Review:
+    shown_at: datetime | None = None,
+) -> tuple[Review, bool]:
     memory = (
         Memory.objects.select_for_update()
         .filter(learner=learner, question=question, flashcard=flashcard)
         .first()
     )
+    if memory is not None and shown_at and memory.last_review and memory.last_review >= shown_at:
+        earlier = (
+            Review.objects.filter(
+                learner=learner, question=question, flashcard=flashcard, reviewed_at__gte=shown_at
+            )
+            .order_by("reviewed_at", "pk")
+            .first()
+        )
+        if earlier is not None:
+            return earlier, False
     new_state = scheduling.review(memory.memory_state if memory else None, rating, now)
     review = Review.objects.create(
         learner=learner,
@@ -202,6 +220,13 @@ def _review_write(
         duration_ms=duration_ms,
         answer=answer,
         correct=correct,
+        first_answer=question is not None and memory is None,
+        lapse=bool(
+            question is not None
+            and memory is not None
+            and memory.last_rating != scheduling.AGAIN
+            and rating == scheduling.AGAIN
+        ),
     )
     if memory is None:
         memory = Memory(
@@ -211,7 +236,7 @@ def _review_write(
     memory.save()
     if round_ is not None and finishes_round:
         Round.objects.filter(pk=round_.pk).update(finished_at=now)
-    return review
+    return review, True
 
 
 def learners_prune(*, idle_since: datetime, now: datetime) -> int:
@@ -220,108 +245,25 @@ def learners_prune(*, idle_since: datetime, now: datetime) -> int:
     idle = Learner.objects.filter(last_seen_at__lt=idle_since)
     count = idle.count()
     idle.delete()
+    progress_file.trim_oldest_reviews()
     return count
 
 
 # Progress that belongs to the browser ---------------------------------------------------------
 
 
-@dataclass
-class ImportResult:
-    items: int = 0
-    reviews_added: int = 0
-    states_taken: int = 0
-    skipped: int = 0
-
-
-@transaction.atomic
-def progress_import(*, learner: Learner, items: list[ImportedItem]) -> ImportResult:
-    """Merge items into a learner's progress: the union of review logs, the newer memory state.
-
-    Items that no longer exist on this site are skipped. Importing the same file twice changes
-    nothing the second time.
-    """
-    result = ImportResult()
-    targets = _import_targets(items)
-    existing_memories = {
-        (m.question_id, m.flashcard_id): m for m in Memory.objects.filter(learner=learner)
-    }
-    known_attempts = set(
-        Review.objects.filter(learner=learner, attempt__startswith="import:").values_list(
-            "attempt", flat=True
-        )
-    )
-    own_reviews = set(
-        Review.objects.filter(learner=learner).values_list(
-            "question_id", "flashcard_id", "reviewed_at", "rating"
-        )
-    )
-    new_reviews = []
-    for item in items:
-        target = targets.get((item.lesson, item.kind, item.key))
-        if target is None:
-            result.skipped += 1
-            continue
-        result.items += 1
-        item_fields = {
-            "lesson_id": target.lesson_id,
-            "question": target if item.kind == "question" else None,
-            "flashcard": target if item.kind == "flashcard" else None,
-        }
-        ids = (target.pk, None) if item.kind == "question" else (None, target.pk)
-        for review in item.reviews:
-            attempt = _import_attempt(item, review)
-            if (
-                attempt in known_attempts
-                or (*ids, review.reviewed_at, review.rating) in own_reviews
-            ):
-                continue
-            known_attempts.add(attempt)
-            new_reviews.append(
-                Review(learner=learner, attempt=attempt, **item_fields, **vars(review))
-            )
-        memory = existing_memories.get(ids)
-        if item.memory and (
-            memory is None
-            or memory.last_review is None
-            or item.memory.last_review > memory.last_review
-        ):
-            latest = max(item.reviews, key=lambda r: r.reviewed_at, default=None)
-            memory = memory or Memory(learner=learner, **item_fields)
-            memory.set_memory_state(item.memory, latest.rating if latest else scheduling.GOOD)
-            memory.save()
-            result.states_taken += 1
-    Review.objects.bulk_create(new_reviews)
-    result.reviews_added = len(new_reviews)
-    return result
-
-
-def _import_targets(items: list[ImportedItem]) -> dict[tuple[str, str, str], Question | Flashcard]:
-    """The questions and flashcards that the file's items name, in two queries."""
-    lessons = {item.lesson for item in items}
-    targets: dict[tuple[str, str, str], Question | Flashcard] = {}
-    for kind, model in (("question", Question), ("flashcard", Flashcard)):
-        keys = {item.key for item in items if item.kind == kind}
-        rows = model.objects.filter(lesson__public_id__in=lessons, key__in=keys).select_related(
-            "lesson"
-        )
-        for row in rows:
-            targets[(row.lesson.public_id, kind, row.key)] = row
-    return targets
-
-
-def _import_attempt(item: ImportedItem, review: ImportedReview) -> str:
-    """A stable identity for an imported review, so a second import adds nothing."""
-    identity = (
-        f"{item.lesson}|{item.kind}:{item.key}|{review.reviewed_at.isoformat()}|{review.rating}"
-    )
-    return "import:" + hashlib.sha256(identity.encode()).hexdigest()[:48]
-
-
 def learner_forget(*, learner: Learner | None, session: SessionBase) -> None:
-    """Erase the learner with everything stored for it, and end the browser's session."""
+    """Erase the learner with everything stored for it, and end the browser's session.
+
+    The learner's row is locked first: a request of the same browser that is writing for it
+    (an answer, a transfer code) either finishes before the erasing starts, and is erased with
+    the rest, or waits and then finds the learner gone.
+    """
     if learner is not None:
-        learner.delete()
+        with transaction.atomic():
+            locked = Learner.objects.select_for_update().filter(pk=learner.pk).first()
+            if locked is not None:
+                locked.delete()
     session.flush()
 
 
@@ -335,8 +277,10 @@ def normalise_transfer_code(text: str) -> str:
 
 
 def _transfer_code_hash(code: str) -> str:
-    return hashlib.sha256(
-        f"lightmysky-transfer:{normalise_transfer_code(code)}".encode()
+    """Keyed with SECRET_KEY: without the key, a copy of the table cannot be searched for codes
+    (there are only 31^8 of them, a few GPU-minutes of plain hashing)."""
+    return salted_hmac(
+        "lightmysky.transfer-code", normalise_transfer_code(code), algorithm="sha256"
     ).hexdigest()
 
 
@@ -358,25 +302,28 @@ class TransferCodeInvalid(Exception):
     pass
 
 
-@transaction.atomic
 def transfer_code_redeem(*, code: str, current: Learner | None, now: datetime) -> Learner:
     """Adopt the progress behind a code in this browser; this browser's own progress joins it."""
-    transfer = (
-        TransferCode.objects.select_for_update()
-        .select_related("learner")
-        .filter(code_hash=_transfer_code_hash(code), used_at__isnull=True, expires_at__gt=now)
-        .first()
-    )
-    if transfer is None:
-        raise TransferCodeInvalid(
-            "That code does not work: it may be mistyped, already used, or older than 24 hours."
+    with transaction.atomic():
+        transfer = (
+            TransferCode.objects.select_for_update()
+            .select_related("learner")
+            .filter(code_hash=_transfer_code_hash(code), used_at__isnull=True, expires_at__gt=now)
+            .first()
         )
-    transfer.used_at = now
-    transfer.save(update_fields=["used_at"])
+        if transfer is None:
+            raise TransferCodeInvalid(
+                "That code does not work: it may be mistyped, already used, or older than 24 hours."
+            )
+        transfer.used_at = now
+        transfer.save(update_fields=["used_at"])
     target = transfer.learner
     if current is not None and current.pk != target.pk:
-        document = selectors.export_document(learner=current, now=now)
-        progress_import(learner=target, items=read_export_document(document, now=now))
+        try:
+            progress_file.merge(learner=target, items=progress_file.items_of(current))
+        except BadSubmission as error:  # the two together would keep too many answers
+            TransferCode.objects.filter(pk=transfer.pk).update(used_at=None)
+            raise TransferCodeInvalid(str(error)) from None
         current.delete()
     Learner.objects.filter(pk=target.pk).update(last_seen_at=now)
     return target

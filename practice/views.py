@@ -1,12 +1,12 @@
 from __future__ import annotations
 
 import re
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from functools import wraps
 
 from django.conf import settings
 from django.db import IntegrityError
-from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
@@ -21,11 +21,10 @@ from lightmysky.lib.numbers import small_int
 from lightmysky.lib.qr import qr_svg
 from lightmysky.lib.ratelimit import limit_posts
 from lightmysky.lib.versioned import content_version
-from practice import attempts, selectors, services, sky
-from practice.attempts import BadSubmission
+from practice import attempts, progress_file, selectors, services, sky
+from practice.attempts import Attempt, BadSubmission
 from practice.forms import (
     read_attempt,
-    read_export_file,
     read_flashcard_rating,
     read_paper_answers,
     read_question_answer,
@@ -33,6 +32,7 @@ from practice.forms import (
 from practice.models import (
     LEARNER_PK_SESSION_KEY,
     Learner,
+    LearnerGone,
     Review,
     new_round_key,
 )
@@ -43,21 +43,39 @@ REVIEW_BATCH_LIFETIME = timedelta(hours=1)
 
 
 def recover_lost_learner(view):
-    """If the session names a learner that is gone, start afresh once instead of failing."""
+    """If the session names a learner that is gone, start afresh once instead of failing.
+
+    A learner pruned or erased on another device leaves this browser's session behind: the
+    request is served again for a new learner. A learner erased by "Forget everything" in this
+    same browser, while this request was on its way, ends its session too: the request is
+    refused (409) and nothing is recorded for anyone.
+    """
 
     @wraps(view)
     def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
         try:
             return view(request, *args, **kwargs)
-        except (services.LearnerGone, IntegrityError):
+        except (LearnerGone, IntegrityError):
             pk = request.session.get(LEARNER_PK_SESSION_KEY)
             if pk is None or Learner.objects.filter(pk=pk).exists():
                 raise
+            if not request.session.exists(request.session.session_key):
+                context = {
+                    "message": "Everything stored for this browser was just erased, in "
+                    "another tab or window.",
+                    "back_url": "/progress",
+                    "target": "main",
+                }
+                return render(request, "practice/bad_submission.html", context, status=409)
             services.forget_learner_in_session(request.session)
             request.__dict__.pop("learner", None)
             return view(request, *args, **kwargs)
 
     return wrapped
+
+
+def _shown_at(attempt: Attempt) -> datetime:
+    return datetime.fromtimestamp(attempt.issued_at, UTC)
 
 
 def _learner_or_create(request: HttpRequest, now) -> Learner:
@@ -242,6 +260,7 @@ def flashcards(
             attempt=attempt.key,
             duration_ms=attempt.duration_ms(),
             now=now,
+            shown_at=_shown_at(attempt),
         )
         position = cards.index(card) + 1
         if not request.htmx:
@@ -354,6 +373,7 @@ def _review_answer(request: HttpRequest, now) -> HttpResponse:
         "attempt": attempt.key,
         "duration_ms": attempt.duration_ms(),
         "now": now,
+        "shown_at": _shown_at(attempt),
     }
     if attempt.kind == "question":
         review, created = services.question_answer(
@@ -392,11 +412,13 @@ def _published_item(model, item_id: int, lesson_id: int):
 
 @require_safe
 @never_cache
-def progress_export(request: HttpRequest) -> JsonResponse:
+def progress_export(request: HttpRequest) -> StreamingHttpResponse:
     now = timezone.now()
     learner = selectors.learner_for_request(request)
-    document = selectors.export_document(learner=learner, now=now)
-    response = JsonResponse(document, json_dumps_params={"indent": 2, "ensure_ascii": False})
+    response = StreamingHttpResponse(
+        progress_file.export_chunks(learner, now=now),
+        content_type="application/json; charset=utf-8",
+    )
     filename = f"lightmysky-progress-{now:%Y-%m-%d}.json"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response["Cache-Control"] = "no-store"
@@ -447,10 +469,10 @@ def progress(request: HttpRequest) -> HttpResponse:
 def progress_import(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     try:
-        items = read_export_file(request.FILES.get("file"), now=now)
+        items = progress_file.read_upload(request.FILES.get("file"), now=now)
+        result = progress_file.merge(learner=_learner_or_create(request, now), items=items)
     except BadSubmission as error:
         return _progress_page(request, status=400, import_error=str(error))
-    result = services.progress_import(learner=_learner_or_create(request, now), items=items)
     return _progress_page(request, import_result=result)
 
 

@@ -87,7 +87,7 @@ def test_odd_progress_files_are_refused_not_errors(client, db, content):
 
 def test_a_progress_file_saved_with_a_byte_order_mark_is_read(client, demo):
     answer(client, demo, right=True)
-    content = "\ufeff".encode() + client.get("/progress/export").content
+    content = "\ufeff".encode() + b"".join(client.get("/progress/export").streaming_content)
     response = Client().post("/progress/import", {"file": SimpleUploadedFile("p.json", content)})
     assert response.status_code == 200
 

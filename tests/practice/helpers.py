@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 from django.test import Client
 
 from lessons.models import Lesson, Question
@@ -40,3 +42,10 @@ def finish_round(client: Client, lesson: Lesson, pattern: list[bool]) -> None:
     for right in pattern:
         response = answer(client, lesson, right=right)
         assert response.status_code == 302, response.content[:500]
+
+
+def exported(client: Client) -> dict:
+    """The browser's progress file, as `GET /progress/export` streams it."""
+    response = client.get("/progress/export")
+    assert response.status_code == 200
+    return json.loads(b"".join(response.streaming_content))

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from datetime import datetime, timedelta
 
 import time_machine
@@ -7,7 +8,7 @@ from django.test import Client
 from django.utils import timezone
 
 from practice import scheduling
-from tests.practice.helpers import answer, finish_round, right_letters, wrong_letters
+from tests.practice.helpers import answer, exported, finish_round, right_letters, wrong_letters
 
 
 def parse(moment: str) -> datetime:
@@ -18,7 +19,7 @@ def test_a_browser_with_no_progress_exports_an_empty_list(client, db):
     response = client.get("/progress/export")
     assert response.status_code == 200
     assert response["Content-Disposition"].startswith('attachment; filename="lightmysky-progress-')
-    document = response.json()
+    document = json.loads(b"".join(response.streaming_content))
     assert document["items"] == []
     assert document["version"] == 1
     assert set(document["scheduler"]) == {
@@ -35,7 +36,7 @@ def test_the_export_shows_every_review(client, demo):
     finish_round(client, demo, [False] + [True] * 7 + [True])
     token = client.get(demo.get_absolute_url() + "/flashcards").context["token"]
     client.post(demo.get_absolute_url() + "/flashcards", {"token": token, "rating": "2"})
-    document = client.get("/progress/export").json()
+    document = exported(client)
     items = document["items"]
     assert len(items) == 9
     assert sum(len(item["reviews"]) for item in items) == 10
@@ -68,15 +69,15 @@ def test_replaying_each_items_log_reproduces_its_exported_memory_state(client, d
             question = response.context["question"]
             choice = right_letters(question) if question.position % 2 else wrong_letters(question)
             client.post("/review", {"token": response.context["token"], "choice": choice})
-    document = client.get("/progress/export").json()
-    exported = document["scheduler"]
+    document = exported(client)
+    saved = document["scheduler"]
     config = scheduling.SchedulerSettings(
-        desired_retention=exported["desired_retention"],
-        learning_steps=tuple(exported["learning_steps"]),
-        relearning_steps=tuple(exported["relearning_steps"]),
-        maximum_interval=exported["maximum_interval"],
+        desired_retention=saved["desired_retention"],
+        learning_steps=tuple(saved["learning_steps"]),
+        relearning_steps=tuple(saved["relearning_steps"]),
+        maximum_interval=saved["maximum_interval"],
         enable_fuzzing=False,
-        parameters=tuple(exported["parameters"]),
+        parameters=tuple(saved["parameters"]),
     )
     assert any(len(item["reviews"]) >= 3 for item in document["items"])
     for item in document["items"]:
@@ -91,5 +92,5 @@ def test_replaying_each_items_log_reproduces_its_exported_memory_state(client, d
 
 def test_export_belongs_to_this_browser_only(client, demo):
     answer(client, demo, right=True)
-    assert len(client.get("/progress/export").json()["items"]) == 1
-    assert Client().get("/progress/export").json()["items"] == []
+    assert len(exported(client)["items"]) == 1
+    assert exported(Client())["items"] == []

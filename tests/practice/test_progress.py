@@ -13,7 +13,7 @@ from django.test import Client
 from django.utils import timezone
 
 from practice.models import Learner, Memory, Review, Round, TransferCode
-from tests.practice.helpers import answer, finish_round
+from tests.practice.helpers import answer, exported, finish_round
 
 
 def upload(client: Client, document: dict | bytes, name: str = "progress.json"):
@@ -48,7 +48,7 @@ def test_progress_page_says_what_is_stored_in_plain_words(client, demo):
 
 def test_an_old_export_imported_in_a_fresh_browser_shows_those_stars_dim(client, demo):
     finish_round(client, demo, [True] * 6 + [False] * 2 + [False] * 2)
-    document = shift(client.get("/progress/export").json(), days=120)
+    document = shift(exported(client), days=120)
     fresh = Client()
     response = upload(fresh, document)
     assert response.status_code == 200
@@ -60,7 +60,7 @@ def test_an_old_export_imported_in_a_fresh_browser_shows_those_stars_dim(client,
 
 def test_import_merges_by_item_keeping_the_newer_state_and_both_logs(client, demo):
     finish_round(client, demo, [True] * 8)
-    old = shift(client.get("/progress/export").json(), days=30)
+    old = shift(exported(client), days=30)
     other = Client()
     with time_machine.travel(timezone.now() - timedelta(days=10), tick=False):
         answer(other, demo, right=False)  # question 1, ten days ago: older than... nothing
@@ -76,7 +76,7 @@ def test_import_merges_by_item_keeping_the_newer_state_and_both_logs(client, dem
 
 def test_importing_the_same_file_twice_changes_nothing_the_second_time(client, demo):
     finish_round(client, demo, [True] * 8)
-    document = client.get("/progress/export").json()
+    document = exported(client)
     other = Client()
     upload(other, document)
     before = (Review.objects.count(), list(Memory.objects.values().order_by("pk")))
@@ -87,7 +87,7 @@ def test_importing_the_same_file_twice_changes_nothing_the_second_time(client, d
 
 def test_items_that_are_not_on_the_site_are_skipped(client, demo):
     finish_round(client, demo, [True] * 8)
-    document = client.get("/progress/export").json()
+    document = exported(client)
     document["items"][0]["item"] = "question:ffffffff"
     response = upload(Client(), document)
     assert "1 skipped because it is no longer on this site" in response.content.decode()
@@ -95,7 +95,7 @@ def test_items_that_are_not_on_the_site_are_skipped(client, demo):
 
 def valid_document(client, demo) -> dict:
     answer(client, demo, right=True)
-    return client.get("/progress/export").json()
+    return exported(client)
 
 
 @pytest.mark.parametrize(
@@ -162,7 +162,7 @@ def test_forget_leaves_nothing(client, demo):
         assert model.objects.count() == 0, model
     html = client.get("/progress?forgotten=1").content.decode()
     assert "Everything stored for this browser was erased." in html
-    assert client.get("/progress/export").json()["items"] == []
+    assert exported(client)["items"] == []
 
 
 def make_code(client) -> str:

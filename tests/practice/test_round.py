@@ -7,7 +7,7 @@ from django.utils.html import escape
 from practice.models import Learner, Memory, Review, Round
 from tests.conftest import SEED_PATH
 from tests.factories import make_lesson
-from tests.practice.helpers import answer, current_question, practice_url, wrong_letters
+from tests.practice.helpers import answer, current_question, exported, practice_url, wrong_letters
 
 
 def test_the_lesson_page_leads_to_the_round(client, demo):
@@ -118,7 +118,7 @@ def test_a_second_browser_sees_none_of_the_first_ones_progress(client, demo):
     other = Client()
     html = other.get(practice_url(demo)).content.decode()
     assert "Question 1 of 8" in html
-    assert other.get("/progress/export").json()["items"] == []
+    assert exported(other)["items"] == []
 
 
 def test_the_learner_is_a_random_id_in_the_session_not_the_session_key(client, demo):

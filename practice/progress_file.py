@@ -1,0 +1,527 @@
+"""The progress file: what an export holds, how a file is read back, and how progress merges.
+
+A browser's progress leaves the site as a JSON file (`GET /progress/export`) and comes back as
+one (`POST /progress/import`); a transfer code merges one browser's progress into another's the
+same way. Anyone can write such a file, so every limit on what a learner may store lives here.
+
+Limits, and why these numbers:
+
+- A file is at most 5 MB (a learner with the largest history allowed below exports about 4 MB).
+- An item keeps at most MAX_REVIEWS_PER_ITEM reviews. A practice round asks a question at most
+  twice and the review queue once per due date, so 1,000 is a question practised as a whole
+  round every day for well over a year. A file with more keeps the newest and says which items
+  were trimmed.
+- A learner keeps at most MAX_REVIEWS_PER_LEARNER reviews: 100 answers every day for well over
+  a year. An import that would pass it is refused; answers on the site never are, and
+  `prune_learners` trims the oldest reviews of a learner above it (their memory states stay).
+- Only published questions and flashcards are imported, each at most once per file; items that
+  are not (or no longer) on the site are skipped and counted.
+
+Writes go in batches of WRITE_BATCH rows, each its own short transaction, after the whole file
+has been checked: SQLite has one write lock for the whole database, and a learner's answer must
+not wait behind someone's upload. A batch that fails leaves the earlier ones in place; importing
+the same file again adds only what is missing.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import itertools
+import json
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field, replace
+from datetime import datetime, timedelta
+from typing import NoReturn
+
+from django.db import transaction
+from django.db.models import Count, F, Q
+
+from lessons.models import PUBLIC_ID_PATTERN, Flashcard, Lesson, Question
+from practice import scheduling
+from practice.attempts import BadSubmission
+from practice.models import Learner, LearnerGone, Memory, Review
+
+FORMAT_VERSION = 1
+MAX_FILE_BYTES = 5 * 1024 * 1024
+MAX_REVIEWS_PER_ITEM = 1_000
+MAX_REVIEWS_PER_LEARNER = 50_000
+WRITE_BATCH = 1_000
+
+ITEM_PATTERN = re.compile(r"^(question|flashcard):[0-9a-f]{1,16}$")
+LESSON_PATTERN = re.compile(rf"^{PUBLIC_ID_PATTERN}$")
+STATE_NAMES = {name: number for number, name in scheduling.STATES.items()}
+CLOCK_SKEW = timedelta(minutes=5)
+
+
+@dataclass(frozen=True)
+class ProgressReview:
+    rating: int
+    reviewed_at: datetime
+    duration_ms: int | None
+    answer: str
+    correct: bool | None
+    # Reviews read from a file are "imported"; a transfer code carries the site's own.
+    origin: str = Review.Origin.IMPORTED
+    first_answer: bool = False
+    lapse: bool = False
+
+
+@dataclass(frozen=True)
+class ProgressItem:
+    lesson: str
+    kind: str
+    key: str
+    memory: scheduling.MemoryState | None
+    reviews: list[ProgressReview]
+
+
+# Reading a file ---------------------------------------------------------------------------------
+
+
+class _Checker:
+    """Reads one field after another, failing with the place and the rule that was broken."""
+
+    def __init__(self, where: str, data: object, now: datetime) -> None:
+        if not isinstance(data, dict):
+            raise BadSubmission(f"{where} must be an object.")
+        self.where, self.data, self.now = where, data, now
+
+    def fail(self, name: str, rule: str) -> NoReturn:
+        raise BadSubmission(f"{self.where}: “{name}” {rule}.")
+
+    def string(self, name: str, pattern: re.Pattern | None = None, max_length: int = 64) -> str:
+        value = self.data.get(name)
+        if not isinstance(value, str) or len(value) > max_length:
+            self.fail(name, f"must be text of at most {max_length} characters")
+        if pattern and not pattern.match(value):
+            self.fail(name, "is not in the expected form")
+        return value
+
+    def number(self, name: str, low: float, high: float, *, whole: bool = False, optional=False):
+        value = self.data.get(name)
+        if value is None and optional:
+            return None
+        kinds = (int,) if whole else (int, float)
+        if isinstance(value, bool) or not isinstance(value, kinds) or not low <= value <= high:
+            self.fail(name, f"must be a {'whole ' if whole else ''}number from {low} to {high}")
+        return value
+
+    def moment(self, name: str, *, optional: bool = False, past: bool = True) -> datetime | None:
+        value = self.data.get(name)
+        if value is None and optional:
+            return None
+        try:
+            moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
+        except ValueError:
+            self.fail(name, "must be a date and time in ISO 8601 form")
+        if moment.tzinfo is None:
+            self.fail(name, "must say its time zone (UTC)")
+        if not 1970 <= moment.year <= 2200:
+            self.fail(name, "is not a date this site could have written")
+        if past and moment > self.now + CLOCK_SKEW:
+            self.fail(name, "is in the future")
+        return scheduling.utc(moment)
+
+    def boolean(self, name: str) -> bool | None:
+        value = self.data.get(name)
+        if value is not None and not isinstance(value, bool):
+            self.fail(name, "must be true, false or null")
+        return value
+
+
+def read_upload(upload, *, now: datetime) -> list[ProgressItem]:
+    """A progress file as LightMySky exports it, checked value by value; all else is refused."""
+    if upload is None:
+        raise BadSubmission("Choose a progress file (.json) to import.")
+    if upload.size > MAX_FILE_BYTES:
+        raise BadSubmission(f"That file is larger than {MAX_FILE_BYTES // 1024 // 1024} MB.")
+    upload.seek(0)  # a view that is run again (a learner lost on the way) reads it again
+    try:
+        document = json.loads(upload.read().decode("utf-8-sig"))
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
+        raise BadSubmission(
+            "That file is not a LightMySky progress file: it is not JSON."
+        ) from None
+    except ValueError:  # an integer too long for Python to read
+        raise BadSubmission(
+            "That file is not a LightMySky progress file: it holds a number far too long."
+        ) from None
+    _refuse_unstorable_text(document)
+    return read_document(document, now=now)
+
+
+def _refuse_unstorable_text(document: object) -> None:
+    """NUL characters and lone surrogates cannot be stored (PostgreSQL refuses NUL in text)."""
+    pending = [document]
+    while pending:
+        value = pending.pop()
+        if isinstance(value, dict):
+            pending.extend(value.keys())
+            pending.extend(value.values())
+        elif isinstance(value, list):
+            pending.extend(value)
+        elif isinstance(value, str):
+            if "\x00" in value:
+                raise BadSubmission("That file holds a NUL character, which no export contains.")
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                raise BadSubmission(
+                    "That file holds text that is not valid Unicode (a lone surrogate)."
+                ) from None
+
+
+def read_document(document: object, *, now: datetime) -> list[ProgressItem]:
+    top = _Checker("The file", document, now)
+    version = top.data.get("version")
+    items_data = top.data.get("items")
+    if type(version) is not int or version != FORMAT_VERSION or not isinstance(items_data, list):
+        raise BadSubmission(
+            "That file is not a LightMySky progress file (version 1 with a list of items)."
+        )
+    top.moment("exported_at")
+    items = [_read_item(number, item, now) for number, item in enumerate(items_data, 1)]
+    keys = [(item.lesson, item.kind, item.key) for item in items]
+    if len(set(keys)) != len(keys):
+        raise BadSubmission("The file names the same item twice.")
+    return items
+
+
+def _read_item(number: int, data: object, now: datetime) -> ProgressItem:
+    check = _Checker(f"Item {number}", data, now)
+    lesson = check.string("lesson", LESSON_PATTERN)
+    item = check.string("item", ITEM_PATTERN)
+    kind, key = item.split(":")
+    if check.data.get("kind") != kind:
+        check.fail("kind", f"must be {kind!r}, as its item says")
+    memory = None
+    state = check.data.get("state")
+    if state is not None:
+        if not isinstance(state, str) or state not in STATE_NAMES:
+            check.fail("state", "must be learning, review or relearning")
+        step = check.number("step", 0, 100, whole=True, optional=True)
+        if state == "relearning" and step is None:
+            # The scheduler cannot review a relearning item without knowing its step.
+            check.fail("step", "is needed for an item in the relearning state")
+        memory = scheduling.MemoryState(
+            state=STATE_NAMES[state],
+            step=step,
+            stability=check.number("stability", 0.001, 1_000_000),
+            difficulty=check.number("difficulty", 1, 10),
+            due=check.moment("due", past=False),
+            last_review=check.moment("last_review"),
+        )
+    reviews_data = check.data.get("reviews")
+    if not isinstance(reviews_data, list):
+        check.fail("reviews", "must be a list")
+    reviews = []
+    for index, review in enumerate(reviews_data, 1):
+        review_check = _Checker(f"Item {number}, review {index}", review, now)
+        reviews.append(
+            ProgressReview(
+                rating=review_check.number("rating", 1, 4, whole=True),
+                reviewed_at=review_check.moment("reviewed_at"),
+                duration_ms=review_check.number(
+                    "duration_ms", 0, 86_400_000, whole=True, optional=True
+                ),
+                answer=review_check.string("answer", max_length=32),
+                correct=review_check.boolean("correct"),
+            )
+        )
+    return ProgressItem(lesson=lesson, kind=kind, key=key, memory=memory, reviews=reviews)
+
+
+# Writing a file ---------------------------------------------------------------------------------
+
+
+def items_of(learner: Learner) -> Iterator[ProgressItem]:
+    """Everything stored for a learner, item by item, read in batches (never all at once)."""
+    item_fields = ("question_id", "flashcard_id", "lesson__public_id", "question__key")
+    memories = {
+        (question_id, flashcard_id): (lesson, question_key or flashcard_key, state)
+        for question_id, flashcard_id, lesson, question_key, flashcard_key, *state in (
+            Memory.objects.filter(learner=learner).values_list(
+                *item_fields,
+                "flashcard__key",
+                "state",
+                "step",
+                "stability",
+                "difficulty",
+                "due",
+                "last_review",
+            )
+        )
+    }
+    rows = (
+        Review.objects.filter(learner=learner)
+        .order_by(F("question_id").asc(nulls_first=True), "flashcard_id", "reviewed_at", "pk")
+        .values_list(
+            *item_fields,
+            "flashcard__key",
+            "rating",
+            "reviewed_at",
+            "duration_ms",
+            "answer",
+            "correct",
+            "origin",
+            "first_answer",
+            "lapse",
+        )
+        .iterator(chunk_size=WRITE_BATCH)
+    )
+    for ids, group in itertools.groupby(rows, key=lambda row: row[:2]):
+        group = list(group)
+        lesson, key = group[0][2], group[0][3] or group[0][4]
+        memory = memories.pop(ids, None)
+        reviews = [ProgressReview(*row[5:]) for row in group]
+        yield _item(ids, lesson, key, memory[2] if memory else None, reviews)
+    for ids, (lesson, key, state) in memories.items():
+        yield _item(ids, lesson, key, state, [])
+
+
+def _item(ids, lesson: str, key: str, state: list | None, reviews) -> ProgressItem:
+    return ProgressItem(
+        lesson=lesson,
+        kind="question" if ids[0] else "flashcard",
+        key=key,
+        memory=scheduling.MemoryState(*state) if state else None,
+        reviews=reviews,
+    )
+
+
+def export_chunks(learner: Learner | None, *, now: datetime) -> Iterator[str]:
+    """The export as JSON text, an item at a time, for a streaming response."""
+    header = {
+        "version": FORMAT_VERSION,
+        "exported_at": _iso(now),
+        "scheduler": scheduling.SchedulerSettings.from_django().as_dict(),
+    }
+    yield json.dumps(header, indent=2)[:-2] + ',\n  "items": ['
+    items = items_of(learner) if learner is not None else iter(())
+    for number, item in enumerate(items):
+        yield ("," if number else "") + "\n    " + json.dumps(_item_document(item))
+    yield "\n  ]\n}\n"
+
+
+def _item_document(item: ProgressItem) -> dict:
+    memory = item.memory
+    return {
+        "lesson": item.lesson,
+        "item": f"{item.kind}:{item.key}",
+        "kind": item.kind,
+        "state": scheduling.STATES[memory.state] if memory else None,
+        "step": memory.step if memory else None,
+        "stability": memory.stability if memory else None,
+        "difficulty": memory.difficulty if memory else None,
+        "due": _iso(memory.due) if memory else None,
+        "last_review": _iso(memory.last_review) if memory and memory.last_review else None,
+        "reviews": [
+            {
+                "rating": review.rating,
+                "reviewed_at": _iso(review.reviewed_at),
+                "duration_ms": review.duration_ms,
+                "answer": review.answer,
+                "correct": review.correct,
+            }
+            for review in item.reviews
+        ],
+    }
+
+
+def _iso(moment: datetime) -> str:
+    return scheduling.utc(moment).isoformat().replace("+00:00", "Z")
+
+
+# Merging progress into a learner ------------------------------------------------------------------
+
+
+@dataclass
+class MergeResult:
+    items: int = 0
+    reviews_added: int = 0
+    states_taken: int = 0
+    skipped: int = 0
+    trimmed: list[str] = field(default_factory=list)  # items that kept only their newest reviews
+
+
+def merge(*, learner: Learner, items: Iterable[ProgressItem]) -> MergeResult:
+    """Merge items into a learner's progress: the union of review logs, the newer memory state.
+
+    Everything is checked and decided before the first write. Items that are not published on
+    this site are skipped; importing the same file twice changes nothing the second time.
+    """
+    items = list(items)
+    if not Learner.objects.filter(pk=learner.pk).exists():
+        raise LearnerGone
+    result = MergeResult()
+    targets = _published_targets(items)
+    known_attempts = set(
+        Review.objects.filter(learner=learner, attempt__startswith="import:").values_list(
+            "attempt", flat=True
+        )
+    )
+    stored = list(
+        Review.objects.filter(learner=learner).values_list(
+            "question_id", "flashcard_id", "reviewed_at", "rating"
+        )
+    )
+    stored_identities = set(stored)
+    stored_per_item: dict[tuple, int] = {}
+    for question_id, flashcard_id, *_ in stored:
+        stored_per_item[(question_id, flashcard_id)] = (
+            stored_per_item.get((question_id, flashcard_id), 0) + 1
+        )
+    new_reviews: list[Review] = []
+    newer_states: dict[tuple, tuple[dict, scheduling.MemoryState, int]] = {}
+    for item in items:
+        target = targets.get((item.lesson, item.kind, item.key))
+        if target is None:
+            result.skipped += 1
+            continue
+        result.items += 1
+        ids = (target.pk, None) if item.kind == "question" else (None, target.pk)
+        item_fields = {
+            "lesson_id": target.lesson_id,
+            "question_id": ids[0],
+            "flashcard_id": ids[1],
+        }
+        fresh = []
+        for review in item.reviews:
+            attempt = _import_attempt(item, review)
+            if attempt in known_attempts or (*ids, review.reviewed_at, review.rating) in (
+                stored_identities
+            ):
+                continue
+            known_attempts.add(attempt)
+            fresh.append((attempt, review))
+        room = MAX_REVIEWS_PER_ITEM - stored_per_item.get(ids, 0)
+        if len(fresh) > room:
+            fresh = sorted(fresh, key=lambda pair: pair[1].reviewed_at)[-room:] if room > 0 else []
+            result.trimmed.append(f"{item.kind} {item.key} of lesson {item.lesson}")
+        for attempt, review in fresh:
+            new_reviews.append(
+                Review(
+                    learner_id=learner.pk,
+                    attempt=attempt,
+                    **item_fields,
+                    **vars(replace(review, correct=_graded(target, review))),
+                )
+            )
+        if item.memory is not None:
+            latest = max(item.reviews, key=lambda r: r.reviewed_at, default=None)
+            rating = latest.rating if latest else scheduling.GOOD
+            newer_states[ids] = (item_fields, item.memory, rating)
+    if len(stored) + len(new_reviews) > MAX_REVIEWS_PER_LEARNER:
+        raise BadSubmission(
+            f"This would keep {len(stored) + len(new_reviews):,} answers for this browser, "
+            f"more than the {MAX_REVIEWS_PER_LEARNER:,} a browser may keep. Nothing was changed."
+        )
+    for start in range(0, len(new_reviews), WRITE_BATCH):
+        with transaction.atomic():
+            Review.objects.bulk_create(
+                new_reviews[start : start + WRITE_BATCH], ignore_conflicts=True
+            )
+    result.reviews_added = len(new_reviews)
+    pending = list(newer_states.items())
+    for start in range(0, len(pending), WRITE_BATCH):
+        result.states_taken += _take_newer_states(learner, pending[start : start + WRITE_BATCH])
+    return result
+
+
+Target = Question | Flashcard
+
+
+def _published_targets(items: list[ProgressItem]) -> dict[tuple[str, str, str], Target]:
+    """The published questions and flashcards that the items name, in two queries."""
+    lessons = {item.lesson for item in items}
+    targets: dict[tuple[str, str, str], Target] = {}
+    for kind, model in (("question", Question), ("flashcard", Flashcard)):
+        keys = {item.key for item in items if item.kind == kind}
+        if not keys:
+            continue
+        rows = model.objects.filter(
+            lesson__public_id__in=lessons, key__in=keys, lesson__status=Lesson.Status.PUBLISHED
+        ).select_related("lesson")
+        for row in rows:
+            targets[(row.lesson.public_id, kind, row.key)] = row
+    return targets
+
+
+def _graded(target: Target, review: ProgressReview) -> bool | None:
+    """Whether a question's recorded answer is right by today's question; None for flashcards
+    and for answers that are not letters of its choices."""
+    if not isinstance(target, Question):
+        return None
+    letters = frozenset(filter(None, review.answer.split(",")))
+    known = {choice["letter"] for choice in target.labelled_choices}
+    if not letters or not letters <= known:
+        return None
+    return letters == frozenset(target.correct_letters)
+
+
+def _take_newer_states(learner: Learner, pending: list) -> int:
+    """Take each item's memory state where it is newer than the one stored, in one transaction."""
+    taken = 0
+    with transaction.atomic():
+        question_ids = [ids[0] for ids, _ in pending if ids[0]]
+        flashcard_ids = [ids[1] for ids, _ in pending if ids[1]]
+        existing = {
+            (m.question_id, m.flashcard_id): m
+            for m in Memory.objects.select_for_update().filter(
+                Q(question_id__in=question_ids) | Q(flashcard_id__in=flashcard_ids),
+                learner=learner,
+            )
+        }
+        to_create, to_update = [], []
+        for ids, (item_fields, state, rating) in pending:
+            memory = existing.get(ids)
+            if (
+                memory is not None
+                and memory.last_review
+                and not (state.last_review and state.last_review > memory.last_review)
+            ):
+                continue
+            if memory is None:
+                memory = Memory(learner_id=learner.pk, **item_fields)
+                to_create.append(memory)
+            else:
+                to_update.append(memory)
+            memory.set_memory_state(state, rating)
+            taken += 1
+        Memory.objects.bulk_create(to_create)
+        Memory.objects.bulk_update(
+            to_update,
+            ["state", "step", "stability", "difficulty", "due", "last_review", "last_rating"],
+        )
+    return taken
+
+
+def _import_attempt(item: ProgressItem, review: ProgressReview) -> str:
+    """A stable identity for an imported review, so a second import adds nothing."""
+    identity = (
+        f"{item.lesson}|{item.kind}:{item.key}|{review.reviewed_at.isoformat()}|{review.rating}"
+    )
+    return "import:" + hashlib.sha256(identity.encode()).hexdigest()[:48]
+
+
+def trim_oldest_reviews(*, limit: int = MAX_REVIEWS_PER_LEARNER) -> int:
+    """Delete the oldest reviews of every learner who keeps more than `limit`; memories stay."""
+    removed = 0
+    crowded = (
+        Review.objects.values("learner_id")
+        .annotate(n=Count("pk"))
+        .filter(n__gt=limit)
+        .values_list("learner_id", flat=True)
+    )
+    for learner_id in list(crowded):
+        keep_from = (
+            Review.objects.filter(learner_id=learner_id)
+            .order_by("-reviewed_at", "-pk")
+            .values_list("reviewed_at", flat=True)[limit - 1]
+        )
+        deleted, _ = Review.objects.filter(
+            learner_id=learner_id, reviewed_at__lt=keep_from
+        ).delete()
+        removed += deleted
+    return removed
