@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from django.http import HttpRequest, JsonResponse
+from functools import wraps
+
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
+from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.http import require_safe
 from ninja import NinjaAPI
 from ninja.errors import HttpError, ValidationError
@@ -23,6 +27,11 @@ api = NinjaAPI(
     openapi_url=None,
 )
 api.add_router("/", lessons_router)
+
+
+def error_response(detail: str, status: int) -> JsonResponse:
+    """An API error as every API error looks: JSON with a `detail` message."""
+    return JsonResponse({"detail": detail}, status=status)
 
 
 @api.exception_handler(HttpError)
@@ -46,6 +55,38 @@ def validation_error(request: HttpRequest, error: ValidationError):
     return api.create_response(
         request, {"detail": f"The request is not valid: {problems}."}, status=422
     )
+
+
+@api.exception_handler(RequestDataTooBig)
+def body_too_large(request: HttpRequest, error: RequestDataTooBig):
+    limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE // 1024
+    return error_response(f"The request body is too large: at most {limit} KB is accepted.", 413)
+
+
+def wrong_method_as_json(view):
+    """django-ninja answers a method an address does not take in plain text; make it JSON."""
+
+    @wraps(view)
+    def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+        response = view(request, *args, **kwargs)
+        if response.status_code != 405:
+            return response
+        allowed = response["Allow"]
+        json = error_response(
+            f"This address does not take {request.method}; it takes {allowed}.", 405
+        )
+        json["Allow"] = allowed
+        return json
+
+    return wrapped
+
+
+def api_urls():
+    """The API's URL patterns for `include`, every view answering errors in JSON."""
+    patterns, app_name, namespace = api.urls
+    for pattern in patterns:
+        pattern.callback = wrong_method_as_json(pattern.callback)
+    return patterns, app_name, namespace
 
 
 @require_safe

@@ -5,13 +5,15 @@ import time
 from collections.abc import Callable
 
 from django.conf import settings
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, JsonResponse
 
 Handler = Callable[[HttpRequest], HttpResponse]
 request_logger = logging.getLogger("lightmysky.requests")
 
+# The JSON API: its errors are JSON too, whatever answers them.
+API_PREFIX = "/api/"
 # Public, read-only resources that any site may fetch from a browser.
-OPEN_READ_PREFIXES = ("/api/", "/openapi.json", "/llms", "/.well-known/", "/index.md")
+OPEN_READ_PREFIXES = (API_PREFIX, "/openapi.json", "/llms", "/.well-known/", "/index.md")
 
 
 def request_log_middleware(get_response: Handler) -> Handler:
@@ -49,11 +51,10 @@ def request_size_middleware(get_response: Handler) -> Handler:
             length = 0
         if length > settings.MAX_REQUEST_BYTES:
             limit = settings.MAX_REQUEST_BYTES // (1024 * 1024)
-            return HttpResponse(
-                f"The request is too large: at most {limit} MB is accepted.",
-                status=413,
-                content_type="text/plain; charset=utf-8",
-            )
+            message = f"The request is too large: at most {limit} MB is accepted."
+            if request.path.startswith(API_PREFIX):
+                return JsonResponse({"detail": message}, status=413)
+            return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
         return get_response(request)
 
     return middleware

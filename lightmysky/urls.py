@@ -4,10 +4,12 @@ from django.contrib.sitemaps.views import sitemap
 from django.urls import include, path
 
 from lightmysky import views
-from lightmysky.api import api, openapi_json
+from lightmysky.api import api_urls, openapi_json
 from lightmysky.sitemaps import SITEMAPS
 
+handler400 = "lightmysky.views.bad_request"
 handler404 = "lightmysky.views.not_found"
+handler500 = "lightmysky.views.server_error"
 
 urlpatterns = [
     path("healthz", views.healthz, name="healthz"),
@@ -20,7 +22,7 @@ urlpatterns = [
     path("auth.md", views.auth_md, name="auth_md"),
     path("pricing.md", views.pricing_md, name="pricing_md"),
     path("openapi.json", openapi_json, name="openapi"),
-    path("api/v1/", api.urls),
+    path("api/v1/", api_urls()),
     path("sitemap.xml", sitemap, {"sitemaps": SITEMAPS}, name="sitemap"),
     path("favicon.ico", views.favicon, name="favicon"),
     path("admin/", admin.site.urls),

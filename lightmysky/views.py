@@ -13,13 +13,16 @@ from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.templatetags.static import static
 from django.urls import Resolver404, resolve
+from django.views import defaults
 from django.views.decorators.cache import cache_control, never_cache
 from django.views.decorators.http import require_safe
 
 from lessons.models import Lesson
 from lessons.selectors import lesson_page
+from lightmysky.api import error_response
 from lightmysky.lib.negotiation import MARKDOWN_TYPE, markdown_response
 from lightmysky.lib.versioned import content_version
+from lightmysky.middleware import API_PREFIX
 
 
 @require_safe
@@ -112,6 +115,18 @@ def ai_catalog(request: HttpRequest) -> JsonResponse:
     return JsonResponse(document, json_dumps_params={"indent": 2, "ensure_ascii": False})
 
 
+def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+    if request.path.startswith(API_PREFIX):
+        return error_response("The request is not valid.", 400)
+    return defaults.bad_request(request, exception)
+
+
+def server_error(request: HttpRequest) -> HttpResponse:
+    if request.path.startswith(API_PREFIX):
+        return error_response("Something went wrong on our side; please try again later.", 500)
+    return defaults.server_error(request)
+
+
 def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
     """The site's 404 page; an address with a stray trailing slash goes to the one without."""
     path = request.path
@@ -125,6 +140,8 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
             if query := request.META.get("QUERY_STRING"):
                 target += "?" + query
             return HttpResponsePermanentRedirect(target)
+    if path.startswith(API_PREFIX):
+        return error_response("The API has nothing at this address; see /openapi.json.", 404)
     return render(request, "404.html", status=404)
 
 

@@ -5,6 +5,7 @@ import schemathesis
 from django.core.signals import request_finished, request_started
 from django.core.wsgi import get_wsgi_application
 from django.db import close_old_connections
+from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from schemathesis.checks import positive_data_acceptance
@@ -130,3 +131,54 @@ def _exercise_every_operation() -> None:
             case.call_and_validate(excluded_checks=[positive_data_acceptance])
 
         exercise()
+
+
+CHECK = f"/api/v1/lessons/{SEED}/questions/1/check"
+
+
+def assert_json_error(response, status: int, message: str) -> None:
+    assert response.status_code == status
+    assert response["Content-Type"] == "application/json"
+    assert message in response.json()["detail"]
+
+
+def test_a_body_over_the_form_limit_is_a_413_json_message(client, demo, settings):
+    body = b'{"answer": ["B"], "padding": "' + b"a" * settings.DATA_UPLOAD_MAX_MEMORY_SIZE + b'"}'
+    response = client.post(CHECK, body, content_type="application/json")
+    assert_json_error(response, 413, "too large: at most 256 KB")
+
+
+def test_a_body_over_the_request_limit_is_a_413_json_message(client, db, settings):
+    body = b"a" * (settings.MAX_REQUEST_BYTES + 1)
+    response = client.post(CHECK, body, content_type="application/json")
+    assert_json_error(response, 413, "too large: at most 6 MB")
+
+
+def test_outside_the_api_a_body_over_the_request_limit_stays_plain_text(client, db, settings):
+    response = client.post("/progress/import", b"a" * (settings.MAX_REQUEST_BYTES + 1), "x/y")
+    assert response.status_code == 413
+    assert response["Content-Type"].startswith("text/plain")
+
+
+@pytest.mark.parametrize("method", ["get", "put", "delete", "patch", "options"])
+def test_a_method_an_address_does_not_take_is_a_405_json_message(client, demo, method):
+    response = getattr(client, method)(CHECK)
+    assert_json_error(response, 405, f"does not take {method.upper()}; it takes POST")
+    assert response["Allow"] == "POST"
+
+
+@pytest.mark.parametrize("path", ["/api/v1/nothing", "/api/v1/lessons/x/y/z", "/api/v2/lessons"])
+def test_an_unknown_api_address_is_a_404_json_message(client, db, path):
+    assert_json_error(client.get(path), 404, "nothing at this address")
+
+
+def test_a_request_for_another_host_is_a_400_json_message(client, db):
+    response = client.get("/api/v1/lessons", headers={"Host": "evil.example"})
+    assert_json_error(response, 400, "not valid")
+
+
+def test_a_server_error_in_the_api_is_a_500_json_message(demo):
+    # Choices the admin could never save, written straight into the database.
+    demo.questions.filter(position=1).update(choices={"broken": True})
+    response = Client(raise_request_exception=False).get(f"/api/v1/lessons/{SEED}/questions")
+    assert_json_error(response, 500, "Something went wrong on our side")
