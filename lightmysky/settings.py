@@ -285,25 +285,37 @@ RATE_LIMITS = {
     "api_check": Limit(per_browser=0, per_address=300 * _scale, seconds=60),
 }
 
-# Two caches. "default" holds rate-limit counters: with several app processes or servers it
-# must be shared, CACHE_URL=redis://host:6379/0 or CACHE_URL=db:// (a table in the database;
-# run createcachetable). "pages" holds rendered pages and lesson data keyed by the content
-# version: each process keeps its own, which is always correct because an edit changes the key.
+# Rate-limit counters live in a table of their own in the database: shared by every process,
+# never evicted, counted atomically; `manage.py prune_counters` deletes ended windows. With
+# CACHE_URL=redis://host:6379/0 they live in that Redis instead (keys expire with their window;
+# run it with maxmemory-policy noeviction so that none is evicted early).
+# Two caches. "default" is per process, or shared through CACHE_URL (redis://, or db:// with
+# createcachetable); nothing stored in it needs sharing any more. "pages" holds rendered pages
+# and lesson data keyed by the content version: each process keeps its own, which is always
+# correct because an edit changes the key.
 CACHE_URL = env_str("CACHE_URL")
 CACHE_KEY_PREFIX = env_str("CACHE_KEY_PREFIX", "lightmysky")
+RATE_LIMIT_REDIS_URL = ""
 if CACHE_URL.startswith(("redis://", "rediss://")):
-    _counters = {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": CACHE_URL}
+    _default_cache = {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": CACHE_URL,
+    }
+    RATE_LIMIT_REDIS_URL = CACHE_URL
 elif CACHE_URL.startswith("db://"):
-    _counters = {
+    _default_cache = {
         "BACKEND": "django.core.cache.backends.db.DatabaseCache",
         "LOCATION": "django_cache",
     }
 elif CACHE_URL:
     raise ImproperlyConfigured(f"CACHE_URL must start with redis:// or db://, not {CACHE_URL!r}.")
 else:
-    _counters = {"BACKEND": "django.core.cache.backends.locmem.LocMemCache", "LOCATION": "counters"}
+    _default_cache = {
+        "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
+        "LOCATION": "default",
+    }
 CACHES = {
-    "default": _counters | {"KEY_PREFIX": CACHE_KEY_PREFIX},
+    "default": _default_cache | {"KEY_PREFIX": CACHE_KEY_PREFIX},
     "pages": {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "LOCATION": "pages",

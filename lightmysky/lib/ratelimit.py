@@ -1,16 +1,26 @@
-"""Per-browser and per-address budgets for writes, counted in Django's cache (fixed windows)."""
+"""Per-browser and per-address budgets for writes, counted in fixed windows.
+
+The counters live in a table of their own (`RateLimitCounter`), or in Redis when CACHE_URL names
+one, never in a cache that evicts entries when it is full: there a flood of new clients would
+push out the counts of a client that had reached its limit, and give it a fresh budget.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from dataclasses import dataclass
-from functools import wraps
+from functools import cache, wraps
 
+import redis
 from django.conf import settings
-from django.core.cache import cache
+from django.db import connection
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+
+# X-Forwarded-For can carry anything; a longer "address" is cut to fit the counter's key.
+ADDRESS_MAX_LENGTH = 100
 
 
 def client_address(request: HttpRequest) -> str:
@@ -43,21 +53,63 @@ def retry_after(request: HttpRequest, scope: str) -> int | None:
     until the window turns. Addresses get a larger budget: a school shares one."""
     limit: Limit = settings.RATE_LIMITS[scope]
     now = time.time()
-    slot = int(now // limit.seconds)
-    over = False
-    budgets = ((f"ip:{client_address(request)}", limit.per_address),)
+    window_end = (int(now // limit.seconds) + 1) * limit.seconds
+    budgets = {f"{scope}:ip:{client_address(request)[:ADDRESS_MAX_LENGTH]}": limit.per_address}
     if limit.per_browser:
-        budgets += ((f"browser:{browser_key(request)}", limit.per_browser),)
-    for who, allowed in budgets:
-        key = f"ratelimit:{scope}:{who}:{slot}"
-        cache.add(key, 0, timeout=limit.seconds + 1)
-        try:
-            count = cache.incr(key)
-        except ValueError:  # evicted between add and incr
-            cache.set(key, 1, timeout=limit.seconds + 1)
-            count = 1
-        over = over or count > allowed
-    return max(1, int(limit.seconds - now % limit.seconds)) if over else None
+        budgets[f"{scope}:browser:{browser_key(request)}"] = limit.per_browser
+    counts = counters_increment(keys=list(budgets), window_end=window_end)
+    if all(counts[key] <= allowed for key, allowed in budgets.items()):
+        return None
+    return max(1, math.ceil(window_end - now))
+
+
+def counters_increment(*, keys: list[str], window_end: int) -> dict[str, int]:
+    """Add one to each key's counter for the window ending at `window_end` (Unix time), at
+    once for all concurrent requests; return the new counts by key."""
+    if settings.RATE_LIMIT_REDIS_URL:
+        return _increment_in_redis(keys, window_end)
+    return _increment_in_database(keys, window_end)
+
+
+def _increment_in_database(keys: list[str], window_end: int) -> dict[str, int]:
+    # Imported here: the settings import this module (for Limit) before the apps are ready.
+    from lightmysky.models import RateLimitCounter
+
+    # One upsert, so concurrent requests queue on the row instead of all reading the same
+    # count. SQLite (3.35 or newer) and PostgreSQL both speak it; the ORM cannot return the count.
+    table = connection.ops.quote_name(RateLimitCounter._meta.db_table)
+    rows = ", ".join(["(%s, %s, 1)"] * len(keys))
+    sql = (
+        f'INSERT INTO {table} ("key", "window_end", "count") VALUES {rows} '
+        f'ON CONFLICT ("key", "window_end") DO UPDATE SET "count" = {table}."count" + 1 '
+        'RETURNING "key", "count"'
+    )
+    with connection.cursor() as cursor:
+        cursor.execute(sql, [value for key in keys for value in (key, window_end)])
+        return dict(cursor.fetchall())
+
+
+@cache
+def _redis_client(url: str) -> redis.Redis:
+    return redis.Redis.from_url(url)
+
+
+def _increment_in_redis(keys: list[str], window_end: int) -> dict[str, int]:
+    pipeline = _redis_client(settings.RATE_LIMIT_REDIS_URL).pipeline()  # MULTI…EXEC: atomic
+    for key in keys:
+        name = f"{settings.CACHE_KEY_PREFIX}:ratelimit:{key}:{window_end}"
+        pipeline.incr(name)
+        pipeline.expireat(name, window_end + 1)
+    replies = pipeline.execute()
+    return dict(zip(keys, replies[::2], strict=True))
+
+
+def counters_prune(*, now: float) -> int:
+    """Delete the database's counters of windows that have ended; return how many."""
+    from lightmysky.models import RateLimitCounter
+
+    deleted, _ = RateLimitCounter.objects.filter(window_end__lte=now).delete()
+    return deleted
 
 
 def too_many_requests(request: HttpRequest, wait: int) -> HttpResponse:
