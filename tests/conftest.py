@@ -28,7 +28,8 @@ SEED_PATH = (
 
 @pytest.fixture(autouse=True)
 def fresh_cache():
-    """Rate-limit counters live in the cache; each test starts with none."""
+    """Each test starts with empty caches (rendered pages, lesson data); rate-limit counters
+    live in the database, which each test starts afresh anyway."""
     from django.core.cache import caches
 
     for name in ("default", "pages"):

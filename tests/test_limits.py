@@ -2,13 +2,38 @@
 
 from __future__ import annotations
 
+import io
+import os
+import uuid
+from datetime import UTC, datetime
+
+import pytest
+import redis
+import time_machine
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.core.management import call_command
 from django.test import Client
+from django.utils.crypto import get_random_string
 
 from lightmysky.lib.ratelimit import Limit
+from lightmysky.models import RateLimitCounter
 from practice.models import Review
 from tests.conftest import SEED_PATH
 from tests.practice.helpers import current_question, practice_url
+
+# The start of an hour: a test that needs one window to last does not straddle two.
+WINDOW_START = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
+
+
+def browser_at(address: str) -> Client:
+    """A new browser, with a CSRF cookie of its own, at an address."""
+    browser = Client(REMOTE_ADDR=address)
+    browser.cookies["csrftoken"] = get_random_string(32)
+    return browser
+
+
+def guess_a_transfer_code(browser: Client) -> int:
+    return browser.post("/progress/adopt", {"code": "ABCD-EFGH"}).status_code
 
 
 def test_a_flood_of_answers_gets_429_with_retry_after(client, demo, settings):
@@ -70,3 +95,75 @@ def test_too_many_form_fields_are_a_400_not_a_500(client, demo):
     data = {f"field{n}": "x" for n in range(1500)}
     response = client.post(SEED_PATH + "/report", data)
     assert response.status_code == 400
+
+
+@time_machine.travel(WINDOW_START)
+def test_a_client_at_its_limit_is_still_refused_after_a_flood_from_other_clients(db, settings):
+    settings.RATE_LIMITS = settings.RATE_LIMITS | {"adopt": Limit(3, 5, 3600)}
+    guesser = browser_at("198.51.100.7")
+    assert [guess_a_transfer_code(guesser) for _ in range(4)] == [400, 400, 400, 429]
+    second_browser = browser_at("198.51.100.7")
+    assert [guess_a_transfer_code(second_browser) for _ in range(2)] == [400, 429]
+
+    flood = [
+        guess_a_transfer_code(browser_at(f"10.0.{n // 250}.{n % 250 + 1}")) for n in range(500)
+    ]
+    assert flood == [400] * 500  # each counted, under a new key
+
+    assert guess_a_transfer_code(guesser) == 429
+    assert guess_a_transfer_code(browser_at("198.51.100.7")) == 429
+
+
+def test_prune_counters_deletes_ended_windows_and_keeps_the_current_one(db, settings):
+    settings.RATE_LIMITS = settings.RATE_LIMITS | {"adopt": Limit(2, 30, 60)}
+    guesser = browser_at("198.51.100.7")
+    with time_machine.travel(WINDOW_START, tick=False):
+        assert [guess_a_transfer_code(guesser) for _ in range(3)] == [400, 400, 429]
+        assert "Removed 0 " in run_prune_counters()
+        assert guess_a_transfer_code(guesser) == 429
+
+    with time_machine.travel(WINDOW_START.replace(minute=1), tick=False):
+        assert "Removed 2 " in run_prune_counters()  # the browser's and the address's
+        assert not RateLimitCounter.objects.exists()
+        assert guess_a_transfer_code(guesser) == 400
+
+
+def run_prune_counters() -> str:
+    out = io.StringIO()
+    call_command("prune_counters", stdout=out)
+    return out.getvalue()
+
+
+def test_with_a_redis_cache_url_the_counters_live_in_redis_until_their_window_ends(db, settings):
+    redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    server = redis.Redis.from_url(redis_url)
+    try:
+        server.ping()
+    except redis.ConnectionError:
+        pytest.skip(f"no Redis at {redis_url}")
+    settings.RATE_LIMIT_REDIS_URL = redis_url
+    settings.CACHE_KEY_PREFIX = f"test-{uuid.uuid4().hex}"
+    settings.RATE_LIMITS = settings.RATE_LIMITS | {"adopt": Limit(2, 30, 60)}
+    guesser = browser_at("198.51.100.7")
+    try:
+        assert [guess_a_transfer_code(guesser) for _ in range(3)] == [400, 400, 429]
+        keys = server.keys(f"{settings.CACHE_KEY_PREFIX}:*")
+        assert len(keys) == 2
+        assert all(0 < server.ttl(key) <= 61 for key in keys)
+        assert not RateLimitCounter.objects.exists()
+    finally:
+        for key in server.scan_iter(f"{settings.CACHE_KEY_PREFIX}:*"):
+            server.delete(key)
+        server.close()
+
+
+def test_a_huge_forwarded_address_is_counted_not_a_500(db, settings):
+    settings.TRUST_X_FORWARDED_FOR = True
+    settings.RATE_LIMITS = settings.RATE_LIMITS | {"adopt": Limit(10, 2, 3600)}
+    spoofer = browser_at("127.0.0.1")
+    spoofed = {"HTTP_X_FORWARDED_FOR": "9" * 5000}
+    codes = [
+        spoofer.post("/progress/adopt", {"code": "ABCD-EFGH"}, **spoofed).status_code
+        for _ in range(3)
+    ]
+    assert codes == [400, 400, 429]
