@@ -190,8 +190,15 @@ DATABASES = {
 if TESTING and DATABASES["default"]["ENGINE"].endswith("sqlite3"):
     # A file, not Django's shared in-memory database: the browser tests' live server answers in
     # threads of its own, which must not share the test thread's connection.
-    (BASE_DIR / "var").mkdir(exist_ok=True)
-    DATABASES["default"]["TEST"] = {"NAME": BASE_DIR / "var" / "test-db.sqlite3"}
+    # A DATABASE_URL of sqlite:///x.sqlite3 tests in x-test.sqlite3, so runs can work side by side.
+    _db = Path(DATABASES["default"]["NAME"])
+    _test_db = (
+        _db.with_name(f"{_db.stem}-test.sqlite3")
+        if DATABASE_URL
+        else BASE_DIR / "var" / "test-db.sqlite3"
+    )
+    _test_db.parent.mkdir(exist_ok=True)
+    DATABASES["default"]["TEST"] = {"NAME": _test_db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 AUTH_PASSWORD_VALIDATORS = [
