@@ -343,6 +343,7 @@ class MergeResult:
     states_taken: int = 0
     skipped: int = 0
     trimmed: list[str] = field(default_factory=list)  # items that kept only their newest reviews
+    per_item_limit: int = MAX_REVIEWS_PER_ITEM
 
 
 def merge(*, learner: Learner, items: Iterable[ProgressItem]) -> MergeResult:
@@ -505,9 +506,9 @@ def _import_attempt(item: ProgressItem, review: ProgressReview) -> str:
     return "import:" + hashlib.sha256(identity.encode()).hexdigest()[:48]
 
 
-def trim_oldest_reviews(*, limit: int = MAX_REVIEWS_PER_LEARNER) -> int:
-    """Delete the oldest reviews of every learner who keeps more than `limit`; memories stay."""
-    removed = 0
+def trim_oldest_reviews() -> int:
+    """Delete the oldest reviews of every learner who keeps more than the limit; memories stay."""
+    limit, removed = MAX_REVIEWS_PER_LEARNER, 0
     crowded = (
         Review.objects.values("learner_id")
         .annotate(n=Count("pk"))

@@ -257,14 +257,16 @@ def learner_forget(*, learner: Learner | None, session: SessionBase) -> None:
 
     The learner's row is locked first: a request of the same browser that is writing for it
     (an answer, a transfer code) either finishes before the erasing starts, and is erased with
-    the rest, or waits and then finds the learner gone.
+    the rest, or waits and then finds the learner gone. The session ends in the same
+    transaction, so a request that finds the learner gone also finds its session gone, and
+    does not start a new learner for a browser that asked to be forgotten.
     """
-    if learner is not None:
-        with transaction.atomic():
+    with transaction.atomic():
+        if learner is not None:
             locked = Learner.objects.select_for_update().filter(pk=learner.pk).first()
             if locked is not None:
                 locked.delete()
-    session.flush()
+        session.flush()
 
 
 TRANSFER_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L to misread

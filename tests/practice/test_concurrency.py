@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import threading
 
 import pytest
@@ -86,7 +87,7 @@ def test_concurrent_first_answers_of_a_new_round_make_one_round(seed):
     assert Review.objects.count() == 9
 
 
-def test_concurrent_different_attempts_on_a_new_item_both_count_without_an_error(seed):
+def test_a_new_card_rated_in_several_tabs_at_once_counts_once_without_an_error(seed):
     client = Client()
     answer(client, seed, right=True)
     url = seed.get_absolute_url() + "/flashcards"
@@ -96,7 +97,7 @@ def test_concurrent_different_attempts_on_a_new_item_both_count_without_an_error
     )
     assert [r.status_code for r in responses] == [302] * THREADS
     card = seed.flashcards.first()
-    assert Review.objects.filter(flashcard=card).count() == THREADS
+    assert Review.objects.filter(flashcard=card).count() == 1
     assert Memory.objects.filter(flashcard=card).count() == 1
 
 
@@ -126,3 +127,56 @@ def test_a_new_browsers_first_answer_sent_at_once_makes_one_learner(seed):
     assert Learner.objects.count() == 1
     assert Review.objects.count() == 1
     assert Round.objects.count() == 1
+
+
+def test_forget_racing_the_same_browsers_other_requests_always_erases_it(seed):
+    """An answer, a transfer code and an import sent at the instant "Forget everything" is:
+    the learner is erased every time, and the others get a page or a clean refusal, not 500."""
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from tests.practice.helpers import exported
+
+    for _ in range(10):
+        browser = Client()
+        answer(browser, seed, right=True)
+        saved = json.dumps(exported(browser)).encode()
+        _, token = current_question(browser, practice_url(seed))
+        wrong = [
+            c["letter"]
+            for c in Lesson.objects.get(pk=seed.pk).questions.all()[1].labelled_choices
+            if not c["correct"]
+        ][:1]
+        requests = [
+            ("/progress/forget", {"confirm": "yes"}),
+            (practice_url(seed), {"token": token, "choice": wrong}),
+            ("/progress/transfer", {}),
+            ("/progress/import", {"file": SimpleUploadedFile("p.json", saved)}),
+        ]
+        statuses = post_each_together(browser.cookies["sessionid"].value, requests)
+        assert statuses[0] == 302, statuses
+        assert all(status < 500 for status in statuses), statuses
+        assert not Learner.objects.exists(), statuses
+
+
+def post_each_together(session_cookie: str, requests: list[tuple[str, dict]]) -> list[int]:
+    barrier = threading.Barrier(len(requests))
+    statuses: dict[int, int] = {}
+
+    def worker(number: int, url: str, data: dict) -> None:
+        browser = Client()
+        browser.cookies["sessionid"] = session_cookie
+        try:
+            barrier.wait(timeout=10)
+            statuses[number] = browser.post(url, data).status_code
+        finally:
+            connection.close()
+
+    threads = [
+        threading.Thread(target=worker, args=(number, url, data))
+        for number, (url, data) in enumerate(requests)
+    ]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=30)
+    return [statuses.get(number, 0) for number in range(len(requests))]

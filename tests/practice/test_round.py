@@ -184,14 +184,14 @@ def test_answer_post_query_count_does_not_grow_with_history(
     answer(client, demo, right=True)
     question, token = current_question(client, practice_url(demo))
     data = {"token": token, "choice": question.correct_letters}
-    # content version, session, the round's answers, savepoint, memory (for update), insert
-    # review, insert memory, release savepoint
-    with django_assert_num_queries(8):
+    # the rate-limit counters' upsert, content version, session, the round's answers,
+    # savepoint, memory (for update), insert review, insert memory, release savepoint
+    with django_assert_num_queries(9):
         client.post(practice_url(demo), data)
     for _ in range(5):
         answer(client, demo, right=True)
     question, token = current_question(client, practice_url(demo))
-    with django_assert_num_queries(9):  # the last answer also marks the round finished
+    with django_assert_num_queries(10):  # the last answer also marks the round finished
         client.post(practice_url(demo), {"token": token, "choice": question.correct_letters})
 
 

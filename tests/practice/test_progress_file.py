@@ -1,0 +1,224 @@
+"""Progress files stay bounded and honest, however they were written."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from datetime import timedelta
+
+import pytest
+from django.contrib.auth.models import User
+from django.core.management import call_command
+from django.test import Client
+from django.utils import timezone
+
+from lessons.models import Lesson, Question
+from practice import progress_file
+from practice.models import Learner, Memory, Review, TransferCode
+from tests.practice.helpers import answer, exported, finish_round, practice_url
+from tests.practice.test_progress import make_code, upload
+
+
+def iso(moment) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def item_with_reviews(question: Question, count: int, *, answer: str = "A", **fields) -> dict:
+    start = timezone.now() - timedelta(days=count + 1)
+    return {
+        "lesson": question.lesson.public_id,
+        "item": f"question:{question.key}",
+        "kind": "question",
+        "state": None,
+        "reviews": [
+            {
+                "rating": 3,
+                "reviewed_at": iso(start + timedelta(days=n)),
+                "duration_ms": 1000,
+                "answer": answer,
+                "correct": True,
+            }
+            for n in range(count)
+        ],
+    } | fields
+
+
+def document(*items: dict) -> dict:
+    return {"version": 1, "exported_at": iso(timezone.now()), "items": list(items)}
+
+
+def learner_of(client: Client) -> Learner:
+    return Learner.objects.get(public_id=client.session["learner"])
+
+
+def test_an_item_keeps_only_its_newest_reviews_and_the_page_says_which(client, demo):
+    question = demo.questions.first()
+    many = progress_file.MAX_REVIEWS_PER_ITEM + 5
+    response = upload(client, document(item_with_reviews(question, many)))
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert f"question {question.key} of lesson {demo.public_id}" in html
+    assert "kept only its newest" in html
+    kept = Review.objects.filter(learner=learner_of(client))
+    assert kept.count() == progress_file.MAX_REVIEWS_PER_ITEM
+    oldest_kept = kept.order_by("reviewed_at").first().reviewed_at
+    assert oldest_kept.date() == (timezone.now() - timedelta(days=many + 1 - 5)).date()
+
+
+def test_an_import_that_would_pass_the_learners_limit_is_refused_whole(client, demo, monkeypatch):
+    monkeypatch.setattr(progress_file, "MAX_REVIEWS_PER_LEARNER", 30)
+    finish_round(client, demo, [True] * 8)
+    questions = list(demo.questions.all()[:3])
+    response = upload(client, document(*(item_with_reviews(q, 10) for q in questions)))
+    assert response.status_code == 400
+    assert "more than the 30 a browser may keep. Nothing was changed." in response.content.decode()
+    assert Review.objects.filter(learner=learner_of(client)).count() == 8
+
+
+def test_items_of_a_draft_lesson_are_not_imported(client, demo):
+    question = demo.questions.first()
+    Lesson.objects.filter(pk=demo.pk).update(status=Lesson.Status.DRAFT)
+    response = upload(client, document(item_with_reviews(question, 3)))
+    assert response.status_code == 200
+    assert "1 skipped because it is no longer on this site" in response.content.decode()
+    assert not Review.objects.exists()
+
+
+def test_imported_answers_are_graded_again_by_todays_question(client, demo):
+    question = demo.questions.first()
+    wrong = next(c["letter"] for c in question.labelled_choices if not c["correct"])
+    upload(client, document(item_with_reviews(question, 2, answer=wrong)))
+    reviews = Review.objects.filter(learner=learner_of(client))
+    assert [r.correct for r in reviews] == [False, False]  # the file said true
+    assert {r.origin for r in reviews} == {Review.Origin.IMPORTED}
+
+
+def test_imported_answers_do_not_move_the_editors_statistics(client, demo):
+    editor = User.objects.create_superuser("ed", "ed@example.org", "pw-for-tests-only")
+    question = demo.questions.first()
+    answer(client, demo, right=False)
+    admin = Client()
+    admin.force_login(editor)
+    page = f"/admin/lessons/question/{question.pk}/change/"
+    before = admin.get(page).content.decode()
+    assert "1 attempts by 1 learners" in before
+    for _ in range(3):
+        upload(Client(), document(item_with_reviews(question, 5)))
+    after = admin.get(page).content.decode()
+    assert "1 attempts by 1 learners; right the first time: 0% of 1" in after
+    assert "picked 5 time(s)" not in after
+
+
+def test_a_relearning_item_without_its_step_is_refused(client, demo):
+    question = demo.questions.first()
+    now = timezone.now()
+    item = item_with_reviews(question, 1) | {
+        "state": "relearning",
+        "step": None,
+        "stability": 2.0,
+        "difficulty": 5.0,
+        "due": iso(now),
+        "last_review": iso(now - timedelta(days=1)),
+    }
+    response = upload(client, document(item))
+    assert response.status_code == 400
+    assert "“step” is needed for an item in the relearning state" in response.content.decode()
+    assert not Memory.objects.exists()
+
+
+@pytest.mark.parametrize(
+    ("raw", "message"),
+    [
+        (b'{"version": 1, "n": ' + b"9" * 5000 + b"}", "a number far too long"),
+        (b'{"version": 1, "items": [], "x": "\\ud800"}', "not valid Unicode"),
+        (b'{"version": 1, "items": [], "x": "a\\u0000b"}', "a NUL character"),
+    ],
+    ids=["long integer", "lone surrogate", "NUL"],
+)
+def test_files_no_export_could_contain_are_refused_not_errors(client, demo, raw, message):
+    response = upload(client, raw)
+    assert response.status_code == 400
+    assert message in response.content.decode()
+
+
+def test_a_nul_inside_an_answer_is_refused_and_nothing_is_stored(client, demo):
+    item = item_with_reviews(demo.questions.first(), 1, answer="A\u0000")
+    response = upload(client, document(item))
+    assert response.status_code == 400
+    assert not Review.objects.exists()
+
+
+def test_an_import_after_the_learner_was_erased_elsewhere_lands_in_a_new_learner(client, demo):
+    answer(client, demo, right=True)
+    saved = exported(client)
+    Learner.objects.all().delete()  # "Forget everything" on the other device, or pruning
+    response = upload(client, saved)
+    assert response.status_code == 200
+    assert "Imported 1 item" in response.content.decode()
+    assert Review.objects.filter(learner=learner_of(client)).count() == 1
+
+
+def test_the_export_streams_and_reads_back_to_the_same_progress(client, demo):
+    finish_round(client, demo, [True, False] + [True] * 7)
+    response = client.get("/progress/export")
+    assert response.streaming
+    assert response["Content-Type"] == "application/json; charset=utf-8"
+    saved = json.loads(b"".join(response.streaming_content))
+    fresh = Client()
+    upload(fresh, saved)
+    assert exported(fresh)["items"] == saved["items"]
+
+
+def test_prune_trims_the_oldest_reviews_of_a_learner_over_the_limit(client, demo, monkeypatch):
+    monkeypatch.setattr(progress_file, "MAX_REVIEWS_PER_LEARNER", 5)
+    finish_round(client, demo, [True] * 8)
+    newest = list(Review.objects.order_by("-reviewed_at", "-pk")[:5])
+    call_command("prune_learners", stdout=io.StringIO())
+    assert list(Review.objects.order_by("-reviewed_at", "-pk")) == newest
+    assert Memory.objects.count() == 8
+
+
+def reload_and_post_in_tabs(client: Client, url: str, tabs: int, data: dict) -> list:
+    tokens = [client.get(url).context["token"] for _ in range(tabs)]
+    return [client.post(url, {"token": token} | data) for token in tokens]
+
+
+def test_a_due_item_answered_in_several_tabs_is_recorded_once(client, demo):
+    answer(client, demo, right=True)
+    Memory.objects.update(due=timezone.now() - timedelta(minutes=1))
+    question = Memory.objects.get().question
+    responses = reload_and_post_in_tabs(client, "/review", 5, {"choice": question.correct_letters})
+    assert {r.status_code for r in responses} == {302}
+    assert Review.objects.count() == 2  # the round's answer and one review
+
+
+def test_a_flashcard_rated_in_several_tabs_is_recorded_once(client, demo):
+    url = demo.get_absolute_url() + "/flashcards"
+    responses = reload_and_post_in_tabs(client, url, 3, {"rating": "3"})
+    assert {r.status_code for r in responses} == {302}
+    assert Review.objects.count() == 1
+    later = client.get(url).context["token"]  # shown again after the rating: a new rating
+    client.post(url, {"token": later, "rating": "4"})
+    assert Review.objects.count() == 2
+
+
+def test_transfer_codes_are_stored_as_a_keyed_hash(client, demo, settings):
+    answer(client, demo, right=True)
+    code = make_code(client).replace("-", "")
+    stored = TransferCode.objects.get().code_hash
+    assert stored != hashlib.sha256(f"lightmysky-transfer:{code}".encode()).hexdigest()
+    settings.SECRET_KEY = "another-secret-key-for-this-test-only-0123456789"
+    assert Client().post("/progress/adopt", {"code": code}).status_code == 400
+
+
+def test_adopting_a_code_into_a_browser_with_progress_merges_both(client, demo):
+    finish_round(client, demo, [True] * 8)
+    code = make_code(client)
+    other = Client()
+    other.get(practice_url(demo))
+    answer(other, demo, right=False)
+    response = other.post("/progress/adopt", {"code": code})
+    assert response.status_code == 302
+    assert Learner.objects.count() == 1
+    assert Review.objects.count() == 9
