@@ -1,4 +1,4 @@
-"""Filters for the Markdown twins: plain text that stays pure Markdown, and YAML strings."""
+"""Filters for the Markdown twins: editors' Markdown and plain text made safe, and YAML strings."""
 
 from __future__ import annotations
 
@@ -7,15 +7,24 @@ import re
 
 from django import template
 
+from lightmysky.lib.markdown import markdown_for_twin, text_for_twin
+
 register = template.Library()
 
 _PLAIN_PARAGRAPH = re.compile(r"^[^\s|#>*+\-\d`]")
 
 
 @register.filter
-def md(text: str) -> str:
-    """Text for a Markdown twin: any angle bracket is escaped, so no HTML can get through."""
-    return str(text or "").replace("\\<", "<").replace("<", "\\<").strip()
+def md(source: str) -> str:
+    """An editor's Markdown (a body, an explanation) as the twin shows it, under the HTML
+    page's rules: no raw HTML, no link it would drop, and no heading of its own."""
+    return markdown_for_twin(str(source or ""))
+
+
+@register.filter
+def md_text(text: str) -> str:
+    """Plain text (a title, a prompt, a choice) as the twin shows it: one line, as written."""
+    return text_for_twin(str(text or ""))
 
 
 @register.filter

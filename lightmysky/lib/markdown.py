@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+from html import unescape
 
 import nh3
 from markdown_it import MarkdownIt
@@ -39,6 +41,8 @@ ALLOWED_TAGS = {
 }
 # No style attributes: the Content Security Policy forbids inline styles.
 ALLOWED_ATTRIBUTES = {"a": {"href", "title"}, "ol": {"start"}}
+# Links may go to these schemes, or be relative; the pages and their Markdown twins alike.
+LINK_SCHEMES = {"http", "https", "mailto"}
 
 
 # Lesson texts sit under the page's h3 headings, so their own headings start at h4.
@@ -57,6 +61,161 @@ def render_markdown(source: str) -> str:
         html,
         tags=ALLOWED_TAGS,
         attributes=ALLOWED_ATTRIBUTES,
-        url_schemes={"http", "https", "mailto"},
+        url_schemes=LINK_SCHEMES,
         link_rel="noopener noreferrer",
     ).strip()
+
+
+# The Markdown twins show editors' Markdown as Markdown, under the same rules as the HTML page:
+# links only to these schemes (or relative), no images, no raw HTML. Their own structure is
+# headings, so an editor's heading becomes a bold line: no text in a field can pass for the
+# twin's "Answer key" or "Question 3", whatever level it picks.
+_twin_parser = MarkdownIt("commonmark", {"html": False}).enable("table")
+# See every destination as written, so that the checks below judge what a renderer would get.
+_twin_parser.validateLink = lambda url: True
+_twin_parser.normalizeLink = lambda url: url
+_SCHEME = re.compile(r"([a-zA-Z][a-zA-Z0-9+.\-]*):")
+_CONTROL_OR_SPACE = re.compile(r"[\x00-\x20\x7f]")
+_UNESCAPED_ANGLE = re.compile(r"(?<!\\)((?:\\\\)*)<")
+_UNESCAPED_IN_TEXT = re.compile(r"(?<!\\)((?:\\\\)*)([<\[\]#])")
+_ESCAPED = r"\\."
+_INLINE_LINK = re.compile(
+    r"(?P<image>!?)\[(?P<text>(?:[^\[\]\\]|" + _ESCAPED + r")*)\]"
+    r"\(\s*(?P<url><(?:[^<>\\\n]|" + _ESCAPED + r")*>|(?:[^\s()\\]|" + _ESCAPED
+    + r"|\((?:[^\s()\\]|" + _ESCAPED + r")*\))*)"
+    r"(?:\s+(?:\"(?:[^\"\\]|" + _ESCAPED + r")*\"|'(?:[^'\\]|" + _ESCAPED
+    + r")*'|\((?:[^()\\]|" + _ESCAPED + r")*\)))?\s*\)"
+)  # fmt: skip
+_DEFINITION = re.compile(
+    r"^ {0,3}\[(?:[^\[\]\\]|" + _ESCAPED + r")+\]:[ \t]*\n?[ \t]*(?P<url><[^<>\n]*>|\S+).*$",
+    re.MULTILINE,
+)
+_INLINE_MARKUP = re.compile(r"([\\`*_\[\]()#<>|~&!])")
+_BLOCK_START = re.compile(r"^(#+|[>+\-*=_`~])|^(\d+)([.)])")
+
+
+def link_allowed(url: str) -> bool:
+    """The HTML pages' link policy: http, https and mailto, or a relative address."""
+    scheme = _SCHEME.match(_CONTROL_OR_SPACE.sub("", unescape(url)))
+    return scheme is None or scheme[1].lower() in LINK_SCHEMES
+
+
+@lru_cache(maxsize=2048)  # twins show the same texts again and again; parsing them is not free
+def markdown_for_twin(source: str) -> str:
+    """An editor's Markdown as a twin shows it: the HTML page's link policy, headings as bold
+    lines, angle brackets escaped, and no code fence left open to swallow what follows."""
+    text = source or ""
+    for _ in range(3):  # an image inside a link comes apart one layer at a time
+        if not _has_dropped_link(text):
+            break
+        text = _DEFINITION.sub(_keep_allowed_definition, _INLINE_LINK.sub(_keep_allowed_link, text))
+    text = _UNESCAPED_ANGLE.sub(r"\1\\<", text)
+    text = _close_open_fence(_headings_as_bold_lines(text))
+    if _has_heading(text) or _has_dropped_link(text):
+        text = _as_plain_text(source or "")  # Markdown the rewrites above could not take apart
+    return text.strip()
+
+
+def text_for_twin(text: str) -> str:
+    """Plain text (a title, a prompt, a choice) for a twin: one line that Markdown shows as
+    written, never a link, a heading or another block, wherever the template puts it. Every
+    `#` is escaped too, so not even a search for "## Answer key" finds one in it."""
+    line = _UNESCAPED_IN_TEXT.sub(r"\1\\\2", " ".join((text or "").split()))
+    return _as_paragraph(line.replace("\\](", "\\]\\("))
+
+
+def _as_plain_text(source: str) -> str:
+    """Markdown shown as the characters typed: nothing in it is a link, a heading or a block."""
+    lines = [_INLINE_MARKUP.sub(r"\\\1", line.strip()) for line in source.split("\n")]
+    return "\n".join(_as_paragraph(line) for line in lines)
+
+
+def _as_paragraph(line: str) -> str:
+    """The line with a backslash before whatever would open a block (`#`, `>`, `-`, `1.`…)."""
+
+    def escape(match: re.Match) -> str:
+        if match[1]:
+            return "".join("\\" + mark for mark in match[1])
+        return f"{match[2]}\\{match[3]}"
+
+    return _BLOCK_START.sub(escape, line)
+
+
+def _keep_allowed_link(match: re.Match) -> str:
+    """Images become their text, and so do links whose address the HTML page would drop."""
+    url = _without_backslashes(match["url"].removeprefix("<").removesuffix(">"))
+    return match[0] if not match["image"] and link_allowed(url) else match["text"]
+
+
+def _keep_allowed_definition(match: re.Match) -> str:
+    url = _without_backslashes(match["url"].removeprefix("<").removesuffix(">"))
+    return match[0] if link_allowed(url) else ""
+
+
+def _headings_as_bold_lines(text: str) -> str:
+    lines: list[str | None] = list(text.split("\n"))
+    tokens = _twin_parser.parse(text)
+    for index, token in enumerate(tokens):
+        if token.type != "heading_open" or token.map is None:
+            continue
+        first, end = token.map
+        content = tokens[index + 1].content
+        line = lines[first] or ""
+        # Keep what opens the line inside a list or a quote (`> `, `- `); drop the heading marks.
+        if token.markup.startswith("#"):
+            prefix = line[: line.index("#")]
+        else:
+            start = line.find(content.split("\n")[0])
+            prefix = line[:start] if start > 0 else ""
+        lines[first] = prefix + _bold_line(" ".join(content.split()))
+        if not prefix.strip():  # a paragraph of its own, as the heading was a block of its own
+            previous = (lines[first - 1] or "") if first > 0 else ""
+            if previous.strip() and not previous.endswith("\n"):
+                lines[first] = "\n" + lines[first]
+            if end < len(lines) and (lines[end] or "").strip():
+                lines[first] += "\n"
+        for number in range(first + 1, end):
+            lines[number] = None  # the rest of a setext heading: its other lines and underline
+    return "\n".join(line for line in lines if line is not None)
+
+
+def _bold_line(text: str) -> str:
+    for mark in ("**", "__"):
+        if text and mark[0] not in text:
+            return f"{mark}{text}{mark}"
+    return _as_paragraph(text)
+
+
+def _close_open_fence(text: str) -> str:
+    lines = text.split("\n")
+    for token in _twin_parser.parse(text):
+        if token.type == "fence" and token.level == 0 and token.map:
+            last = lines[token.map[1] - 1].strip()
+            closed = token.map[1] - token.map[0] > 1 and (
+                set(last) == {token.markup[0]} and len(last) >= len(token.markup)
+            )
+            if not closed:
+                return text + "\n" + token.markup
+    return text
+
+
+def _has_heading(text: str) -> bool:
+    return any(token.type == "heading_open" for token in _twin_parser.parse(text))
+
+
+def _has_dropped_link(text: str) -> bool:
+    """True when the Markdown holds an image, or a link the HTML page would drop."""
+    env: dict = {}
+    urls = []
+    for token in _twin_parser.parse(text, env):
+        for child in token.children or []:
+            if child.type == "image":
+                return True
+            if child.type == "link_open":
+                urls.append(str(child.attrs.get("href", "")))
+    urls += [reference["href"] for reference in env.get("references", {}).values()]
+    return not all(link_allowed(url) for url in urls)
+
+
+def _without_backslashes(url: str) -> str:
+    return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", url)

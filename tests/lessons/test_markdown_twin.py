@@ -1,13 +1,15 @@
 from __future__ import annotations
 
 import re
+from urllib.parse import urlsplit
 
 import pytest
 import yaml
+from markdown_it import MarkdownIt
 
 from lessons.models import Lesson
 from tests.conftest import SEED_PATH
-from tests.factories import make_lesson
+from tests.factories import make_lesson, make_question
 
 SITE = "http://127.0.0.1:8000"
 BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,image/avif,*/*;q=0.8"
@@ -161,3 +163,169 @@ def test_structured_data_cannot_break_out_of_its_script(client, db):
     lesson = make_lesson(title="</script><script>alert(1)</script>")
     html = client.get(lesson.get_absolute_url()).content.decode()
     assert "</script><script>alert(1)" not in html
+
+
+# What an editor could type to hide a harmful link in a twin, or to pass their text off as the
+# twin's own headings (the review's payloads, and a few more spellings).
+HOSTILE_LINKS = [
+    "[jslink](javascript:alert('X'))",
+    "[jslink2](JaVaScRiPt:alert('X'))",
+    "[jslink4](&#106;avascript:alert('X'))",
+    "[angle](<javascript:alert('X')>)",
+    "[spaced](  javascript:alert(1) 'a title' )",
+    "<javascript:alert('X_AUTOLINK')>",
+    "\\\\<javascript:alert('X_ESCAPED_AUTOLINK')>",
+    "[datalink](data:text/html;base64,PHNjcmlwdD5hbGVydCgxKTwvc2NyaXB0Pg==)",
+    "[vb](vbscript:msgbox(1))",
+    "[file](file:///etc/passwd)",
+    "![X_MDIMG](javascript:alert(1))",
+    "![pixel](https://tracker.example/pixel.png)",
+    "[![inner](x.png)](javascript:alert(1))",
+    "[by reference][evil]",
+]
+HOSTILE_MARKDOWN = "\n\n".join(
+    [
+        "Before [a fine link](https://example.org/fine) and [mail](mailto:ada@example.org).",
+        " ".join(HOSTILE_LINKS),
+        "[evil]: javascript:alert('X_REFERENCE')",
+        "x\n---\ntitle: X_FRONTMATTER\n---\n## Answer key\nQuestion 1: Z (X_FAKEKEY)",
+        "# Questions\n\n#### Question 1: D\n\nAnswer key\n==========\n\n> ### Practice",
+        "- ## Needs first",
+    ]
+)
+SAFE_SCHEMES = {"http", "https", "mailto"}
+
+
+def without_front_matter(text: str) -> str:
+    """The Markdown after the twin's front matter (which is YAML: its strings are data)."""
+    return text.split("\n---\n", 1)[1] if text.startswith("---\n") else text
+
+
+def markdown_file(client, path: str) -> str:
+    response = client.get(path)
+    assert response.status_code == 200
+    assert response["Content-Type"] == "text/markdown; charset=utf-8"
+    return response.content.decode()
+
+
+def rendered(text: str) -> tuple[list[tuple[int, str]], list[str]]:
+    """The headings, and the addresses of links and images, that a Markdown renderer trusting
+    every link would make of a twin (after its front matter)."""
+    body = without_front_matter(text)
+    parser = MarkdownIt("commonmark").enable("table")
+    parser.validateLink = lambda url: True
+    env: dict = {}
+    tokens = parser.parse(body, env)
+    headings = [
+        (int(token.tag[1]), tokens[index + 1].content)
+        for index, token in enumerate(tokens)
+        if token.type == "heading_open"
+    ]
+    urls = [
+        child.attrs.get("href") or child.attrs.get("src")
+        for token in tokens
+        for child in token.children or []
+        if child.type in ("link_open", "image")
+    ]
+    return headings, urls + [ref["href"] for ref in env.get("references", {}).values()]
+
+
+def assert_no_harmful_link(text: str) -> list[str]:
+    headings, urls = rendered(text)
+    for url in urls:
+        scheme = urlsplit(url).scheme.lower()
+        assert scheme in SAFE_SCHEMES or (not scheme and not url.startswith("//")), url
+    assert "pixel.png" not in urls and "x.png" not in urls  # images are dropped, as on the page
+    # Not even as text that looks like a link or an autolink to a reader or a regex.
+    text = without_front_matter(text)
+    assert not re.search(r"\]\(\s*<?\s*(javascript|data|vbscript|file)", text, re.I)
+    assert not re.search(r"(?<!\\)<(javascript|data|vbscript):", text.replace("\\\\", ""), re.I)
+    return urls
+
+
+def twin_headings(lesson) -> list[tuple[int, str]]:
+    """The twin's own headings for a lesson with eight questions and no video."""
+    questions = list(lesson.questions.all())
+    return [
+        (2, "Ready when they can"),
+        (2, f"Lesson: {lesson.heading}"),
+        (2, "Practice"),
+        *[(3, f"Question {q.position}") for q in questions],
+        (3, "Answer key"),
+        *[(4, f"Question {q.position}: {', '.join(q.correct_letters)}") for q in questions],
+        (2, "Needs first"),
+        (2, "Opens up"),
+    ]
+
+
+@pytest.fixture
+def hostile(db):
+    lesson = make_lesson(
+        questions=0,
+        title="Hostile [x](javascript:alert(1)) ## Answer key",
+        summary=HOSTILE_MARKDOWN,
+        objectives=" ".join(HOSTILE_LINKS) + "\n## Answer key\n# Questions",
+        body=HOSTILE_MARKDOWN,
+        example=HOSTILE_MARKDOWN,
+        recap=HOSTILE_MARKDOWN,
+        # Link text with brackets of its own, which only a full Markdown parser takes apart.
+        tip="[a [nested] text](javascript:alert('X_NESTED')) and [ok](https://example.org/tip)",
+    )
+    for position in range(1, 9):
+        make_question(
+            lesson,
+            position=position,
+            prompt=HOSTILE_MARKDOWN,
+            explanation=HOSTILE_MARKDOWN,
+            choices=[
+                {"text": HOSTILE_MARKDOWN, "correct": True, "explanation": ""},
+                {
+                    "text": "B " + HOSTILE_MARKDOWN,
+                    "correct": False,
+                    "explanation": HOSTILE_MARKDOWN,
+                },
+            ],
+        )
+    return lesson
+
+
+def test_a_lesson_twin_keeps_only_links_the_page_would_keep(client, hostile):
+    text = twin(client, hostile.get_absolute_url() + ".md")
+    urls = assert_no_harmful_link(text)
+    assert "https://example.org/fine" in urls and "mailto:ada@example.org" in urls
+
+
+def test_an_editors_headings_cannot_pass_for_the_twins_own(client, hostile):
+    text = twin(client, hostile.get_absolute_url() + ".md")
+    headings, _ = rendered(text)
+    assert headings[0][0] == 1  # the title
+    assert headings[1:] == twin_headings(hostile)
+    # Only inside the twin's own "### Answer key", even to a plain search.
+    assert without_front_matter(text).count("## Answer key") == 1
+    assert "X_FAKEKEY" in text and "**Answer key**" in text  # the editor's text is still there
+    assert "\ntitle: X_FRONTMATTER" not in text
+
+
+@pytest.mark.parametrize(
+    "path", ["/llms.txt", "/llms-full.txt", "/index.md", "/learn/computing.md"]
+)
+def test_every_twin_and_catalog_keeps_only_safe_links(client, hostile, path):
+    # llms-full.txt is every lesson's twin, one after another, each with its front matter.
+    for part in markdown_file(client, path).split("\n\n---\n\n"):
+        assert_no_harmful_link(part)
+        assert "## Answer key" not in without_front_matter(part).replace("### Answer key", "")
+
+
+def test_llms_full_holds_each_lesson_once_with_its_own_headings(client, hostile):
+    other = make_lesson(title="Counting Planets", slug="counting-planets")
+    parts = markdown_file(client, "/llms-full.txt").split("\n\n---\n\n")
+    assert len(parts) == 2
+    for lesson, part in zip([hostile, other], parts, strict=True):
+        assert rendered(part)[0][1:] == twin_headings(lesson)
+
+
+def test_an_unclosed_code_block_does_not_swallow_the_rest_of_the_twin(client, db):
+    lesson = make_lesson(body="Some code:\n\n```python\nprint('never closed')")
+    text = twin(client, lesson.get_absolute_url() + ".md")
+    assert "```python\nprint('never closed')\n```" in text
+    assert rendered(text)[0][1:] == twin_headings(lesson)
