@@ -27,10 +27,16 @@ def md_text(text: str) -> str:
     return text_for_twin(str(text or ""))
 
 
+# In llms-full.txt a lesson's front matter follows the previous lesson, where a renderer that
+# knows no front matter reads it as Markdown: there these characters could make HTML, a link
+# or a heading. Written as \u escapes they are plain text to Markdown, and YAML reads them back.
+_MARKDOWN_IN_YAML = str.maketrans({char: f"\\u{ord(char):04x}" for char in "<>[]#"})
+
+
 @register.filter
 def yaml_str(text: str) -> str:
-    """A YAML double-quoted string (JSON's escaping is valid YAML)."""
-    return json.dumps(str(text or ""), ensure_ascii=False)
+    """A YAML double-quoted string (JSON's escaping is valid YAML) that Markdown leaves alone."""
+    return json.dumps(str(text or ""), ensure_ascii=False).translate(_MARKDOWN_IN_YAML)
 
 
 @register.filter

@@ -295,6 +295,14 @@ def test_a_lesson_twin_keeps_only_links_the_page_would_keep(client, hostile):
     assert "https://example.org/fine" in urls and "mailto:ada@example.org" in urls
 
 
+def test_the_front_matter_keeps_the_exact_text_but_no_markdown(client, hostile):
+    text = twin(client, hostile.get_absolute_url() + ".md")
+    meta = front_matter(text)
+    assert (meta["title"], meta["description"]) == (hostile.title, hostile.summary)
+    # Read as Markdown (llms-full.txt puts it after the previous lesson), it holds no link.
+    assert_no_harmful_link(text.split("\n---\n", 1)[0].removeprefix("---\n"))
+
+
 def test_an_editors_headings_cannot_pass_for_the_twins_own(client, hostile):
     text = twin(client, hostile.get_absolute_url() + ".md")
     headings, _ = rendered(text)
