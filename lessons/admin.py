@@ -191,8 +191,7 @@ class QuestionAdmin(admin.ModelAdmin):
     def right_first_time(self, question: Question) -> str:
         if not question.learners:
             return "-"
-        share = question.first_right / question.learners
-        return f"{share:.0%} of {question.learners}"
+        return f"{question.right_first_share:.0%} of {question.learners}"
 
     @admin.display(description="Lapses", ordering="lapses")
     def lapses(self, question: Question) -> int:

@@ -161,10 +161,19 @@ class ReviewOrigin(models.TextChoices):
     IMPORTED = "imported", "Imported from a progress file"
 
 
+class AnswerKind(models.TextChoices):
+    """Where an answer stands in the learner's history of the question."""
+
+    FIRST = "first", "The learner's first answer"
+    LAPSE = "lapse", "Wrong, after a right answer (forgotten)"
+    LATER = "later", "Any later answer"
+
+
 class Review(ItemFields):
     """One answer or self-rating, kept so memory states can be replayed and parameters fitted."""
 
     Origin = ReviewOrigin
+    Kind = AnswerKind
 
     round = models.ForeignKey(Round, on_delete=models.CASCADE, null=True, blank=True)
     round_step = models.PositiveSmallIntegerField(null=True, blank=True)
@@ -183,10 +192,11 @@ class Review(ItemFields):
         default=ReviewOrigin.ANSWERED,
         db_default=ReviewOrigin.ANSWERED,
     )
-    # Set when the answer is recorded, so the editors' statistics are counts over one index:
-    # the learner's first answer to the question, and a wrong answer right after a right one.
-    first_answer = models.BooleanField(default=False, db_default=False)
-    lapse = models.BooleanField(default=False, db_default=False)
+    # Set when the answer is recorded, so each of the editors' statistics is a count over one
+    # range of one index, however many reviews there are.
+    answer_kind = models.CharField(
+        max_length=5, choices=AnswerKind, default=AnswerKind.LATER, db_default=AnswerKind.LATER
+    )
 
     class Meta:
         constraints = [
@@ -201,7 +211,7 @@ class Review(ItemFields):
         indexes = [
             models.Index(fields=["learner", "reviewed_at"], name="review_learner_time"),
             models.Index(
-                fields=["question", "origin", "first_answer", "lapse", "correct"],
+                fields=["question", "origin", "answer_kind", "correct"],
                 name="review_question_stats",
             ),
         ]

@@ -6,12 +6,13 @@ same way. Anyone can write such a file, so every limit on what a learner may sto
 
 Limits, and why these numbers:
 
-- A file is at most 5 MB (a learner with the largest history allowed below exports about 4 MB).
+- A file is at most 5 MB: the export of a learner with the largest history allowed below is
+  about 4 MB, so every export can be imported again.
 - An item keeps at most MAX_REVIEWS_PER_ITEM reviews. A practice round asks a question at most
   twice and the review queue once per due date, so 1,000 is a question practised as a whole
   round every day for well over a year. A file with more keeps the newest and says which items
   were trimmed.
-- A learner keeps at most MAX_REVIEWS_PER_LEARNER reviews: 100 answers every day for well over
+- A learner keeps at most MAX_REVIEWS_PER_LEARNER reviews: 100 answers every day for more than
   a year. An import that would pass it is refused; answers on the site never are, and
   `prune_learners` trims the oldest reviews of a learner above it (their memory states stay).
 - Only published questions and flashcards are imported, each at most once per file; items that
@@ -45,8 +46,9 @@ from practice.models import Learner, LearnerGone, Memory, Review
 FORMAT_VERSION = 1
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_REVIEWS_PER_ITEM = 1_000
-MAX_REVIEWS_PER_LEARNER = 50_000
+MAX_REVIEWS_PER_LEARNER = 40_000
 WRITE_BATCH = 1_000
+SEP = (",", ":")  # compact items: the largest export must stay under MAX_FILE_BYTES
 
 ITEM_PATTERN = re.compile(r"^(question|flashcard):[0-9a-f]{1,16}$")
 LESSON_PATTERN = re.compile(rf"^{PUBLIC_ID_PATTERN}$")
@@ -63,8 +65,7 @@ class ProgressReview:
     correct: bool | None
     # Reviews read from a file are "imported"; a transfer code carries the site's own.
     origin: str = Review.Origin.IMPORTED
-    first_answer: bool = False
-    lapse: bool = False
+    answer_kind: str = Review.Kind.LATER
 
 
 @dataclass(frozen=True)
@@ -236,58 +237,60 @@ def _read_item(number: int, data: object, now: datetime) -> ProgressItem:
 
 
 def items_of(learner: Learner) -> Iterator[ProgressItem]:
-    """Everything stored for a learner, item by item, read in batches (never all at once)."""
-    item_fields = ("question_id", "flashcard_id", "lesson__public_id", "question__key")
+    """Everything stored for a learner, item by item, its reviews read in batches."""
     memories = {
-        (question_id, flashcard_id): (lesson, question_key or flashcard_key, state)
-        for question_id, flashcard_id, lesson, question_key, flashcard_key, *state in (
-            Memory.objects.filter(learner=learner).values_list(
-                *item_fields,
-                "flashcard__key",
-                "state",
-                "step",
-                "stability",
-                "difficulty",
-                "due",
-                "last_review",
-            )
+        (question_id, flashcard_id): scheduling.MemoryState(*state)
+        for question_id, flashcard_id, *state in Memory.objects.filter(learner=learner).values_list(
+            "question_id",
+            "flashcard_id",
+            "state",
+            "step",
+            "stability",
+            "difficulty",
+            "due",
+            "last_review",
         )
     }
+    reviewed = set(
+        Review.objects.filter(learner=learner)
+        .order_by()
+        .values_list("question_id", "flashcard_id")
+        .distinct()
+    )
+    names = _item_names(set(memories) | reviewed)
     rows = (
         Review.objects.filter(learner=learner)
         .order_by(F("question_id").asc(nulls_first=True), "flashcard_id", "reviewed_at", "pk")
         .values_list(
-            *item_fields,
-            "flashcard__key",
+            "question_id",
+            "flashcard_id",
             "rating",
             "reviewed_at",
             "duration_ms",
             "answer",
             "correct",
             "origin",
-            "first_answer",
-            "lapse",
+            "answer_kind",
         )
         .iterator(chunk_size=WRITE_BATCH)
     )
     for ids, group in itertools.groupby(rows, key=lambda row: row[:2]):
-        group = list(group)
-        lesson, key = group[0][2], group[0][3] or group[0][4]
-        memory = memories.pop(ids, None)
-        reviews = [ProgressReview(*row[5:]) for row in group]
-        yield _item(ids, lesson, key, memory[2] if memory else None, reviews)
-    for ids, (lesson, key, state) in memories.items():
-        yield _item(ids, lesson, key, state, [])
+        reviews = [ProgressReview(*row[2:]) for row in group]
+        yield ProgressItem(*names[ids], memory=memories.pop(ids, None), reviews=reviews)
+    for ids, memory in memories.items():
+        yield ProgressItem(*names[ids], memory=memory, reviews=[])
 
 
-def _item(ids, lesson: str, key: str, state: list | None, reviews) -> ProgressItem:
-    return ProgressItem(
-        lesson=lesson,
-        kind="question" if ids[0] else "flashcard",
-        key=key,
-        memory=scheduling.MemoryState(*state) if state else None,
-        reviews=reviews,
-    )
+def _item_names(ids: set[tuple]) -> dict[tuple, tuple[str, str, str]]:
+    """(lesson public id, kind, key) for each (question id, flashcard id), in two queries."""
+    names = {}
+    for kind, model, position in (("question", Question, 0), ("flashcard", Flashcard, 1)):
+        pks = [pair[position] for pair in ids if pair[position]]
+        for pk, lesson, key in model.objects.filter(pk__in=pks).values_list(
+            "pk", "lesson__public_id", "key"
+        ):
+            names[(pk, None) if position == 0 else (None, pk)] = (lesson, kind, key)
+    return names
 
 
 def export_chunks(learner: Learner | None, *, now: datetime) -> Iterator[str]:
@@ -300,7 +303,7 @@ def export_chunks(learner: Learner | None, *, now: datetime) -> Iterator[str]:
     yield json.dumps(header, indent=2)[:-2] + ',\n  "items": ['
     items = items_of(learner) if learner is not None else iter(())
     for number, item in enumerate(items):
-        yield ("," if number else "") + "\n    " + json.dumps(_item_document(item))
+        yield ("," if number else "") + "\n    " + json.dumps(_item_document(item), separators=SEP)
     yield "\n  ]\n}\n"
 
 

@@ -7,8 +7,8 @@ from datetime import datetime
 
 from django.contrib.sessions.backends.base import SessionBase
 from django.db import models
-from django.db.models import Avg, Count, FloatField, OuterRef, Q, Subquery
-from django.db.models.functions import Cast, Coalesce, NullIf
+from django.db.models import Avg, Case, Count, FloatField, OuterRef, Q, Subquery, When
+from django.db.models.functions import Coalesce
 from django.http import HttpRequest
 from django.utils.html import format_html_join
 
@@ -461,35 +461,34 @@ def progress_summary(*, learner: Learner) -> ProgressSummary:
 def question_stats() -> dict:
     """Annotations for a Question queryset: how learners do on each question, in SQL.
 
-    Only answers given on this site count (never imported ones), and each figure is a count over
-    one index, whatever the number of reviews. attempts: every graded answer; learners: learners
-    who answered it; first_right: learners whose first answer was right; right_first_share:
-    first_right / learners; lapses: wrong answers given right after a right one (a learned
-    question forgotten); mean_difficulty: the mean FSRS difficulty of its memory states.
+    Only answers given on this site count (never imported ones), and each figure reads one range
+    of one index (see Review.answer_kind), whatever the number of reviews. attempts: every graded
+    answer; learners: learners who answered it; right_first_share: the share of them whose first
+    answer was right; lapses: wrong answers given right after a right one (a learned question
+    forgotten); mean_difficulty: the mean FSRS difficulty of its memory states.
     """
     answers = (
         Review.objects.filter(question=OuterRef("pk"), origin=Review.Origin.ANSWERED)
         .order_by()
         .values("question")
     )
+    firsts = answers.filter(answer_kind=Review.Kind.FIRST)
 
-    def count(queryset) -> Coalesce:
-        return Coalesce(Subquery(queryset.annotate(n=Count("pk")).values("n")[:1]), 0)
+    def per_question(queryset, aggregate) -> Subquery:
+        return Subquery(queryset.annotate(value=aggregate).values("value")[:1])
 
-    learners = count(answers.filter(first_answer=True))
-    first_right = count(answers.filter(first_answer=True, correct=True))
     return {
-        "attempts": count(answers),
-        "learners": learners,
-        "first_right": first_right,
-        "right_first_share": Cast(first_right, FloatField()) / NullIf(learners, 0),
-        "lapses": count(answers.filter(lapse=True)),
-        "mean_difficulty": Subquery(
-            Memory.objects.filter(question=OuterRef("pk"))
-            .order_by()
-            .values("question")
-            .annotate(mean=Avg("difficulty"))
-            .values("mean")[:1]
+        "attempts": Coalesce(per_question(answers, Count("*")), 0),
+        "learners": Coalesce(per_question(firsts, Count("*")), 0),
+        "right_first_share": per_question(
+            firsts, Avg(Case(When(correct=True, then=1.0), default=0.0, output_field=FloatField()))
+        ),
+        "lapses": Coalesce(
+            per_question(answers.filter(answer_kind=Review.Kind.LAPSE), Count("*")), 0
+        ),
+        "mean_difficulty": per_question(
+            Memory.objects.filter(question=OuterRef("pk")).order_by().values("question"),
+            Avg("difficulty"),
         ),
     }
 

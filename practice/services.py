@@ -220,13 +220,7 @@ def _review_write(
         duration_ms=duration_ms,
         answer=answer,
         correct=correct,
-        first_answer=question is not None and memory is None,
-        lapse=bool(
-            question is not None
-            and memory is not None
-            and memory.last_rating != scheduling.AGAIN
-            and rating == scheduling.AGAIN
-        ),
+        answer_kind=_answer_kind(memory, rating),
     )
     if memory is None:
         memory = Memory(
@@ -237,6 +231,14 @@ def _review_write(
     if round_ is not None and finishes_round:
         Round.objects.filter(pk=round_.pk).update(finished_at=now)
     return review, True
+
+
+def _answer_kind(memory: Memory | None, rating: int) -> str:
+    if memory is None:
+        return Review.Kind.FIRST
+    if rating == scheduling.AGAIN and memory.last_rating != scheduling.AGAIN:
+        return Review.Kind.LAPSE
+    return Review.Kind.LATER
 
 
 def learners_prune(*, idle_since: datetime, now: datetime) -> int:
