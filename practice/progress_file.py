@@ -30,12 +30,14 @@ import hashlib
 import itertools
 import json
 import re
+import time
 from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from typing import NoReturn
 
-from django.db import transaction
+from django.db import connection, transaction
 from django.db.models import Count, F, Q
 
 from lessons.models import PUBLIC_ID_PATTERN, Flashcard, Lesson, Question
@@ -423,15 +425,31 @@ def merge(*, learner: Learner, items: Iterable[ProgressItem]) -> MergeResult:
             f"more than the {MAX_REVIEWS_PER_LEARNER:,} a browser may keep. Nothing was changed."
         )
     for start in range(0, len(new_reviews), WRITE_BATCH):
-        with transaction.atomic():
+        with _write_batch():
             Review.objects.bulk_create(
                 new_reviews[start : start + WRITE_BATCH], ignore_conflicts=True
             )
     result.reviews_added = len(new_reviews)
     pending = list(newer_states.items())
     for start in range(0, len(pending), WRITE_BATCH):
-        result.states_taken += _take_newer_states(learner, pending[start : start + WRITE_BATCH])
+        with _write_batch():
+            result.states_taken += _take_newer_states(learner, pending[start : start + WRITE_BATCH])
     return result
+
+
+@contextmanager
+def _write_batch() -> Iterator[None]:
+    """One short write transaction; on SQLite, followed by a pause as long as it took.
+
+    SQLite's write lock has no queue: a writer that finds it taken sleeps and tries again, and
+    would keep missing it if the import took it back the instant it let go. The pause lets a
+    learner's answer in between two batches.
+    """
+    started = time.perf_counter()
+    with transaction.atomic():
+        yield
+    if connection.vendor == "sqlite":
+        time.sleep(min(time.perf_counter() - started, 0.2))
 
 
 Target = Question | Flashcard
@@ -466,39 +484,38 @@ def _graded(target: Target, review: ProgressReview) -> bool | None:
 
 
 def _take_newer_states(learner: Learner, pending: list) -> int:
-    """Take each item's memory state where it is newer than the one stored, in one transaction."""
+    """Take each item's memory state where it is newer than the one stored (in a transaction)."""
     taken = 0
-    with transaction.atomic():
-        question_ids = [ids[0] for ids, _ in pending if ids[0]]
-        flashcard_ids = [ids[1] for ids, _ in pending if ids[1]]
-        existing = {
-            (m.question_id, m.flashcard_id): m
-            for m in Memory.objects.select_for_update().filter(
-                Q(question_id__in=question_ids) | Q(flashcard_id__in=flashcard_ids),
-                learner=learner,
-            )
-        }
-        to_create, to_update = [], []
-        for ids, (item_fields, state, rating) in pending:
-            memory = existing.get(ids)
-            if (
-                memory is not None
-                and memory.last_review
-                and not (state.last_review and state.last_review > memory.last_review)
-            ):
-                continue
-            if memory is None:
-                memory = Memory(learner_id=learner.pk, **item_fields)
-                to_create.append(memory)
-            else:
-                to_update.append(memory)
-            memory.set_memory_state(state, rating)
-            taken += 1
-        Memory.objects.bulk_create(to_create)
-        Memory.objects.bulk_update(
-            to_update,
-            ["state", "step", "stability", "difficulty", "due", "last_review", "last_rating"],
+    question_ids = [ids[0] for ids, _ in pending if ids[0]]
+    flashcard_ids = [ids[1] for ids, _ in pending if ids[1]]
+    existing = {
+        (m.question_id, m.flashcard_id): m
+        for m in Memory.objects.select_for_update().filter(
+            Q(question_id__in=question_ids) | Q(flashcard_id__in=flashcard_ids),
+            learner=learner,
         )
+    }
+    to_create, to_update = [], []
+    for ids, (item_fields, state, rating) in pending:
+        memory = existing.get(ids)
+        if (
+            memory is not None
+            and memory.last_review
+            and not (state.last_review and state.last_review > memory.last_review)
+        ):
+            continue
+        if memory is None:
+            memory = Memory(learner_id=learner.pk, **item_fields)
+            to_create.append(memory)
+        else:
+            to_update.append(memory)
+        memory.set_memory_state(state, rating)
+        taken += 1
+    Memory.objects.bulk_create(to_create)
+    Memory.objects.bulk_update(
+        to_update,
+        ["state", "step", "stability", "difficulty", "due", "last_review", "last_rating"],
+    )
     return taken
 
 

@@ -139,3 +139,69 @@ def test_a_million_reviews_keep_the_editors_pages_and_the_export_fast(demo):
     assert sum(len(item["reviews"]) for item in document["items"]) == largest
     assert seconds < 2.0, f"the export took {seconds:.2f} s"
     assert len(content) < progress_file.MAX_FILE_BYTES, "the largest export could not be imported"
+
+
+def test_answers_flow_while_a_large_import_is_written(demo, settings):
+    """An upload of 24,000 reviews never makes another browser's answer wait long or fail."""
+    import threading
+    from datetime import timedelta
+
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    from tests.practice.helpers import answer
+
+    settings.RATE_LIMITS = {
+        scope: limit.__class__(10**6, 10**6, limit.seconds)
+        for scope, limit in settings.RATE_LIMITS.items()
+    }
+    now = timezone.now()
+    items = [
+        {
+            "lesson": question.lesson.public_id,
+            "item": f"question:{question.key}",
+            "kind": "question",
+            "state": None,
+            "reviews": [
+                {
+                    "rating": 3,
+                    "reviewed_at": (now - timedelta(minutes=n + 1)).isoformat(),
+                    "duration_ms": 5000,
+                    "answer": "A",
+                    "correct": True,
+                }
+                for n in range(progress_file.MAX_REVIEWS_PER_ITEM)
+            ],
+        }
+        for question in Question.objects.all()[:24]
+    ]
+    upload = json.dumps({"version": 1, "exported_at": now.isoformat(), "items": items}).encode()
+    outcome: dict = {}
+
+    def import_file() -> None:
+        try:
+            response = Client().post(
+                "/progress/import", {"file": SimpleUploadedFile("p.json", upload)}
+            )
+            outcome["status"] = response.status_code
+        finally:
+            connection.close()
+
+    importer = threading.Thread(target=import_file)
+    learner = Client()
+    answer(learner, demo, right=True)
+    importer.start()
+    waits, statuses = [], []
+    while importer.is_alive() and len(waits) < 2000:
+        seconds, response = timed(lambda: answer(learner, demo, right=True))
+        waits.append(seconds)
+        statuses.append(response.status_code)
+    importer.join()
+    waits.sort()
+    print(
+        f"{connection.vendor}: {len(waits)} answers during a 24,000-review import: "
+        f"median {waits[len(waits) // 2] * 1000:.0f} ms, longest {waits[-1] * 1000:.0f} ms"
+    )
+    assert outcome["status"] == 200
+    assert Review.objects.filter(origin=Review.Origin.IMPORTED).count() == 24_000
+    assert len(waits) >= 10 and set(statuses) == {302}, statuses
+    assert waits[-1] < 1.0, f"an answer waited {waits[-1]:.2f} s behind the import"
