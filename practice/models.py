@@ -92,6 +92,9 @@ class Memory(ItemFields):
 
     objects = MemoryQuerySet.as_manager()
 
+    # The columns that hold a scheduling.MemoryState, in its order.
+    STATE_FIELDS = ("state", "step", "stability", "difficulty", "due", "last_review")
+
     class Meta:
         verbose_name_plural = "memories"
         constraints = [
@@ -118,22 +121,11 @@ class Memory(ItemFields):
 
     @property
     def memory_state(self) -> scheduling.MemoryState:
-        return scheduling.MemoryState(
-            state=self.state,
-            step=self.step,
-            stability=self.stability,
-            difficulty=self.difficulty,
-            due=self.due,
-            last_review=self.last_review,
-        )
+        return scheduling.MemoryState(*(getattr(self, name) for name in self.STATE_FIELDS))
 
     def set_memory_state(self, memory: scheduling.MemoryState, rating: int) -> None:
-        self.state = memory.state
-        self.step = memory.step
-        self.stability = memory.stability
-        self.difficulty = memory.difficulty
-        self.due = memory.due
-        self.last_review = memory.last_review
+        for name in self.STATE_FIELDS:
+            setattr(self, name, getattr(memory, name))
         self.last_rating = rating
 
 

@@ -244,14 +244,7 @@ def items_of(learner: Learner) -> Iterator[ProgressItem]:
     memories = {
         (question_id, flashcard_id): scheduling.MemoryState(*state)
         for question_id, flashcard_id, *state in Memory.objects.filter(learner=learner).values_list(
-            "question_id",
-            "flashcard_id",
-            "state",
-            "step",
-            "stability",
-            "difficulty",
-            "due",
-            "last_review",
+            "question_id", "flashcard_id", *Memory.STATE_FIELDS
         )
     }
     reviewed = set(
@@ -512,10 +505,7 @@ def _take_newer_states(learner: Learner, pending: list) -> int:
         memory.set_memory_state(state, rating)
         taken += 1
     Memory.objects.bulk_create(to_create)
-    Memory.objects.bulk_update(
-        to_update,
-        ["state", "step", "stability", "difficulty", "due", "last_review", "last_rating"],
-    )
+    Memory.objects.bulk_update(to_update, [*Memory.STATE_FIELDS, "last_rating"])
     return taken
 
 

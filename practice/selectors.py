@@ -278,15 +278,7 @@ def _memories_of(learner: Learner | None, **filters) -> dict[tuple[str, int], tu
     if learner is None:
         return {}
     rows = Memory.objects.filter(learner_id=learner.pk, **filters).values_list(
-        "question_id",
-        "flashcard_id",
-        "state",
-        "step",
-        "stability",
-        "difficulty",
-        "due",
-        "last_review",
-        "last_rating",
+        "question_id", "flashcard_id", *Memory.STATE_FIELDS, "last_rating"
     )
     memories = {}
     for question_id, flashcard_id, *state, last_rating in rows:

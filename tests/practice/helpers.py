@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timedelta
 
 from django.test import Client
+from django.utils import timezone
 
 from lessons.models import Lesson, Question
 
@@ -49,3 +51,32 @@ def exported(client: Client) -> dict:
     response = client.get("/progress/export")
     assert response.status_code == 200
     return json.loads(b"".join(response.streaming_content))
+
+
+def iso(moment: datetime) -> str:
+    return moment.isoformat().replace("+00:00", "Z")
+
+
+def progress_item(question: Question, reviews: int, *, answer: str = "A", **fields) -> dict:
+    """A progress file's item for a question: `reviews` right answers a day apart, to today."""
+    start = timezone.now() - timedelta(days=reviews + 1)
+    return {
+        "lesson": question.lesson.public_id,
+        "item": f"question:{question.key}",
+        "kind": "question",
+        "state": None,
+        "reviews": [
+            {
+                "rating": 3,
+                "reviewed_at": iso(start + timedelta(days=n)),
+                "duration_ms": 1000,
+                "answer": answer,
+                "correct": True,
+            }
+            for n in range(reviews)
+        ],
+    } | fields
+
+
+def progress_document(*items: dict) -> dict:
+    return {"version": 1, "exported_at": iso(timezone.now()), "items": list(items)}

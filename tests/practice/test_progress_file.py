@@ -13,39 +13,19 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils import timezone
 
-from lessons.models import Lesson, Question
+from lessons.models import Lesson
 from practice import progress_file
 from practice.models import Learner, Memory, Review, TransferCode
-from tests.practice.helpers import answer, exported, finish_round, practice_url
+from tests.practice.helpers import (
+    answer,
+    exported,
+    finish_round,
+    iso,
+    practice_url,
+    progress_document,
+    progress_item,
+)
 from tests.practice.test_progress import make_code, upload
-
-
-def iso(moment) -> str:
-    return moment.isoformat().replace("+00:00", "Z")
-
-
-def item_with_reviews(question: Question, count: int, *, answer: str = "A", **fields) -> dict:
-    start = timezone.now() - timedelta(days=count + 1)
-    return {
-        "lesson": question.lesson.public_id,
-        "item": f"question:{question.key}",
-        "kind": "question",
-        "state": None,
-        "reviews": [
-            {
-                "rating": 3,
-                "reviewed_at": iso(start + timedelta(days=n)),
-                "duration_ms": 1000,
-                "answer": answer,
-                "correct": True,
-            }
-            for n in range(count)
-        ],
-    } | fields
-
-
-def document(*items: dict) -> dict:
-    return {"version": 1, "exported_at": iso(timezone.now()), "items": list(items)}
 
 
 def learner_of(client: Client) -> Learner:
@@ -55,7 +35,7 @@ def learner_of(client: Client) -> Learner:
 def test_an_item_keeps_only_its_newest_reviews_and_the_page_says_which(client, demo):
     question = demo.questions.first()
     many = progress_file.MAX_REVIEWS_PER_ITEM + 5
-    response = upload(client, document(item_with_reviews(question, many)))
+    response = upload(client, progress_document(progress_item(question, many)))
     assert response.status_code == 200
     html = response.content.decode()
     assert f"question {question.key} of lesson {demo.public_id}" in html
@@ -70,7 +50,7 @@ def test_an_import_that_would_pass_the_learners_limit_is_refused_whole(client, d
     monkeypatch.setattr(progress_file, "MAX_REVIEWS_PER_LEARNER", 30)
     finish_round(client, demo, [True] * 8)
     questions = list(demo.questions.all()[:3])
-    response = upload(client, document(*(item_with_reviews(q, 10) for q in questions)))
+    response = upload(client, progress_document(*(progress_item(q, 10) for q in questions)))
     assert response.status_code == 400
     assert "more than the 30 a browser may keep. Nothing was changed." in response.content.decode()
     assert Review.objects.filter(learner=learner_of(client)).count() == 8
@@ -79,7 +59,7 @@ def test_an_import_that_would_pass_the_learners_limit_is_refused_whole(client, d
 def test_items_of_a_draft_lesson_are_not_imported(client, demo):
     question = demo.questions.first()
     Lesson.objects.filter(pk=demo.pk).update(status=Lesson.Status.DRAFT)
-    response = upload(client, document(item_with_reviews(question, 3)))
+    response = upload(client, progress_document(progress_item(question, 3)))
     assert response.status_code == 200
     assert "1 skipped because it is no longer on this site" in response.content.decode()
     assert not Review.objects.exists()
@@ -88,7 +68,7 @@ def test_items_of_a_draft_lesson_are_not_imported(client, demo):
 def test_imported_answers_are_graded_again_by_todays_question(client, demo):
     question = demo.questions.first()
     wrong = next(c["letter"] for c in question.labelled_choices if not c["correct"])
-    upload(client, document(item_with_reviews(question, 2, answer=wrong)))
+    upload(client, progress_document(progress_item(question, 2, answer=wrong)))
     reviews = Review.objects.filter(learner=learner_of(client))
     assert [r.correct for r in reviews] == [False, False]  # the file said true
     assert {r.origin for r in reviews} == {Review.Origin.IMPORTED}
@@ -104,7 +84,7 @@ def test_imported_answers_do_not_move_the_editors_statistics(client, demo):
     before = admin.get(page).content.decode()
     assert "1 attempts by 1 learners" in before
     for _ in range(3):
-        upload(Client(), document(item_with_reviews(question, 5)))
+        upload(Client(), progress_document(progress_item(question, 5)))
     after = admin.get(page).content.decode()
     assert "1 attempts by 1 learners; right the first time: 0% of 1" in after
     assert "picked 5 time(s)" not in after
@@ -113,7 +93,7 @@ def test_imported_answers_do_not_move_the_editors_statistics(client, demo):
 def test_a_relearning_item_without_its_step_is_refused(client, demo):
     question = demo.questions.first()
     now = timezone.now()
-    item = item_with_reviews(question, 1) | {
+    item = progress_item(question, 1) | {
         "state": "relearning",
         "step": None,
         "stability": 2.0,
@@ -121,7 +101,7 @@ def test_a_relearning_item_without_its_step_is_refused(client, demo):
         "due": iso(now),
         "last_review": iso(now - timedelta(days=1)),
     }
-    response = upload(client, document(item))
+    response = upload(client, progress_document(item))
     assert response.status_code == 400
     assert "“step” is needed for an item in the relearning state" in response.content.decode()
     assert not Memory.objects.exists()
@@ -143,8 +123,8 @@ def test_files_no_export_could_contain_are_refused_not_errors(client, demo, raw,
 
 
 def test_a_nul_inside_an_answer_is_refused_and_nothing_is_stored(client, demo):
-    item = item_with_reviews(demo.questions.first(), 1, answer="A\u0000")
-    response = upload(client, document(item))
+    item = progress_item(demo.questions.first(), 1, answer="A\u0000")
+    response = upload(client, progress_document(item))
     assert response.status_code == 400
     assert not Review.objects.exists()
 

@@ -144,37 +144,18 @@ def test_a_million_reviews_keep_the_editors_pages_and_the_export_fast(demo):
 def test_answers_flow_while_a_large_import_is_written(demo, settings):
     """An upload of 24,000 reviews never makes another browser's answer wait long or fail."""
     import threading
-    from datetime import timedelta
 
     from django.core.files.uploadedfile import SimpleUploadedFile
 
-    from tests.practice.helpers import answer
+    from tests.practice.helpers import answer, progress_document, progress_item
 
     settings.RATE_LIMITS = {
         scope: limit.__class__(10**6, 10**6, limit.seconds)
         for scope, limit in settings.RATE_LIMITS.items()
     }
-    now = timezone.now()
-    items = [
-        {
-            "lesson": question.lesson.public_id,
-            "item": f"question:{question.key}",
-            "kind": "question",
-            "state": None,
-            "reviews": [
-                {
-                    "rating": 3,
-                    "reviewed_at": (now - timedelta(minutes=n + 1)).isoformat(),
-                    "duration_ms": 5000,
-                    "answer": "A",
-                    "correct": True,
-                }
-                for n in range(progress_file.MAX_REVIEWS_PER_ITEM)
-            ],
-        }
-        for question in Question.objects.all()[:24]
-    ]
-    upload = json.dumps({"version": 1, "exported_at": now.isoformat(), "items": items}).encode()
+    questions = Question.objects.all()[:24]
+    items = [progress_item(q, progress_file.MAX_REVIEWS_PER_ITEM) for q in questions]
+    upload = json.dumps(progress_document(*items)).encode()
     outcome: dict = {}
 
     def import_file() -> None:
