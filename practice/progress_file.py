@@ -53,6 +53,14 @@ WRITE_BATCH = 250  # rows per write transaction: about 35 ms of SQLite's lock, 1
 READ_BATCH = 2_000
 SEP = (",", ":")  # compact items: the largest export must stay under MAX_FILE_BYTES
 
+
+def limits_in_words() -> str:
+    return (
+        f"A file may be up to {MAX_FILE_BYTES // 1024 // 1024} MB. A browser keeps up to "
+        f"{MAX_REVIEWS_PER_LEARNER:,} answers, and each item its newest {MAX_REVIEWS_PER_ITEM:,}."
+    )
+
+
 ITEM_PATTERN = re.compile(r"^(question|flashcard):[0-9a-f]{1,16}$")
 LESSON_PATTERN = re.compile(rf"^{PUBLIC_ID_PATTERN}$")
 STATE_NAMES = {name: number for number, name in scheduling.STATES.items()}

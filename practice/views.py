@@ -447,6 +447,7 @@ def _progress_page(request: HttpRequest, *, status: int = 200, **extra) -> HttpR
         "learner": learner,
         "summary": selectors.progress_summary(learner=learner) if learner else None,
         "site_url": settings.SITE_URL,
+        "import_limits": progress_file.limits_in_words(),
     } | extra
     return render(request, "practice/progress.html", context, status=status)
 

@@ -202,3 +202,8 @@ def test_adopting_a_code_into_a_browser_with_progress_merges_both(client, demo):
     assert response.status_code == 302
     assert Learner.objects.count() == 1
     assert Review.objects.count() == 9
+
+
+def test_the_progress_page_says_how_much_a_file_and_a_browser_may_hold(client, db):
+    html = client.get("/progress").content.decode()
+    assert "A file may be up to 5 MB. A browser keeps up to 40,000 answers" in html
