@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from django.contrib import admin, messages
 from django.db.models import F, QuerySet
 from django.http import HttpRequest
@@ -14,10 +16,15 @@ from lessons.forms import (
     QuestionInlineFormSet,
     choice_field_names,
 )
+from lessons.item_checks import lesson_item_warnings, question_warnings
 from lessons.models import Area, Flashcard, Lesson, ProblemReport, Question, Subject
 from practice import selectors as practice_selectors
 from practice import services as practice_services
 
+ITEM_CHECKS_NOTE = (
+    "Cues that let a learner answer without knowing, found in the saved questions. They are "
+    "advice: they never stop a lesson being published."
+)
 ANSWER_CHANGE_WARNING = (
     "Changing which choices are correct on a published question resets every learner's memory "
     "of it when you save: their stars for it go dark, and their past answers are kept."
@@ -61,7 +68,7 @@ class QuestionInline(admin.StackedInline):
         (
             "Choices: tick the right ones, say why each wrong one is wrong",
             {
-                "fields": choice_fieldsets(),
+                "fields": [*choice_fieldsets(), "keep_choice_order"],
             },
         ),
         (None, {"fields": ["explanation"]}),
@@ -89,7 +96,7 @@ class LessonAdmin(admin.ModelAdmin):
     search_fields = ["title", "summary", "public_id"]
     prepopulated_fields = {"slug": ["title"]}
     autocomplete_fields = ["needs_first", "connections"]
-    readonly_fields = ["public_id", "updated_at", "open_reports"]
+    readonly_fields = ["public_id", "updated_at", "open_reports", "item_checks"]
     inlines = [QuestionInline, FlashcardInline]
     save_on_top = True
     fieldsets = [
@@ -109,8 +116,21 @@ class LessonAdmin(admin.ModelAdmin):
             },
         ),
         ("Video (optional)", {"fields": ["video", "transcript"], "classes": ["collapse"]}),
+        ("Item-writing checks", {"fields": ["item_checks"], "description": ITEM_CHECKS_NOTE}),
         ("Reports and history", {"fields": ["open_reports", "updated_at"]}),
     ]
+
+    @admin.display(description="Warnings")
+    def item_checks(self, lesson: Lesson) -> str:
+        if not lesson.pk:
+            return "Shown once the lesson is saved."
+        warnings = lesson_item_warnings(lesson.questions.all())
+        if not warnings:
+            return "No warnings."
+        return warning_list(
+            (f"Question {position}" if position else "The lesson", warning)
+            for position, warning in warnings
+        )
 
     @admin.display(description="Open problem reports")
     def open_reports(self, lesson: Lesson) -> str:
@@ -161,13 +181,23 @@ class QuestionAdmin(admin.ModelAdmin):
     list_filter = ["lesson__subject", "lesson__status", "lesson"]
     list_select_related = ["lesson"]
     search_fields = ["prompt", "lesson__title"]
-    readonly_fields = ["how_learners_do", "choice_picks"]
+    readonly_fields = ["how_learners_do", "choice_picks", "item_checks"]
     fieldsets = [
         ("How learners do", {"fields": ["how_learners_do", "choice_picks"]}),
         (None, {"fields": ["position", "prompt"], "description": ANSWER_CHANGE_WARNING}),
-        ("Choices", {"fields": choice_fieldsets()}),
+        ("Choices", {"fields": [*choice_fieldsets(), "keep_choice_order"]}),
         (None, {"fields": ["explanation"]}),
+        ("Item-writing checks", {"fields": ["item_checks"], "description": ITEM_CHECKS_NOTE}),
     ]
+
+    @admin.display(description="Warnings")
+    def item_checks(self, question: Question) -> str:
+        warnings = question_warnings(
+            question.prompt, question.choices, keep_choice_order=question.keep_choice_order
+        )
+        if not warnings:
+            return "No warnings."
+        return warning_list((f"Question {question.position}", w) for w in warnings)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Question]:
         return super().get_queryset(request).annotate(**practice_selectors.question_stats())
@@ -228,6 +258,13 @@ class QuestionAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change) -> None:
         super().save_model(request, obj, form, change)
         reset_memories(self, request, [obj] if form.correct_answer_changed else [])
+
+
+def warning_list(rows: Iterable[tuple[str, str]]) -> str:
+    return format_html(
+        '<ul class="item-checks">{}</ul>',
+        format_html_join("", "<li><strong>{}:</strong> {}</li>", rows),
+    )
 
 
 def reset_memories(model_admin, request: HttpRequest, questions: list[Question]) -> None:

@@ -2,7 +2,9 @@
 
 A file opens with front matter, one `name: <JSON value>` per line (which is also valid YAML),
 then blocks that each start with a `::: name` line: the lesson's texts, each question with its
-choices, and each flashcard. A text line that itself starts with `::: ` is written as `\\::: `.
+choices, and each flashcard. A question whose choices are shown in the written order, not
+shuffled, carries `keep-choice-order` after its key. A text line that itself starts with `::: `
+is written as `\\::: `.
 
     ---
     public_id: "mt__e-JwIxHek"
@@ -14,6 +16,9 @@ choices, and each flashcard. A text line that itself starts with `::: ` is writt
 
     ::: question 1 5f1c9a02
     Which strategy…?
+
+    ::: question 2 9c41d7e0 keep-choice-order
+    How many bytes…?
 
     ::: choice A wrong
     Tensor parallelism
@@ -37,6 +42,7 @@ FRONT_MATTER = [
 TEXT_BLOCKS = ["summary", "objectives", "heading", "body", "example", "tip", "recap", "transcript"]
 MARKER = "::: "
 KEY_PATTERN = re.compile(r"^[0-9a-f]{1,16}$")
+KEEP_CHOICE_ORDER = "keep-choice-order"
 
 
 class LessonFileError(ValueError):
@@ -73,7 +79,10 @@ def lesson_to_markdown(lesson: Lesson) -> str:
     for name in TEXT_BLOCKS:
         parts.append(_block(name, getattr(lesson, name)))
     for question in lesson.questions.all():
-        parts.append(_block(f"question {question.position} {question.key}", question.prompt))
+        header = f"question {question.position} {question.key}"
+        if question.keep_choice_order:
+            header += f" {KEEP_CHOICE_ORDER}"
+        parts.append(_block(header, question.prompt))
         for choice in question.labelled_choices:
             verdict = "right" if choice["correct"] else "wrong"
             parts.append(_block(f"choice {choice['letter']} {verdict}", choice["text"]))
@@ -121,11 +130,17 @@ def markdown_to_lesson(text: str, *, source: str = "the file") -> dict[str, Any]
         where = f"{source}, line {number}"
         if kind in TEXT_BLOCKS and len(words) == 1:
             lesson[kind] = content
-        elif kind == "question" and len(words) == 3:
+        elif kind == "question" and len(words) in (3, 4):
+            if words[3:] not in ([], [KEEP_CHOICE_ORDER]):
+                raise LessonFileError(
+                    f"{where}: after a question's key only `{KEEP_CHOICE_ORDER}` may follow, "
+                    f"not {words[3]!r}."
+                )
             lesson["questions"].append(
                 {
                     "position": _number(words[1], where),
                     "key": _key(words[2], where),
+                    "keep_choice_order": len(words) == 4,
                     "prompt": content,
                     "choices": [],
                     "explanation": "",

@@ -39,7 +39,7 @@ class BaseQuestionAdminForm(forms.ModelForm):
 
     class Meta:
         model = Question
-        fields = ["position", "prompt", "explanation"]
+        fields = ["position", "prompt", "explanation", "keep_choice_order"]
         widgets = {
             "prompt": forms.Textarea(attrs={"rows": 2}),
             "explanation": forms.Textarea(attrs={"rows": 3}),

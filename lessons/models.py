@@ -287,6 +287,11 @@ class Question(models.Model):
         blank=True, help_text="Why the right answer is right, in Markdown."
     )
     explanation_html = models.TextField(editable=False, default="")
+    keep_choice_order = models.BooleanField(
+        default=False,
+        help_text="For numeric or ordered choices: the choices are shown in the written order "
+        "instead of shuffled.",
+    )
 
     class Meta:
         ordering = ["lesson", "position"]

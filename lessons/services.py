@@ -133,6 +133,7 @@ def _load_questions(lesson: Lesson, items: list[dict[str, Any]]) -> bool:
                 for choice in item["choices"]
             ],
             "explanation": item["explanation"],
+            "keep_choice_order": item.get("keep_choice_order", False),
         }
         if item.get("key"):
             values["key"] = item["key"]
