@@ -11,7 +11,7 @@ from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema
 from ninja.errors import HttpError
 
-from lessons.models import PUBLIC_ID_PATTERN, Lesson, Question, Subject
+from lessons.models import PUBLIC_ID_PATTERN, AnswerNotAccepted, Lesson, Question, Subject
 from lightmysky.lib.ratelimit import retry_after
 
 router = Router(tags=["lessons"])
@@ -93,12 +93,14 @@ class QuestionOut(Schema):
     explanation: str = Field(description="Why the right answer is right, Markdown.")
 
 
-Letter = Annotated[str, Field(pattern="^[A-Fa-f]$", description="A choice's letter, A to F.")]
+# Letters are checked by the question's own grading rule, so the API refuses a bad answer with
+# the same 400 and words as the practice round.
+Letter = Annotated[str, Field(max_length=12, description="A choice's letter, A to F.")]
 
 
 class AnswerIn(Schema):
     answer: list[Letter] = Field(
-        min_length=1, max_length=6, description='Letters of the chosen choices, like ["B"].'
+        max_length=6, description='Letters of the chosen choices, like ["B"].'
     )
 
 
@@ -270,18 +272,14 @@ def check_answer(request: HttpRequest, public_id: str, number: int, body: Answer
     if wait := retry_after(request, "api_check"):
         raise RateLimited(wait)
     question = _question(_published_lesson(public_id), number)
-    picked = {letter.strip().upper() for letter in body.answer}
-    letters = {c["letter"] for c in question.labelled_choices}
-    if unknown := sorted(picked - letters):
-        raise HttpError(
-            400,
-            f"{', '.join(unknown)} is not a choice of this question; "
-            f"its choices are {', '.join(sorted(letters))}.",
-        )
+    try:
+        grade = question.grade(body.answer)
+    except AnswerNotAccepted as error:
+        raise HttpError(400, str(error)) from None
     out = _question_out(question)
     return {
-        "correct": picked == set(question.correct_letters),
+        "correct": grade.correct,
         "answer": out["answer"],
         "explanation": out["explanation"],
-        "choices": [c | {"picked": c["letter"] in picked} for c in out["choices"]],
+        "choices": [c | {"picked": c["letter"] in grade.letters} for c in out["choices"]],
     }

@@ -6,6 +6,7 @@ import secrets
 import string
 from collections import defaultdict, deque
 from collections.abc import Iterable
+from typing import NamedTuple
 
 from django.core.exceptions import ValidationError
 from django.core.validators import (
@@ -329,6 +330,33 @@ class Question(models.Model):
     @property
     def correct_letters(self) -> list[str]:
         return [choice["letter"] for choice in self.labelled_choices if choice["correct"]]
+
+    def grade(self, letters: Iterable[str]) -> Grade:
+        """The one grading rule: whether these letters (A is the first choice as written) are
+        the right answer. Refuses, with a message a learner understands, an empty answer, a
+        letter that is not a choice, and several letters for a question with one answer."""
+        picked = frozenset(letter.strip().upper() for letter in letters)
+        if not picked:
+            raise AnswerNotAccepted("No answer was chosen. Pick one of the choices, then submit.")
+        known = {choice["letter"] for choice in self.labelled_choices}
+        if unknown := sorted(picked - known):
+            raise AnswerNotAccepted(
+                f"{', '.join(f'“{letter[:12]}”' for letter in unknown)} is not one of this "
+                f"question's choices (they are {', '.join(sorted(known))})."
+            )
+        right = frozenset(self.correct_letters)
+        if len(picked) > 1 and len(right) == 1:
+            raise AnswerNotAccepted("This question takes one answer, but several were given.")
+        return Grade(letters=picked, correct=picked == right)
+
+
+class AnswerNotAccepted(ValueError):
+    """An answer that cannot be graded; the message says why, in a learner's words."""
+
+
+class Grade(NamedTuple):
+    letters: frozenset[str]
+    correct: bool
 
 
 def choice_errors(choices: object) -> list[str]:

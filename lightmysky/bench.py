@@ -221,7 +221,7 @@ def build_data() -> None:
         services.question_answer(
             learner=learner,
             question=question,
-            answer=frozenset("A"),
+            grade=question.grade(["A"]),
             attempt=f"cost-{n}",
             duration_ms=None,
             now=timezone.now(),

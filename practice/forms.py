@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from django.http import QueryDict
 
-from lessons.models import Flashcard, Question
+from lessons.models import AnswerNotAccepted, Flashcard, Grade, Question
 from practice import attempts, scheduling
 from practice.attempts import Attempt, BadSubmission
 
@@ -16,7 +16,11 @@ from practice.attempts import Attempt, BadSubmission
 class QuestionAnswer:
     attempt: Attempt
     question: Question
-    letters: frozenset[str]
+    grade: Grade
+
+    @property
+    def letters(self) -> frozenset[str]:
+        return self.grade.letters
 
 
 @dataclass(frozen=True)
@@ -34,19 +38,12 @@ def read_attempt(data: QueryDict, *, lesson_id: int | None = None) -> Attempt:
 
 
 def read_question_answer(data: QueryDict, attempt: Attempt, question: Question) -> QuestionAnswer:
-    """The chosen letters, checked against the question's own choices."""
-    letters = frozenset(letter.strip().upper() for letter in data.getlist("choice"))
-    if not letters:
-        raise BadSubmission("No answer was chosen. Pick one of the choices, then submit.")
-    known = {choice["letter"] for choice in question.labelled_choices}
-    if unknown := sorted(letters - known):
-        raise BadSubmission(
-            f"{', '.join(repr(u)[:12] for u in unknown)} is not one of this question's choices "
-            f"(they are {', '.join(sorted(known))})."
-        )
-    if len(letters) > 1 and len(question.correct_letters) == 1:
-        raise BadSubmission("This question takes one answer, but several were sent.")
-    return QuestionAnswer(attempt=attempt, question=question, letters=letters)
+    """The chosen letters, graded by the question's own rule."""
+    try:
+        grade = question.grade(data.getlist("choice"))
+    except AnswerNotAccepted as error:
+        raise BadSubmission(str(error)) from None
+    return QuestionAnswer(attempt=attempt, question=question, grade=grade)
 
 
 def read_flashcard_rating(
@@ -68,7 +65,7 @@ def read_flashcard_rating(
 
 def read_paper_answers(
     data: QueryDict, *, questions: list[Question], expected_code: str
-) -> dict[Question, frozenset[str]]:
+) -> dict[Question, Grade]:
     """The letters written on paper for each question; blank questions are left out."""
     code = re.sub(r"[^A-Za-z0-9]", "", data.get("code", "")).upper()
     if not code:
@@ -78,23 +75,21 @@ def read_paper_answers(
             f"The code {code[:12]} is not this worksheet's. Check it against the top of the "
             "page; a worksheet printed before the questions changed cannot be typed in."
         )
-    answers: dict[Question, frozenset[str]] = {}
+    answers: dict[Question, Grade] = {}
     for question in questions:
         raw = data.get(f"answer_{question.position}", "")
-        letters = frozenset(re.findall(r"[A-Za-z]", raw.upper()))
         if not raw.strip():
             continue
-        known = {choice["letter"] for choice in question.labelled_choices}
-        if not letters or not letters <= known or re.search(r"[^A-Za-z,;\s]", raw):
+        known = ", ".join(choice["letter"] for choice in question.labelled_choices)
+        if re.search(r"[^A-Za-z,;\s]", raw):
             raise BadSubmission(
                 f"Question {question.position}: “{raw[:12]}” is not an answer; write the letters "
-                f"of the choices you ticked ({', '.join(sorted(known))})."
+                f"of the choices you ticked ({known})."
             )
-        if len(letters) > 1 and len(question.correct_letters) == 1:
-            raise BadSubmission(
-                f"Question {question.position} takes one answer, but several were written."
-            )
-        answers[question] = letters
+        try:
+            answers[question] = question.grade(re.findall(r"[A-Za-z]", raw))
+        except AnswerNotAccepted as error:
+            raise BadSubmission(f"Question {question.position}: {error}") from None
     if not answers:
         raise BadSubmission(
             "No answers were typed in: write the letter you ticked for each question."

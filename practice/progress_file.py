@@ -40,7 +40,7 @@ from typing import NoReturn
 from django.db import connection, transaction
 from django.db.models import Count, F, Q
 
-from lessons.models import PUBLIC_ID_PATTERN, Flashcard, Lesson, Question
+from lessons.models import PUBLIC_ID_PATTERN, AnswerNotAccepted, Flashcard, Lesson, Question
 from practice import scheduling
 from practice.attempts import BadSubmission
 from practice.models import Learner, LearnerGone, Memory, Review
@@ -477,11 +477,10 @@ def _graded(target: Target, review: ProgressReview) -> bool | None:
     and for answers that are not letters of its choices."""
     if not isinstance(target, Question):
         return None
-    letters = frozenset(filter(None, review.answer.split(",")))
-    known = {choice["letter"] for choice in target.labelled_choices}
-    if not letters or not letters <= known:
+    try:
+        return target.grade(review.answer.split(",")).correct
+    except AnswerNotAccepted:
         return None
-    return letters == frozenset(target.correct_letters)
 
 
 def _take_newer_states(learner: Learner, pending: list) -> int:

@@ -12,7 +12,7 @@ from django.contrib.sessions.models import Session
 from django.db import IntegrityError, transaction
 from django.utils.crypto import salted_hmac
 
-from lessons.models import Flashcard, Lesson, Question
+from lessons.models import Flashcard, Grade, Lesson, Question
 from practice import progress_file, scheduling
 from practice.attempts import BadSubmission
 from practice.models import (
@@ -92,7 +92,7 @@ def question_answer(
     *,
     learner: Learner,
     question: Question,
-    answer: frozenset[str],
+    grade: Grade,
     attempt: str,
     duration_ms: int | None,
     now: datetime,
@@ -101,20 +101,19 @@ def question_answer(
     finishes_round: bool = False,
     shown_at: datetime | None = None,
 ) -> tuple[Review, bool]:
-    """Grade an answer (a set of choice letters), schedule the question and log the review.
+    """Schedule a graded answer (Question.grade) and log the review.
 
     `shown_at`, when the form was shown outside a round: if the learner has reviewed the item
     since (in another tab, or before a reload), this answer is the same sitting's and records
     nothing; the earlier review is returned.
     """
-    correct = answer == frozenset(question.correct_letters)
     return _review_record(
         learner=learner,
         lesson_id=question.lesson_id,
         question=question,
-        rating=scheduling.rating_for_answer(correct),
-        correct=correct,
-        answer=",".join(sorted(answer)),
+        rating=scheduling.rating_for_answer(grade.correct),
+        correct=grade.correct,
+        answer=",".join(sorted(grade.letters)),
         attempt=attempt,
         duration_ms=duration_ms,
         now=now,

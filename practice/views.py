@@ -199,18 +199,17 @@ def _practice_answer(request: HttpRequest, page: LessonPage) -> HttpResponse:
                 back_url=practice_url,
                 target="practice-card",
             )
-        correct = answer.letters == frozenset(question.correct_letters)
         review, created = services.question_answer(
             learner=learner,
             question=question,
-            answer=answer.letters,
+            grade=answer.grade,
             attempt=attempt.key,
             duration_ms=attempt.duration_ms(),
             now=now,
             round_=progress.round
             or services.round_start(learner=learner, lesson=lesson, key=attempt.round_key, now=now),
             round_step=progress.step,
-            finishes_round=progress.finished_after(correct),
+            finishes_round=progress.finished_after(answer.grade.correct),
         )
         if created:
             progress.reviews.append(review)
@@ -376,9 +375,7 @@ def _review_answer(request: HttpRequest, now) -> HttpResponse:
         "shown_at": _shown_at(attempt),
     }
     if attempt.kind == "question":
-        review, created = services.question_answer(
-            question=question, answer=answer.letters, **common
-        )
+        review, created = services.question_answer(question=question, grade=answer.grade, **common)
     else:
         review, created = services.flashcard_rate(flashcard=card, rating=rating.rating, **common)
     if created:
@@ -581,11 +578,11 @@ def worksheet_answers(
         return render(request, "practice/worksheet_answers.html", context, status=400)
     now = timezone.now()
     learner = _learner_or_create(request, now)
-    for question, letters in answers.items():
+    for question, grade in answers.items():
         services.question_answer(
             learner=learner,
             question=question,
-            answer=letters,
+            grade=grade,
             attempt=f"paper:{attempt.nonce}:{question.position}",
             duration_ms=None,
             now=now,

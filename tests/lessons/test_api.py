@@ -73,9 +73,10 @@ def test_checking_an_answer_explains_it_and_stores_nothing(client, demo):
 @pytest.mark.parametrize(
     ("url", "body", "status", "message"),
     [
-        (f"/api/v1/lessons/{SEED}/questions/1/check", {"answer": ["E"]}, 400, "not a choice"),
-        (f"/api/v1/lessons/{SEED}/questions/1/check", {"answer": ["Z"]}, 422, "not valid"),
-        (f"/api/v1/lessons/{SEED}/questions/1/check", {"answer": []}, 422, "not valid"),
+        (f"/api/v1/lessons/{SEED}/questions/1/check", {"answer": ["E"]}, 400, "not one of"),
+        (f"/api/v1/lessons/{SEED}/questions/1/check", {"answer": ["Z"]}, 400, "not one of"),
+        (f"/api/v1/lessons/{SEED}/questions/1/check", {"answer": []}, 400, "No answer was"),
+        (f"/api/v1/lessons/{SEED}/questions/1/check", {"answer": ["A" * 13]}, 422, "not valid"),
         (f"/api/v1/lessons/{SEED}/questions/1/check", "nonsense", 400, "Cannot parse"),
         (f"/api/v1/lessons/{SEED}/questions/9/check", {"answer": ["A"]}, 404, "no question 9"),
         ("/api/v1/lessons/mt_0000000000/questions/1/check", {"answer": ["A"]}, 404, "No published"),

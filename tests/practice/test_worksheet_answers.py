@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from html import unescape
 
 import pytest
 
@@ -70,16 +71,16 @@ def test_the_same_sheet_sent_twice_counts_once(client, demo):
         ({1: "A"}, "ZZZZZZ", "is not this worksheet"),
         ({1: "A"}, " ", "Type the worksheet code"),
         ({}, None, "No answers were typed in"),
-        ({1: "Q"}, None, "Question 1: “Q” is not an answer"),
+        ({1: "Q"}, None, "Question 1: “Q” is not one of this question's choices"),
         ({1: "A7"}, None, "Question 1: “A7” is not an answer"),
-        ({1: "A,B"}, None, "Question 1 takes one answer"),
+        ({1: "A,B"}, None, "Question 1: This question takes one answer, but several"),
     ],
 )
 def test_bad_sheets_are_refused_clearly_and_nothing_is_stored(client, demo, answers, code, message):
     response = paper(client, demo, answers, code=code)
     assert response.status_code == 400
-    html = response.content.decode()
-    assert message in html and "Nothing was recorded." in html
+    page = unescape(response.content.decode())
+    assert message in page and "Nothing was recorded." in page
     assert Review.objects.count() == 0
 
 

@@ -1,0 +1,75 @@
+"""One grading rule: the round, the review, paper answers and the API answer every input alike."""
+
+from __future__ import annotations
+
+import html
+import json
+
+import pytest
+from django.test import Client
+
+from lessons.models import Question
+from tests.practice.helpers import current_question, practice_url
+
+
+def api_check(lesson, question: Question, letters: list[str]):
+    url = f"/api/v1/lessons/{lesson.public_id}/questions/{question.position}/check"
+    return Client().post(url, json.dumps({"answer": letters}), content_type="application/json")
+
+
+def round_check(client: Client, lesson, letters: list[str]):
+    question, token = current_question(client, practice_url(lesson))
+    return question, client.post(practice_url(lesson), {"token": token, "choice": letters})
+
+
+def paper_check(client: Client, lesson, question: Question, letters: list[str]):
+    url = lesson.get_absolute_url() + "/worksheet/answers"
+    page = client.get(url)
+    return client.post(
+        url,
+        {
+            "token": page.context["token"],
+            "code": lesson.worksheet_code(list(lesson.questions.all())),
+            f"answer_{question.position}": ",".join(letters) or " ",
+        },
+    )
+
+
+@pytest.mark.parametrize(
+    ("letters", "message"),
+    [
+        (["Z"], "“Z” is not one of this question's choices (they are A, B, C, D)."),
+        (["A", "B"], "This question takes one answer, but several were given."),
+    ],
+    ids=["unknown letter", "two letters for one answer"],
+)
+def test_a_bad_answer_is_refused_alike_everywhere(client, demo, letters, message):
+    question, in_round = round_check(client, demo, letters)
+    assert len(question.correct_letters) == 1
+    assert in_round.status_code == 400
+    assert message in html.unescape(in_round.content.decode())
+    from_api = api_check(demo, question, letters)
+    assert from_api.status_code == 400
+    assert from_api.json() == {"detail": message}
+    on_paper = paper_check(client, demo, question, letters)
+    assert on_paper.status_code == 400
+    assert f"Question {question.position}: {message}" in html.unescape(on_paper.content.decode())
+
+
+def test_an_empty_answer_is_refused_by_the_round_and_the_api(client, demo):
+    question, in_round = round_check(client, demo, [])
+    assert in_round.status_code == 400
+    message = "No answer was chosen. Pick one of the choices, then submit."
+    assert message in in_round.content.decode()
+    assert api_check(demo, question, []).json() == {"detail": message}
+
+
+def test_the_round_and_the_api_grade_a_right_and_a_wrong_answer_alike(client, demo):
+    question, _ = current_question(client, practice_url(demo))
+    right = [letter.lower() for letter in question.correct_letters]
+    assert api_check(demo, question, right).json()["correct"] is True
+    wrong = next(c["letter"] for c in question.labelled_choices if not c["correct"])
+    assert api_check(demo, question, [wrong]).json()["correct"] is False
+    _, response = round_check(client, demo, right)
+    assert response.status_code == 302
+    assert client.get(response["Location"]).context["feedback"]["review"].correct is True
