@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from datetime import datetime
 
 from django.contrib.sessions.backends.base import SessionBase
@@ -15,7 +15,7 @@ from django.utils.html import format_html_join
 from lessons.models import Lesson, Question
 from lessons.selectors import items_of
 from lightmysky.lib.versioned import versioned
-from practice import scheduling, sky
+from practice import rounds, scheduling, sky
 from practice.models import (
     LEARNER_PK_SESSION_KEY,
     LEARNER_SESSION_KEY,
@@ -51,82 +51,23 @@ def learner_for_request(request: HttpRequest) -> Learner | None:
     return request.learner
 
 
-@dataclass
-class RoundProgress:
-    """Where a learner stands in a round: the questions in the order asked, and the answers."""
-
-    questions: list[Question]
-    round: Round | None = None
-    reviews: list[Review] = field(default_factory=list)
-
-    @property
-    def queue(self) -> list[Question]:
-        """The eight questions, then each question missed on the first pass, once."""
-        first_pass = self.reviews[: len(self.questions)]
-        by_id = {question.pk: question for question in self.questions}
-        missed = [
-            by_id[r.question_id] for r in first_pass if not r.correct and r.question_id in by_id
-        ]
-        return self.questions + missed
-
-    @property
-    def step(self) -> int:
-        return len(self.reviews)
-
-    @property
-    def total(self) -> int:
-        return len(self.queue)
-
-    @property
-    def current(self) -> Question | None:
-        queue = self.queue
-        return queue[self.step] if self.step < len(queue) else None
-
-    @property
-    def finished(self) -> bool:
-        return self.round is not None and self.current is None
-
-    def finished_after(self, correct: bool) -> bool:
-        """Whether answering the current question (right or wrong) ends the round."""
-        missed_now = not correct and self.step < len(self.questions)
-        return self.step + 1 >= self.total + (1 if missed_now else 0)
-
-    @property
-    def first_pass_right(self) -> int:
-        return sum(1 for review in self.reviews[: len(self.questions)] if review.correct)
-
-    def results(self) -> list[dict]:
-        """Per question: right first time, right on the retry, or still missed."""
-        rows = []
-        for question in self.questions:
-            answers = [r for r in self.reviews if r.question_id == question.pk]
-            rows.append(
-                {
-                    "question": question,
-                    "first_right": bool(answers and answers[0].correct),
-                    "retry_right": len(answers) > 1 and bool(answers[-1].correct),
-                }
-            )
-        return rows
-
-
 def round_progress(
     *, learner: Learner | None, lesson: Lesson, questions: list[Question], key: str | None = None
-) -> RoundProgress:
+) -> rounds.RoundProgress:
     """The learner's round of this lesson with this key, or else their latest one."""
-    progress = RoundProgress(questions=questions)
+    progress = rounds.RoundProgress(questions=questions)
     if learner is None:
         return progress
-    rounds = Round.objects.filter(learner_id=learner.pk, lesson=lesson)
-    rounds = rounds.filter(key=key) if key else rounds.order_by("-started_at", "-pk")
+    candidates = Round.objects.filter(learner_id=learner.pk, lesson=lesson)
+    candidates = candidates.filter(key=key) if key else candidates.order_by("-started_at", "-pk")
     # One query for the round's answers with the round itself; a round with no answer yet
     # (rare: only if its first write failed) costs a second one.
     progress.reviews = list(
-        Review.objects.filter(round=models.Subquery(rounds.values("pk")[:1]))
+        Review.objects.filter(round=models.Subquery(candidates.values("pk")[:1]))
         .select_related("round")
         .order_by("round_step", "pk")
     )
-    progress.round = progress.reviews[0].round if progress.reviews else rounds.first()
+    progress.round = progress.reviews[0].round if progress.reviews else candidates.first()
     return progress
 
 

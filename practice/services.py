@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 
 from django.contrib.sessions.backends.base import SessionBase
@@ -13,8 +13,9 @@ from django.db import IntegrityError, transaction
 from django.utils.crypto import salted_hmac
 
 from lessons.models import Flashcard, Grade, Lesson, Question
-from practice import progress_file, scheduling
-from practice.attempts import BadSubmission
+from practice import progress_file, rounds, scheduling, selectors
+from practice.attempts import Attempt, BadSubmission
+from practice.forms import FlashcardRating, QuestionAnswer
 from practice.models import (
     LEARNER_PK_SESSION_KEY,
     LEARNER_SEEN_SESSION_KEY,
@@ -86,6 +87,68 @@ def round_start(*, learner: Learner, lesson: Lesson, key: str, now: datetime) ->
         learner=learner, key=key, defaults={"lesson": lesson, "started_at": now}
     )
     return round_
+
+
+def round_answer(
+    *,
+    learner: Learner,
+    lesson: Lesson,
+    questions: list[Question],
+    answer: QuestionAnswer,
+    now: datetime,
+) -> tuple[Review, rounds.RoundProgress]:
+    """Answer the current question of a practice round: load the round, refuse an answer to
+    a step that is not the current one, record it, and finish the round after its last answer.
+
+    The same form sent twice returns the review the first one recorded.
+    """
+    attempt, question = answer.attempt, answer.question
+    progress = selectors.round_progress(
+        learner=learner, lesson=lesson, questions=questions, key=attempt.round_key
+    )
+    review = next((r for r in progress.reviews if r.attempt == attempt.key), None)
+    if review is not None:
+        return review, progress
+    if attempt.round_step != progress.step or progress.current != question:
+        raise BadSubmission(
+            "This question was already answered in this round, or is not the one being asked "
+            "now, so this answer was not recorded. Carry on from where you are."
+        )
+    review, created = question_answer(
+        learner=learner,
+        question=question,
+        grade=answer.grade,
+        attempt=attempt.key,
+        duration_ms=attempt.duration_ms(),
+        now=now,
+        round_=progress.round
+        or round_start(learner=learner, lesson=lesson, key=attempt.round_key, now=now),
+        round_step=progress.step,
+        finishes_round=progress.finished_after(answer.grade.correct),
+    )
+    if created:
+        progress.reviews.append(review)
+    return review, progress
+
+
+def review_answer(
+    *,
+    learner: Learner,
+    attempt: Attempt,
+    answer: QuestionAnswer | FlashcardRating,
+    now: datetime,
+) -> tuple[Review, bool]:
+    """Answer a question or rate a flashcard from the review queue: one review per item shown."""
+    common = {
+        "learner": learner,
+        "attempt": attempt.key,
+        "duration_ms": attempt.duration_ms(),
+        "now": now,
+        "shown_at": datetime.fromtimestamp(attempt.issued_at, UTC),
+    }
+    if isinstance(answer, QuestionAnswer):
+        return question_answer(question=answer.question, grade=answer.grade, **common)
+    return flashcard_rate(flashcard=answer.flashcard, rating=answer.rating, **common)
 
 
 def question_answer(

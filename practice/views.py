@@ -21,9 +21,11 @@ from lightmysky.lib.numbers import small_int
 from lightmysky.lib.qr import qr_svg
 from lightmysky.lib.ratelimit import limit_posts
 from lightmysky.lib.versioned import content_version
-from practice import attempts, progress_file, selectors, services, sky
+from practice import attempts, progress_file, rounds, selectors, services, sky
 from practice.attempts import Attempt, BadSubmission
 from practice.forms import (
+    FlashcardRating,
+    QuestionAnswer,
     read_attempt,
     read_flashcard_rating,
     read_paper_answers,
@@ -96,7 +98,7 @@ def _page_or_partial(request: HttpRequest, template: str, partial: str) -> str:
 
 
 def feedback_for(
-    review: Review, question: Question, progress: selectors.RoundProgress | None = None
+    review: Review, question: Question, progress: rounds.RoundProgress | None = None
 ) -> dict:
     """What the learner sees after answering: each choice marked, with the explanations."""
     picked = set(review.answer.split(",")) if review.answer else set()
@@ -146,7 +148,7 @@ def practice_round(
     elif progress.finished and "summary" in request.GET:
         pass  # the round's summary, straight after its last answer
     elif request.GET.get("new") or progress.round is None or progress.finished:
-        progress = selectors.RoundProgress(questions=questions)
+        progress = rounds.RoundProgress(questions=questions)
         context |= _question_form(lesson, progress, new_round_key())
         context["progress"] = progress
     else:
@@ -162,7 +164,7 @@ def _question_of(review: Review, questions: list[Question]) -> Question:
     return next(question for question in questions if question.pk == review.question_id)
 
 
-def _question_form(lesson: Lesson, progress: selectors.RoundProgress, round_key: str) -> dict:
+def _question_form(lesson: Lesson, progress: rounds.RoundProgress, round_key: str) -> dict:
     question = progress.current
     if question is None:
         return {}
@@ -185,34 +187,16 @@ def _practice_answer(request: HttpRequest, page: LessonPage) -> HttpResponse:
         return bad_submission(request, str(error), back_url=practice_url, target="practice-card")
 
     now = timezone.now()
-    learner = _learner_or_create(request, now)
-    progress = selectors.round_progress(
-        learner=learner, lesson=lesson, questions=questions, key=attempt.round_key
-    )
-    review = next((r for r in progress.reviews if r.attempt == attempt.key), None)
-    if review is None:
-        if attempt.round_step != progress.step or progress.current != question:
-            return bad_submission(
-                request,
-                "This question was already answered in this round, or is not the one being "
-                "asked now, so this answer was not recorded. Carry on from where you are.",
-                back_url=practice_url,
-                target="practice-card",
-            )
-        review, created = services.question_answer(
-            learner=learner,
-            question=question,
-            grade=answer.grade,
-            attempt=attempt.key,
-            duration_ms=attempt.duration_ms(),
+    try:
+        review, progress = services.round_answer(
+            learner=_learner_or_create(request, now),
+            lesson=lesson,
+            questions=questions,
+            answer=answer,
             now=now,
-            round_=progress.round
-            or services.round_start(learner=learner, lesson=lesson, key=attempt.round_key, now=now),
-            round_step=progress.step,
-            finishes_round=progress.finished_after(answer.grade.correct),
         )
-        if created:
-            progress.reviews.append(review)
+    except BadSubmission as error:
+        return bad_submission(request, str(error), back_url=practice_url, target="practice-card")
     if not request.htmx:
         return redirect(f"{practice_url}?answered={review.round_step + 1}#feedback")
     context = {
@@ -220,7 +204,7 @@ def _practice_answer(request: HttpRequest, page: LessonPage) -> HttpResponse:
         "progress": progress,
         "feedback": feedback_for(review, question, progress),
         "constellation": selectors.constellation_for(
-            learner=learner, lesson=lesson, items=page.items, now=now
+            learner=request.learner, lesson=lesson, items=page.items, now=now
         ),
         "oob_updates": True,
     }
@@ -355,29 +339,21 @@ def _review_answer(request: HttpRequest, now) -> HttpResponse:
                 "This answer belongs to a practice round, not to the review. "
                 "Go back to the round to answer it."
             )
+        answer: QuestionAnswer | FlashcardRating
         if attempt.kind == "question":
             question = _published_item(Question, attempt.item_id, attempt.lesson_id)
             answer = read_question_answer(request.POST, attempt, question)
         elif attempt.kind == "flashcard":
             card = _published_item(Flashcard, attempt.item_id, attempt.lesson_id)
-            rating = read_flashcard_rating(request.POST, attempt, card)
+            answer = read_flashcard_rating(request.POST, attempt, card)
         else:
             raise BadSubmission("This form is not for a question or a flashcard.")
     except BadSubmission as error:
         return bad_submission(request, str(error), back_url="/review", target="review-card")
 
-    learner = _learner_or_create(request, now)
-    common = {
-        "learner": learner,
-        "attempt": attempt.key,
-        "duration_ms": attempt.duration_ms(),
-        "now": now,
-        "shown_at": _shown_at(attempt),
-    }
-    if attempt.kind == "question":
-        review, created = services.question_answer(question=question, grade=answer.grade, **common)
-    else:
-        review, created = services.flashcard_rate(flashcard=card, rating=rating.rating, **common)
+    review, created = services.review_answer(
+        learner=_learner_or_create(request, now), attempt=attempt, answer=answer, now=now
+    )
     if created:
         request.session[REVIEW_BATCH_SESSION_KEY] = {
             "done": _review_batch_done(request, now) + 1,

@@ -1,0 +1,73 @@
+"""Where a learner stands in a practice round: plain Python over the round's questions and answers.
+
+A round asks a lesson's eight questions, then each question missed on the first pass once more.
+Nothing here reads or writes the database; `selectors.round_progress` loads a round.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lessons.models import Question
+    from practice.models import Review, Round
+
+
+@dataclass
+class RoundProgress:
+    """Where a learner stands in a round: the questions in the order asked, and the answers."""
+
+    questions: list[Question]
+    round: Round | None = None
+    reviews: list[Review] = field(default_factory=list)
+
+    @property
+    def queue(self) -> list[Question]:
+        """The eight questions, then each question missed on the first pass, once."""
+        first_pass = self.reviews[: len(self.questions)]
+        by_id = {question.pk: question for question in self.questions}
+        missed = [
+            by_id[r.question_id] for r in first_pass if not r.correct and r.question_id in by_id
+        ]
+        return self.questions + missed
+
+    @property
+    def step(self) -> int:
+        return len(self.reviews)
+
+    @property
+    def total(self) -> int:
+        return len(self.queue)
+
+    @property
+    def current(self) -> Question | None:
+        queue = self.queue
+        return queue[self.step] if self.step < len(queue) else None
+
+    @property
+    def finished(self) -> bool:
+        return self.round is not None and self.current is None
+
+    def finished_after(self, correct: bool) -> bool:
+        """Whether answering the current question (right or wrong) ends the round."""
+        missed_now = not correct and self.step < len(self.questions)
+        return self.step + 1 >= self.total + (1 if missed_now else 0)
+
+    @property
+    def first_pass_right(self) -> int:
+        return sum(1 for review in self.reviews[: len(self.questions)] if review.correct)
+
+    def results(self) -> list[dict]:
+        """Per question: right first time, right on the retry, or still missed."""
+        rows = []
+        for question in self.questions:
+            answers = [r for r in self.reviews if r.question_id == question.pk]
+            rows.append(
+                {
+                    "question": question,
+                    "first_right": bool(answers and answers[0].correct),
+                    "retry_right": len(answers) > 1 and bool(answers[-1].correct),
+                }
+            )
+        return rows
