@@ -17,6 +17,7 @@ class QuestionAnswer:
     attempt: Attempt
     question: Question
     grade: Grade
+    guessed: bool = False
 
     @property
     def letters(self) -> frozenset[str]:
@@ -43,7 +44,8 @@ def read_question_answer(data: QueryDict, attempt: Attempt, question: Question) 
         grade = question.grade(data.getlist("choice"))
     except AnswerNotAccepted as error:
         raise BadSubmission(str(error)) from None
-    return QuestionAnswer(attempt=attempt, question=question, grade=grade)
+    guessed = data.get("guessed") == "yes"
+    return QuestionAnswer(attempt=attempt, question=question, grade=grade, guessed=guessed)
 
 
 def read_flashcard_rating(

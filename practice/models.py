@@ -184,6 +184,9 @@ class Review(ItemFields):
         default=ReviewOrigin.ANSWERED,
         db_default=ReviewOrigin.ANSWERED,
     )
+    # An answer given after the right one was shown in the same sitting (the round's retry of a
+    # missed question): kept and exported, but not evidence of memory, so never scheduled.
+    practice = models.BooleanField(default=False, db_default=False)
     # Set when the answer is recorded, so each of the editors' statistics is a count over one
     # range of one index, however many reviews there are.
     answer_kind = models.CharField(
@@ -203,7 +206,7 @@ class Review(ItemFields):
         indexes = [
             models.Index(fields=["learner", "reviewed_at"], name="review_learner_time"),
             models.Index(
-                fields=["question", "origin", "answer_kind", "correct"],
+                fields=["question", "origin", "practice", "answer_kind", "correct"],
                 name="review_question_stats",
             ),
         ]

@@ -77,6 +77,8 @@ class ProgressReview:
     # Reviews read from a file are "imported"; a transfer code carries the site's own.
     origin: str = Review.Origin.IMPORTED
     answer_kind: str = Review.Kind.LATER
+    # Given after the right answer was shown: kept, never replayed into the memory state.
+    practice: bool = False
 
 
 @dataclass(frozen=True)
@@ -239,6 +241,7 @@ def _read_item(number: int, data: object, now: datetime) -> ProgressItem:
                 ),
                 answer=review_check.string("answer", max_length=32),
                 correct=review_check.boolean("correct"),
+                practice=bool(review_check.boolean("practice")),
             )
         )
     return ProgressItem(lesson=lesson, kind=kind, key=key, memory=memory, reviews=reviews)
@@ -275,6 +278,7 @@ def items_of(learner: Learner) -> Iterator[ProgressItem]:
             "correct",
             "origin",
             "answer_kind",
+            "practice",
         )
         .iterator(chunk_size=READ_BATCH)
     )
@@ -330,6 +334,7 @@ def _item_document(item: ProgressItem) -> dict:
                 "duration_ms": review.duration_ms,
                 "answer": review.answer,
                 "correct": review.correct,
+                "practice": review.practice,
             }
             for review in item.reviews
         ],

@@ -89,9 +89,12 @@ def utc(moment: datetime) -> datetime:
     return moment.astimezone(UTC)
 
 
-def rating_for_answer(correct: bool) -> int:
-    """Graded questions: a wrong answer is `Again`, a right one `Good`."""
-    return GOOD if correct else AGAIN
+def rating_for_answer(correct: bool, *, guessed: bool = False) -> int:
+    """Graded questions: a wrong answer is `Again`, a right one `Good`, and a right one the
+    learner says they guessed `Hard` (recognised, not recalled)."""
+    if not correct:
+        return AGAIN
+    return HARD if guessed else GOOD
 
 
 def review(

@@ -394,14 +394,17 @@ def progress_summary(*, learner: Learner) -> ProgressSummary:
 def question_stats() -> dict:
     """Annotations for a Question queryset: how learners do on each question, in SQL.
 
-    Only answers given on this site count (never imported ones), and each figure reads one range
+    Only answers given on this site count (never imported ones, nor a round's retry after the
+    right answer was shown), and each figure reads one range
     of one index (see Review.answer_kind), whatever the number of reviews. attempts: every graded
     answer; learners: learners who answered it; right_first_share: the share of them whose first
     answer was right; lapses: wrong answers given right after a right one (a learned question
     forgotten); mean_difficulty: the mean FSRS difficulty of its memory states.
     """
     answers = (
-        Review.objects.filter(question=OuterRef("pk"), origin=Review.Origin.ANSWERED)
+        Review.objects.filter(
+            question=OuterRef("pk"), origin=Review.Origin.ANSWERED, practice=False
+        )
         .order_by()
         .values("question")
     )
@@ -430,7 +433,7 @@ def choice_picks(question: Question) -> list[dict]:
     """How often learners picked each of a question's choices."""
     counts: dict[str, int] = {}
     for answer, n in (
-        Review.objects.filter(question=question, origin=Review.Origin.ANSWERED)
+        Review.objects.filter(question=question, origin=Review.Origin.ANSWERED, practice=False)
         .values_list("answer")
         .annotate(n=Count("pk"))
         .order_by()

@@ -125,6 +125,9 @@ def round_answer(
         or round_start(learner=learner, lesson=lesson, key=attempt.round_key, now=now),
         round_step=progress.step,
         finishes_round=progress.finished_after(answer.grade.correct),
+        guessed=answer.guessed,
+        # The second pass asks again what was missed after the right answer was shown.
+        practice=progress.step >= len(progress.questions),
     )
     if created:
         progress.reviews.append(review)
@@ -147,7 +150,9 @@ def review_answer(
         "shown_at": datetime.fromtimestamp(attempt.issued_at, UTC),
     }
     if isinstance(answer, QuestionAnswer):
-        return question_answer(question=answer.question, grade=answer.grade, **common)
+        return question_answer(
+            question=answer.question, grade=answer.grade, guessed=answer.guessed, **common
+        )
     return flashcard_rate(flashcard=answer.flashcard, rating=answer.rating, **common)
 
 
@@ -163,8 +168,12 @@ def question_answer(
     round_step: int | None = None,
     finishes_round: bool = False,
     shown_at: datetime | None = None,
+    guessed: bool = False,
+    practice: bool = False,
 ) -> tuple[Review, bool]:
     """Schedule a graded answer (Question.grade) and log the review.
+
+    A `practice` answer (given after the right one was shown) is logged but not scheduled.
 
     `shown_at`, when the form was shown outside a round: if the learner has reviewed the item
     since (in another tab, or before a reload), this answer is the same sitting's and records
@@ -174,8 +183,9 @@ def question_answer(
         learner=learner,
         lesson_id=question.lesson_id,
         question=question,
-        rating=scheduling.rating_for_answer(grade.correct),
+        rating=scheduling.rating_for_answer(grade.correct, guessed=guessed),
         correct=grade.correct,
+        practice=practice,
         answer=",".join(sorted(grade.letters)),
         attempt=attempt,
         duration_ms=duration_ms,
@@ -252,6 +262,7 @@ def _review_write(
     round_step: int | None = None,
     finishes_round: bool = False,
     shown_at: datetime | None = None,
+    practice: bool = False,
 ) -> tuple[Review, bool]:
     memory = (
         Memory.objects.select_for_update()
@@ -268,7 +279,6 @@ def _review_write(
         )
         if earlier is not None:
             return earlier, False
-    new_state = scheduling.review(memory.memory_state if memory else None, rating, now)
     review = Review.objects.create(
         learner=learner,
         lesson_id=lesson_id,
@@ -282,14 +292,17 @@ def _review_write(
         duration_ms=duration_ms,
         answer=answer,
         correct=correct,
-        answer_kind=_answer_kind(memory, rating),
+        answer_kind=Review.Kind.LATER if practice else _answer_kind(memory, rating),
+        practice=practice,
     )
-    if memory is None:
-        memory = Memory(
-            learner=learner, lesson_id=lesson_id, question=question, flashcard=flashcard
-        )
-    memory.set_memory_state(new_state, rating)
-    memory.save()
+    if not practice:
+        new_state = scheduling.review(memory.memory_state if memory else None, rating, now)
+        if memory is None:
+            memory = Memory(
+                learner=learner, lesson_id=lesson_id, question=question, flashcard=flashcard
+            )
+        memory.set_memory_state(new_state, rating)
+        memory.save()
     if round_ is not None and finishes_round:
         Round.objects.filter(pk=round_.pk).update(finished_at=now)
     return review, True

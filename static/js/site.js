@@ -5,10 +5,10 @@ function isTyping(target) {
   return target.closest("input[type=text], input[type=search], input:not([type]), textarea, select, [contenteditable]");
 }
 
-// Answer forms: 1–9 or A–F pick a choice, Enter checks the answer.
+// Answer forms: 1–9 or A–F pick a choice, G ticks "I guessed", Enter checks the answer.
 function handleAnswerKeys(event, form) {
   const key = event.key.toLowerCase();
-  const choice = Array.from(form.querySelectorAll("input[name=choice]")).find(
+  const choice = Array.from(form.querySelectorAll("input[name=choice], input[name=guessed]")).find(
     (input) => input.dataset.number === key || input.dataset.key === key,
   );
   if (choice) {

@@ -43,6 +43,8 @@ def test_the_export_shows_every_review(client, demo):
     first = next(i for i in items if i["item"] == f"question:{demo.questions.get(position=1).key}")
     assert [r["correct"] for r in first["reviews"]] == [False, True]
     assert [r["rating"] for r in first["reviews"]] == [1, 3]
+    # The retry came after the right answer was shown: exported, flagged, never scheduled.
+    assert [r["practice"] for r in first["reviews"]] == [False, True]
     assert first["lesson"] == demo.public_id and first["kind"] == "question"
     assert first["state"] == "review"
     card = next(i for i in items if i["kind"] == "flashcard")
@@ -52,6 +54,7 @@ def test_the_export_shows_every_review(client, demo):
         "duration_ms": None,
         "answer": "Hard",
         "correct": None,
+        "practice": False,
     }
     for item in items:
         for review in item["reviews"]:
@@ -80,9 +83,11 @@ def test_replaying_each_items_log_reproduces_its_exported_memory_state(client, d
         parameters=tuple(saved["parameters"]),
     )
     assert any(len(item["reviews"]) >= 3 for item in document["items"])
+    assert any(r["practice"] for item in document["items"] for r in item["reviews"])
     for item in document["items"]:
+        scheduled = [r for r in item["reviews"] if not r["practice"]]
         replayed = scheduling.replay(
-            [(r["rating"], parse(r["reviewed_at"])) for r in item["reviews"]], config
+            [(r["rating"], parse(r["reviewed_at"])) for r in scheduled], config
         )
         assert replayed.stability == item["stability"], item["item"]
         assert replayed.difficulty == item["difficulty"], item["item"]

@@ -55,7 +55,7 @@ def test_a_wrong_answer_shows_why_that_choice_is_wrong(client, demo):
     assert "Not quite" in feedback
     assert escape(why) in feedback
     assert "Your answer" in feedback and "Correct answer" in feedback
-    assert "You will meet this question again at the end of the round." in feedback
+    assert "You will meet this question again at the end of the round, as practice." in feedback
     assert Review.objects.get().rating == 1
 
 

@@ -1,0 +1,45 @@
+"""A star lights only on evidence of memory: not on the retry that follows the shown answer."""
+
+from __future__ import annotations
+
+from django.test import Client
+
+from practice import scheduling
+from practice.models import Memory, Review
+from tests.practice.helpers import current_question, finish_round, practice_url
+
+
+def test_a_right_retry_after_a_miss_leaves_the_memory_as_the_miss_left_it(client, demo):
+    finish_round(client, demo, [False] + [True] * 7)
+    after_miss = Memory.objects.get(question=demo.questions.get(position=1))
+    finish_round(client, demo, [True])  # the retry at the end of the round
+    after_retry = Memory.objects.get(question=demo.questions.get(position=1))
+    assert after_retry.memory_state == after_miss.memory_state
+    assert after_retry.last_rating == scheduling.AGAIN
+    retry = Review.objects.get(question=after_retry.question, round_step=8)
+    assert retry.correct and retry.practice
+    feedback = client.get(practice_url(demo) + "?answered=9").content.decode()
+    assert "Practice: you had just seen the answer" in feedback
+    assert "<strong>7 lit</strong>" in client.get("/sky").content.decode()
+
+
+def test_a_right_answer_the_learner_says_they_guessed_is_rated_hard(demo):
+    browser = Client()
+    question, token = current_question(browser, practice_url(demo))
+    page = browser.get(practice_url(demo)).content.decode()
+    assert 'name="guessed" value="yes" data-key="g"' in page and "I guessed" in page
+    browser.post(
+        practice_url(demo), {"token": token, "choice": question.correct_letters, "guessed": "yes"}
+    )
+    review = Review.objects.get()
+    assert review.correct and review.rating == scheduling.HARD
+    feedback = browser.get(practice_url(demo) + "?answered=1").content.decode()
+    assert "You guessed, so this question comes back sooner" in feedback
+
+
+def test_a_wrong_guess_is_simply_wrong(demo):
+    browser = Client()
+    question, token = current_question(browser, practice_url(demo))
+    wrong = next(c["letter"] for c in question.labelled_choices if not c["correct"])
+    browser.post(practice_url(demo), {"token": token, "choice": [wrong], "guessed": "yes"})
+    assert Review.objects.get().rating == scheduling.AGAIN
