@@ -290,6 +290,8 @@ RATE_LIMITS = {
     "import": Limit(per_browser=10 * _scale, per_address=60 * _scale, seconds=3600),
     "adopt": Limit(per_browser=10 * _scale, per_address=30 * _scale, seconds=3600),
     "api_check": Limit(per_browser=0, per_address=300 * _scale, seconds=60),
+    # Downloading one's progress is rare; a loop of the largest exports would tie up workers.
+    "export": Limit(per_browser=20 * _scale, per_address=120 * _scale, seconds=3600),
 }
 
 # Rate-limit counters live in a table of their own in the database: shared by every process,

@@ -19,7 +19,7 @@ from lessons.selectors import LessonPage
 from lessons.views import page_or_redirect
 from lightmysky.lib.numbers import small_int
 from lightmysky.lib.qr import qr_svg
-from lightmysky.lib.ratelimit import limit_posts
+from lightmysky.lib.ratelimit import limit_posts, retry_after, too_many_requests
 from lightmysky.lib.versioned import content_version
 from practice import attempts, progress_file, rounds, selectors, services, sky
 from practice.attempts import Attempt, BadSubmission
@@ -385,7 +385,9 @@ def _published_item(model, item_id: int, lesson_id: int):
 
 @require_safe
 @never_cache
-def progress_export(request: HttpRequest) -> StreamingHttpResponse:
+def progress_export(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
+    if wait := retry_after(request, "export"):
+        return too_many_requests(request, wait)
     now = timezone.now()
     learner = selectors.learner_for_request(request)
     response = StreamingHttpResponse(

@@ -208,3 +208,12 @@ def test_adopting_a_code_into_a_browser_with_progress_merges_both(client, demo):
 def test_the_progress_page_says_how_much_a_file_and_a_browser_may_hold(client, db):
     html = client.get("/progress").content.decode()
     assert "A file may be up to 5 MB. A browser keeps up to 40,000 answers" in html
+
+
+def test_a_loop_of_exports_is_stopped_with_a_429(client, demo, settings):
+    answer(client, demo, right=True)
+    allowed = settings.RATE_LIMITS["export"].per_browser
+    for _ in range(allowed):
+        assert client.get("/progress/export").status_code == 200
+    refused = client.get("/progress/export")
+    assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
