@@ -79,7 +79,10 @@ def database_from_url(url: str) -> dict:
             "OPTIONS": options,
         }
     if parts.scheme == "sqlite":
-        return sqlite_database(Path(unquote(parts.path)) if parts.path else BASE_DIR / "db.sqlite3")
+        # As dj-database-url and SQLAlchemy read it: sqlite:///db.sqlite3 is relative to the
+        # working directory, sqlite:////srv/db.sqlite3 (four slashes) an absolute path.
+        path = unquote(parts.path[1:])
+        return sqlite_database(Path(path) if path else BASE_DIR / "db.sqlite3")
     raise ImproperlyConfigured(
         f"DATABASE_URL must start with postgres:// or sqlite:///, not {parts.scheme or url!r}."
     )
