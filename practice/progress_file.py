@@ -57,7 +57,7 @@ SEP = (",", ":")  # compact items: the largest export must stay under MAX_FILE_B
 def limits_in_words() -> str:
     return (
         f"A file may be up to {MAX_FILE_BYTES // 1024 // 1024} MB. A browser keeps up to "
-        f"{MAX_REVIEWS_PER_LEARNER:,} answers, and each item its newest {MAX_REVIEWS_PER_ITEM:,}."
+        f"{MAX_REVIEWS_PER_LEARNER:,} answers, and up to {MAX_REVIEWS_PER_ITEM:,} for each item."
     )
 
 
