@@ -137,6 +137,8 @@ class Round(models.Model):
     key = models.CharField(max_length=32)
     started_at = models.DateTimeField(default=timezone.now)
     finished_at = models.DateTimeField(null=True, blank=True)
+    # The question ids in the order this round asks them, fixed when it begins.
+    question_order = models.JSONField(null=True, blank=True)
 
     class Meta:
         constraints = [

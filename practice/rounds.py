@@ -1,13 +1,17 @@
 """Where a learner stands in a practice round: plain Python over the round's questions and answers.
 
 A round asks a lesson's eight questions, then each question missed on the first pass once more.
+The first round follows the lesson's order; later ones ask first what memory needs most.
 Nothing here reads or writes the database; `selectors.round_progress` loads a round.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING
+
+from practice import scheduling
 
 if TYPE_CHECKING:
     from lessons.models import Question
@@ -71,3 +75,33 @@ class RoundProgress:
                 }
             )
         return rows
+
+
+def question_order(
+    questions: list[Question],
+    memories: dict[int, tuple[scheduling.MemoryState, int]],
+    now: datetime,
+) -> list[Question]:
+    """The order of a new round. The first (nothing remembered yet) follows the lesson; later
+    ones ask what is due or was missed, least likely remembered first, then what was never
+    answered, then the rest, weakest first. `memories`: (state, last rating) by question id."""
+    if not memories:
+        return list(questions)
+
+    def rank(question: Question) -> tuple[int, float, int]:
+        if question.pk not in memories:
+            return (1, 0.0, question.position)
+        state, last_rating = memories[question.pk]
+        recall = scheduling.retrievability(state, now)
+        needs_it = last_rating == scheduling.AGAIN or state.due <= now
+        return (0 if needs_it else 2, recall, question.position)
+
+    return sorted(questions, key=rank)
+
+
+def in_stored_order(questions: list[Question], order: list[int] | None) -> list[Question]:
+    """The questions in the order a round stored when it began (new questions last)."""
+    if not order:
+        return list(questions)
+    place = {pk: index for index, pk in enumerate(order)}
+    return sorted(questions, key=lambda q: (place.get(q.pk, len(place)), q.position))

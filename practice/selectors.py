@@ -68,7 +68,21 @@ def round_progress(
         .order_by("round_step", "pk")
     )
     progress.round = progress.reviews[0].round if progress.reviews else candidates.first()
+    if progress.round is not None:
+        progress.questions = rounds.in_stored_order(questions, progress.round.question_order)
     return progress
+
+
+def lesson_memories(*, learner: Learner | None, lesson: Lesson) -> dict[tuple[str, int], tuple]:
+    """The learner's memory of each item of a lesson, in one query (none for a visitor)."""
+    return _memories_of(learner, lesson_id=lesson.pk)
+
+
+def new_round_questions(
+    *, questions: list[Question], memories: dict[tuple[str, int], tuple], now: datetime
+) -> list[Question]:
+    by_question = {pk: memory for (kind, pk), memory in memories.items() if kind == "question"}
+    return rounds.question_order(questions, by_question, now)
 
 
 @dataclass
@@ -327,10 +341,17 @@ def sky_for(*, learner: Learner | None, now: datetime, version: int) -> SkyView:
 
 
 def constellation_for(
-    *, learner: Learner | None, lesson: Lesson, items: list[tuple], now: datetime
+    *,
+    learner: Learner | None,
+    lesson: Lesson,
+    items: list[tuple],
+    now: datetime,
+    memories: dict[tuple[str, int], tuple] | None = None,
 ) -> Constellation:
-    """One lesson's stars for this learner, laid out on their own, in one query."""
-    memories = _memories_of(learner, lesson_id=lesson.pk)
+    """One lesson's stars for this learner, laid out on their own, in one query (none when
+    the lesson's memories are given)."""
+    if memories is None:
+        memories = lesson_memories(learner=learner, lesson=lesson)
     config = scheduling.SchedulerSettings.from_django()
     constellation = Constellation(
         lesson.pk, lesson.public_id, lesson.title, lesson.get_absolute_url(), [], x=80, y=70

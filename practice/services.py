@@ -81,10 +81,14 @@ def forget_learner_in_session(session: SessionBase) -> None:
         session.pop(key, None)
 
 
-def round_start(*, learner: Learner, lesson: Lesson, key: str, now: datetime) -> Round:
+def round_start(
+    *, learner: Learner, lesson: Lesson, key: str, now: datetime, order: list[int]
+) -> Round:
     """The round with this key, created if it is new (safe when two requests race)."""
     round_, _ = Round.objects.get_or_create(
-        learner=learner, key=key, defaults={"lesson": lesson, "started_at": now}
+        learner=learner,
+        key=key,
+        defaults={"lesson": lesson, "started_at": now, "question_order": order},
     )
     return round_
 
@@ -109,6 +113,11 @@ def round_answer(
     review = next((r for r in progress.reviews if r.attempt == attempt.key), None)
     if review is not None:
         return review, progress
+    if progress.round is None:  # the round's first answer: it asks in the order it was shown
+        memories = selectors.lesson_memories(learner=learner, lesson=lesson)
+        progress.questions = selectors.new_round_questions(
+            questions=questions, memories=memories, now=now
+        )
     if attempt.round_step != progress.step or progress.current != question:
         raise BadSubmission(
             "This question was already answered in this round, or is not the one being asked "
@@ -122,7 +131,13 @@ def round_answer(
         duration_ms=attempt.duration_ms(),
         now=now,
         round_=progress.round
-        or round_start(learner=learner, lesson=lesson, key=attempt.round_key, now=now),
+        or round_start(
+            learner=learner,
+            lesson=lesson,
+            key=attempt.round_key,
+            now=now,
+            order=[q.pk for q in progress.questions],
+        ),
         round_step=progress.step,
         finishes_round=progress.finished_after(answer.grade.correct),
         guessed=answer.guessed,

@@ -139,6 +139,8 @@ def practice_round(
         return _practice_answer(request, page)
 
     learner = selectors.learner_for_request(request)
+    now = timezone.now()
+    memories = None  # read once, for a new round's order and the constellation alike
     progress = selectors.round_progress(learner=learner, lesson=lesson, questions=questions)
     context: dict = {"lesson": lesson, "progress": progress}
     answered = small_int(request.GET.get("answered"))
@@ -148,14 +150,17 @@ def practice_round(
     elif progress.finished and "summary" in request.GET:
         pass  # the round's summary, straight after its last answer
     elif request.GET.get("new") or progress.round is None or progress.finished:
-        progress = rounds.RoundProgress(questions=questions)
+        memories = selectors.lesson_memories(learner=learner, lesson=lesson)
+        progress = rounds.RoundProgress(
+            questions=selectors.new_round_questions(questions=questions, memories=memories, now=now)
+        )
         context |= _question_form(lesson, progress, new_round_key())
         context["progress"] = progress
     else:
         context |= _question_form(lesson, progress, progress.round.key)
     if not request.htmx:
         context["constellation"] = selectors.constellation_for(
-            learner=learner, lesson=lesson, items=page.items, now=timezone.now()
+            learner=learner, lesson=lesson, items=page.items, now=now, memories=memories
         )
     return render(request, _page_or_partial(request, ROUND_TEMPLATE, "practice-card"), context)
 
