@@ -30,6 +30,8 @@ class Attempt:
     round_key: str = ""
     round_step: int | None = None
     nonce: str = ""
+    # Asked again after the learner was shown the answer: recorded as practice, not scheduled.
+    practice: bool = False
 
     @property
     def key(self) -> str:
@@ -48,9 +50,9 @@ def issue_for_round(*, lesson_id: int, question_id: int, round_key: str, step: i
     return _sign(payload)
 
 
-def issue_once(*, lesson_id: int, kind: str, item_id: int) -> str:
+def issue_once(*, lesson_id: int, kind: str, item_id: int, practice: bool = False) -> str:
     payload = {"l": lesson_id, "k": kind, "i": item_id, "n": secrets.token_urlsafe(12)}
-    return _sign(payload)
+    return _sign(payload | ({"p": 1} if practice else {}))
 
 
 def issue_for_worksheet(*, lesson_id: int) -> str:
@@ -89,6 +91,7 @@ def read(token: str | None) -> Attempt:
             round_key=str(payload.get("r", "")),
             round_step=int(payload["s"]) if "s" in payload else None,
             nonce=str(payload.get("n", "")),
+            practice=payload.get("p") == 1,
         )
     except (KeyError, TypeError, ValueError):
         raise BadSubmission("This form's attempt token is not one this site makes.") from None

@@ -106,6 +106,18 @@ def due_items(*, learner: Learner, now: datetime) -> list[DueItem]:
     return items
 
 
+def memory_of_item(*, learner: Learner, kind: str, item_id: int) -> Memory | None:
+    """The learner's memory of one published question or flashcard, with what its page shows."""
+    field = "question_id" if kind == "question" else "flashcard_id"
+    return (
+        Memory.objects.filter(
+            learner=learner, lesson__status=Lesson.Status.PUBLISHED, **{field: item_id}
+        )
+        .select_related("lesson__subject", "question", "flashcard")
+        .first()
+    )
+
+
 def next_due_at(*, learner: Learner, now: datetime) -> datetime | None:
     memory = (
         Memory.objects.filter(learner=learner, due__gt=now, lesson__status=Lesson.Status.PUBLISHED)

@@ -163,6 +163,7 @@ def review_answer(
         "duration_ms": attempt.duration_ms(),
         "now": now,
         "shown_at": datetime.fromtimestamp(attempt.issued_at, UTC),
+        "practice": attempt.practice,
     }
     if isinstance(answer, QuestionAnswer):
         return question_answer(
@@ -221,9 +222,10 @@ def flashcard_rate(
     duration_ms: int | None,
     now: datetime,
     shown_at: datetime | None = None,
+    practice: bool = False,
 ) -> tuple[Review, bool]:
     """Schedule a flashcard by the learner's own rating (Again, Hard, Good or Easy); one rating
-    per card shown, as for `question_answer`."""
+    per card shown, and practice logged but not scheduled, as for `question_answer`."""
     return _review_record(
         learner=learner,
         lesson_id=flashcard.lesson_id,
@@ -235,6 +237,7 @@ def flashcard_rate(
         duration_ms=duration_ms,
         now=now,
         shown_at=shown_at,
+        practice=practice,
     )
 
 

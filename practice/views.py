@@ -21,7 +21,7 @@ from lightmysky.lib.numbers import small_int
 from lightmysky.lib.qr import qr_svg
 from lightmysky.lib.ratelimit import limit_posts, retry_after, too_many_requests
 from lightmysky.lib.versioned import content_version
-from practice import attempts, progress_file, rounds, selectors, services, sky
+from practice import attempts, progress_file, rounds, scheduling, selectors, services, sky
 from practice.attempts import Attempt, BadSubmission
 from practice.forms import (
     FlashcardRating,
@@ -305,35 +305,60 @@ def review(request: HttpRequest) -> HttpResponse:
     if "feedback" not in context:
         due = selectors.due_items(learner=learner, now=now) if learner else []
         context["due_count"] = len(due)
-        if not due:
+        if due and batch_done < selectors.REVIEW_BATCH_SIZE:
+            context |= _review_item_form(due[0].memory)
+        elif retry := _missed_in_this_set(request, learner, now):
+            context |= _review_item_form(retry, practice=True)
+        elif not due:
             context["next_due"] = (
                 selectors.next_due_at(learner=learner, now=now) if learner else None
             )
             context["has_progress"] = learner is not None
-        elif batch_done < selectors.REVIEW_BATCH_SIZE:
-            context |= _review_item_form(due[0])
     template = _page_or_partial(request, "practice/review.html", "review-card")
     return render(request, template, context)
 
 
-def _review_batch_done(request: HttpRequest, now) -> int:
-    """Reviews done in this sitting: a set of eight starts afresh after an hour away."""
+def _review_batch(request: HttpRequest, now) -> dict:
+    """This sitting's set: how many reviews are done, since when, and what was missed (to ask
+    once more at the end). A set starts afresh after an hour away."""
     batch = request.session.get(REVIEW_BATCH_SESSION_KEY)
+    fresh = {"done": 0, "since": now.isoformat(), "missed": []}
     if not isinstance(batch, dict):
-        return 0
+        return fresh
     try:
         since = datetime.fromisoformat(batch["since"])
+        done, missed = int(batch.get("done", 0)), list(batch.get("missed", []))
     except (KeyError, TypeError, ValueError):
-        return 0
-    return int(batch.get("done", 0)) if now - since < REVIEW_BATCH_LIFETIME else 0
+        return fresh
+    if now - since >= REVIEW_BATCH_LIFETIME:
+        return fresh
+    return {"done": done, "since": batch["since"], "missed": missed}
 
 
-def _review_item_form(item: selectors.DueItem) -> dict:
-    memory = item.memory
+def _review_batch_done(request: HttpRequest, now) -> int:
+    return _review_batch(request, now)["done"]
+
+
+def _missed_in_this_set(request: HttpRequest, learner: Learner | None, now):
+    """The first item missed in this set and not yet asked again, once the set is over."""
+    for kind, item_id in _review_batch(request, now)["missed"] if learner else []:
+        memory = selectors.memory_of_item(learner=learner, kind=kind, item_id=item_id)
+        if memory is not None:
+            return memory
+    return None
+
+
+def _review_item_form(memory, *, practice: bool = False) -> dict:
     token = attempts.issue_once(
-        lesson_id=memory.lesson_id, kind=str(memory.kind), item_id=memory.item.pk
+        lesson_id=memory.lesson_id, kind=str(memory.kind), item_id=memory.item.pk, practice=practice
     )
-    return {"item": memory, "question": memory.question, "card": memory.flashcard, "token": token}
+    return {
+        "item": memory,
+        "question": memory.question,
+        "card": memory.flashcard,
+        "token": token,
+        "practice": practice,
+    }
 
 
 def _review_answer(request: HttpRequest, now) -> HttpResponse:
@@ -359,12 +384,15 @@ def _review_answer(request: HttpRequest, now) -> HttpResponse:
     review, created = services.review_answer(
         learner=_learner_or_create(request, now), attempt=attempt, answer=answer, now=now
     )
-    if created:
-        request.session[REVIEW_BATCH_SESSION_KEY] = {
-            "done": _review_batch_done(request, now) + 1,
-            "since": request.session.get(REVIEW_BATCH_SESSION_KEY, {}).get("since")
-            or now.isoformat(),
-        }
+    batch, item = _review_batch(request, now), [attempt.kind, attempt.item_id]
+    if attempt.practice:
+        batch["missed"] = [missed for missed in batch["missed"] if missed != item]
+    elif created:
+        batch["done"] += 1
+        if review.rating == scheduling.AGAIN:
+            batch["missed"].append(item)
+    if attempt.practice or created:
+        request.session[REVIEW_BATCH_SESSION_KEY] = batch
     target = f"/review?reviewed={review.pk}#feedback" if review.question_id else "/review"
     if not request.htmx:
         return redirect(target)

@@ -43,3 +43,32 @@ def test_a_wrong_guess_is_simply_wrong(demo):
     wrong = next(c["letter"] for c in question.labelled_choices if not c["correct"])
     browser.post(practice_url(demo), {"token": token, "choice": [wrong], "guessed": "yes"})
     assert Review.objects.get().rating == scheduling.AGAIN
+
+
+def test_review_asks_each_miss_once_more_at_the_end_of_its_set_as_practice(client, demo):
+    from datetime import timedelta
+
+    import time_machine
+    from django.utils import timezone
+
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        finish_round(client, demo, [True] * 8)
+    with time_machine.travel(start + timedelta(days=10)):
+        for number in range(8):
+            page = client.get("/review")
+            question = page.context["question"]
+            letters = question.correct_letters
+            if number == 0:
+                missed = question
+                letters = [c["letter"] for c in question.labelled_choices if not c["correct"]][:1]
+            client.post("/review", {"token": page.context["token"], "choice": letters})
+        after_miss = Memory.objects.get(question=missed)
+        page = client.get("/review")
+        assert page.context["practice"] and page.context["question"] == missed
+        assert "Once more, as practice: you missed this one in this set." in page.content.decode()
+        client.post("/review", {"token": page.context["token"], "choice": missed.correct_letters})
+        again = Review.objects.filter(question=missed).latest("pk")
+        assert again.correct and again.practice
+        assert Memory.objects.get(question=missed).memory_state == after_miss.memory_state
+        assert "Nothing is due right now" in client.get("/review").content.decode()
