@@ -33,7 +33,7 @@ import re
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from datetime import datetime, timedelta
 from typing import NoReturn
 
@@ -79,6 +79,10 @@ class ProgressReview:
     answer_kind: str = Review.Kind.LATER
     # Given after the right answer was shown: kept, never replayed into the memory state.
     practice: bool = False
+
+
+# The Review columns a ProgressReview holds, in its order.
+REVIEW_FIELDS = tuple(review_field.name for review_field in fields(ProgressReview))
 
 
 @dataclass(frozen=True)
@@ -268,18 +272,7 @@ def items_of(learner: Learner) -> Iterator[ProgressItem]:
     rows = (
         Review.objects.filter(learner=learner)
         .order_by(F("question_id").asc(nulls_first=True), "flashcard_id", "reviewed_at", "pk")
-        .values_list(
-            "question_id",
-            "flashcard_id",
-            "rating",
-            "reviewed_at",
-            "duration_ms",
-            "answer",
-            "correct",
-            "origin",
-            "answer_kind",
-            "practice",
-        )
+        .values_list("question_id", "flashcard_id", *REVIEW_FIELDS)
         .iterator(chunk_size=READ_BATCH)
     )
     for ids, group in itertools.groupby(rows, key=lambda row: row[:2]):
@@ -441,21 +434,8 @@ def merge(*, learner: Learner, items: Iterable[ProgressItem]) -> MergeResult:
     return result
 
 
-REVIEW_COLUMNS = (
-    "learner_id",
-    "lesson_id",
-    "question_id",
-    "flashcard_id",
-    "attempt",
-    "rating",
-    "reviewed_at",
-    "duration_ms",
-    "answer",
-    "correct",
-    "origin",
-    "answer_kind",
-    "practice",
-)
+ITEM_COLUMNS = ("learner_id", "lesson_id", "question_id", "flashcard_id", "attempt")
+REVIEW_COLUMNS = (*ITEM_COLUMNS, *REVIEW_FIELDS)
 
 
 def _insert_reviews(rows: list[tuple]) -> None:
