@@ -10,6 +10,7 @@ from __future__ import annotations
 import secrets
 import time
 from dataclasses import dataclass
+from datetime import UTC, datetime
 
 from django.conf import settings
 from django.core import signing
@@ -39,6 +40,11 @@ class Attempt:
         if self.round_key:
             return f"round:{self.round_key}:{self.round_step}"
         return f"once:{self.nonce}"
+
+    @property
+    def shown_at(self) -> datetime:
+        """When the form was shown (its token was issued)."""
+        return datetime.fromtimestamp(self.issued_at, UTC)
 
     def duration_ms(self) -> int:
         """Time from showing the form to the answer, capped so a forgotten tab does not skew it."""

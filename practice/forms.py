@@ -19,10 +19,6 @@ class QuestionAnswer:
     grade: Grade
     guessed: bool = False
 
-    @property
-    def letters(self) -> frozenset[str]:
-        return self.grade.letters
-
 
 @dataclass(frozen=True)
 class FlashcardRating:

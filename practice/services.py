@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import secrets
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from typing import Any
 
 from django.contrib.sessions.backends.base import SessionBase
@@ -156,13 +156,14 @@ def review_answer(
     answer: QuestionAnswer | FlashcardRating,
     now: datetime,
 ) -> tuple[Review, bool]:
-    """Answer a question or rate a flashcard from the review queue: one review per item shown."""
+    """Answer a question or rate a flashcard shown on its own (the review queue, the flashcards
+    page): one review per item shown, practice logged but not scheduled."""
     common = {
         "learner": learner,
         "attempt": attempt.key,
         "duration_ms": attempt.duration_ms(),
         "now": now,
-        "shown_at": datetime.fromtimestamp(attempt.issued_at, UTC),
+        "shown_at": attempt.shown_at,
         "practice": attempt.practice,
     }
     if isinstance(answer, QuestionAnswer):

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 from functools import wraps
 
 from django.conf import settings
@@ -22,7 +22,7 @@ from lightmysky.lib.qr import qr_svg
 from lightmysky.lib.ratelimit import limit_posts, retry_after, too_many_requests
 from lightmysky.lib.versioned import content_version
 from practice import attempts, progress_file, rounds, scheduling, selectors, services, sky
-from practice.attempts import Attempt, BadSubmission
+from practice.attempts import BadSubmission
 from practice.forms import (
     FlashcardRating,
     QuestionAnswer,
@@ -74,10 +74,6 @@ def recover_lost_learner(view):
             return view(request, *args, **kwargs)
 
     return wrapped
-
-
-def _shown_at(attempt: Attempt) -> datetime:
-    return datetime.fromtimestamp(attempt.issued_at, UTC)
 
 
 def _learner_or_create(request: HttpRequest, now) -> Learner:
@@ -241,14 +237,8 @@ def flashcards(
         except BadSubmission as error:
             return bad_submission(request, str(error), back_url=url, target="flashcard-card")
         now = timezone.now()
-        services.flashcard_rate(
-            learner=_learner_or_create(request, now),
-            flashcard=card,
-            rating=rating.rating,
-            attempt=attempt.key,
-            duration_ms=attempt.duration_ms(),
-            now=now,
-            shown_at=_shown_at(attempt),
+        services.review_answer(
+            learner=_learner_or_create(request, now), attempt=attempt, answer=rating, now=now
         )
         position = cards.index(card) + 1
         if not request.htmx:
@@ -285,13 +275,14 @@ def _flashcard_context(lesson: Lesson, cards: list[Flashcard], position: int) ->
 def review(request: HttpRequest) -> HttpResponse:
     now = timezone.now()
     learner = selectors.learner_for_request(request)
-    batch_done = _review_batch_done(request, now) if learner else 0
+    batch = _review_batch(request, now)
     if request.method == "POST":
         if "more" in request.POST:
             request.session.pop(REVIEW_BATCH_SESSION_KEY, None)
             return redirect("practice:review")
         return _review_answer(request, now)
 
+    batch_done = batch["done"] if learner else 0
     context: dict = {"batch_size": selectors.REVIEW_BATCH_SIZE, "batch_done": batch_done}
     reviewed = small_int(request.GET.get("reviewed"))
     if learner is not None and reviewed:
@@ -307,7 +298,7 @@ def review(request: HttpRequest) -> HttpResponse:
         context["due_count"] = len(due)
         if due and batch_done < selectors.REVIEW_BATCH_SIZE:
             context |= _review_item_form(due[0].memory)
-        elif retry := _missed_in_this_set(request, learner, now):
+        elif learner and (retry := _first_still_missed(learner, batch["missed"])):
             context |= _review_item_form(retry, practice=True)
         elif not due:
             context["next_due"] = (
@@ -335,13 +326,9 @@ def _review_batch(request: HttpRequest, now) -> dict:
     return {"done": done, "since": batch["since"], "missed": missed}
 
 
-def _review_batch_done(request: HttpRequest, now) -> int:
-    return _review_batch(request, now)["done"]
-
-
-def _missed_in_this_set(request: HttpRequest, learner: Learner | None, now):
-    """The first item missed in this set and not yet asked again, once the set is over."""
-    for kind, item_id in _review_batch(request, now)["missed"] if learner else []:
+def _first_still_missed(learner: Learner, missed: list):
+    """The first item missed in this set and not yet asked again (to ask at the set's end)."""
+    for kind, item_id in missed:
         memory = selectors.memory_of_item(learner=learner, kind=kind, item_id=item_id)
         if memory is not None:
             return memory

@@ -45,7 +45,9 @@ def test_a_wrong_guess_is_simply_wrong(demo):
     assert Review.objects.get().rating == scheduling.AGAIN
 
 
-def test_review_asks_each_miss_once_more_at_the_end_of_its_set_as_practice(client, demo):
+def test_review_asks_each_miss_once_more_at_the_end_of_its_set_as_practice(
+    client, demo, assert_max_queries
+):
     from datetime import timedelta
 
     import time_machine
@@ -64,7 +66,9 @@ def test_review_asks_each_miss_once_more_at_the_end_of_its_set_as_practice(clien
                 letters = [c["letter"] for c in question.labelled_choices if not c["correct"]][:1]
             client.post("/review", {"token": page.context["token"], "choice": letters})
         after_miss = Memory.objects.get(question=missed)
-        page = client.get("/review")
+        # content version, session, due items, the missed item's memory (and the counter)
+        with assert_max_queries(6):
+            page = client.get("/review")
         assert page.context["practice"] and page.context["question"] == missed
         assert "Once more, as practice: you missed this one in this set." in page.content.decode()
         client.post("/review", {"token": page.context["token"], "choice": missed.correct_letters})
