@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from lessons.models import Question
+from lessons.models import Question, choice_letter
 
 # The right answer gives itself away by length when it is at least this much longer than the
 # longest wrong choice, both as a ratio and in characters (so short numeric-like answers such
@@ -31,7 +31,6 @@ ABSOLUTE_PATTERN = re.compile(
 OF_THE_ABOVE = re.compile(r"\b(all|none|both|neither) of the above\b", re.IGNORECASE)
 # A number with an optional unit: "16 GB", "20%", "1,000 tokens", "6.5 GB", "−3".
 NUMBER = re.compile(r"^\s*([-−]?\d[\d,]*(?:\.\d+)?)\s*(%|[A-Za-zµ/]{1,12})?\s*$")
-LETTERS = "ABCDEFGHIJ"
 
 
 def question_warnings(
@@ -214,7 +213,7 @@ def _text(choice: dict) -> str:
 
 
 def _letter(choices: list[dict], choice: dict) -> str:
-    return LETTERS[next(i for i, c in enumerate(choices) if c is choice)]
+    return choice_letter(next(i for i, c in enumerate(choices) if c is choice))
 
 
 def _normalise(text: str) -> str:

@@ -323,7 +323,7 @@ class Question(models.Model):
     def labelled_choices(self) -> list[dict]:
         """The choices with their letters (A, B, C…), as a learner sees them."""
         return [
-            {**choice, "letter": string.ascii_uppercase[index], "number": index + 1}
+            {**choice, "letter": choice_letter(index), "number": index + 1}
             for index, choice in enumerate(self.choices)
         ]
 
@@ -357,6 +357,11 @@ class AnswerNotAccepted(ValueError):
 class Grade(NamedTuple):
     letters: frozenset[str]
     correct: bool
+
+
+def choice_letter(index: int) -> str:
+    """A choice's letter as written: A for the first."""
+    return string.ascii_uppercase[index]
 
 
 def choice_errors(choices: object) -> list[str]:
