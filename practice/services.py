@@ -93,6 +93,12 @@ def round_start(
     return round_
 
 
+STALE_ROUND_ANSWER = (
+    "This question was already answered in this round, or is not the one being asked now, "
+    "so this answer was not recorded. Carry on from where you are."
+)
+
+
 def round_answer(
     *,
     learner: Learner,
@@ -119,10 +125,7 @@ def round_answer(
             questions=questions, memories=memories, now=now
         )
     if attempt.round_step != progress.step or progress.current != question:
-        raise BadSubmission(
-            "This question was already answered in this round, or is not the one being asked "
-            "now, so this answer was not recorded. Carry on from where you are."
-        )
+        raise BadSubmission(STALE_ROUND_ANSWER)
     review, created = question_answer(
         learner=learner,
         question=question,

@@ -33,6 +33,7 @@ from practice.forms import (
 )
 from practice.models import (
     LEARNER_PK_SESSION_KEY,
+    LEARNER_SESSION_KEY,
     Learner,
     LearnerGone,
     Review,
@@ -183,6 +184,11 @@ def _practice_answer(request: HttpRequest, page: LessonPage) -> HttpResponse:
         question = next((q for q in questions if q.pk == attempt.item_id), None)
         if attempt.kind != "question" or not attempt.round_key or question is None:
             raise BadSubmission("This answer is not for a question of this lesson's round.")
+        if attempt.round_step and LEARNER_SESSION_KEY not in request.session:
+            # Past its first step a round belongs to a learner this session names: without one
+            # (erased by "Forget everything" a moment ago) there is nothing to carry on, and no
+            # learner is made just to refuse the answer.
+            raise BadSubmission(services.STALE_ROUND_ANSWER)
         answer = read_question_answer(request.POST, attempt, question)
     except BadSubmission as error:
         return bad_submission(request, str(error), back_url=practice_url, target="practice-card")
