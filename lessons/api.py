@@ -78,7 +78,8 @@ class LessonDetail(LessonSummary):
 
 
 class ChoiceOut(Schema):
-    letter: str
+    letter: str = Field(description="The choice's letter in the written order, A to F.")
+    id: str = Field(description="The choice's identity: it stays when choices are reordered.")
     text: str
     correct: bool
     explanation: str = Field(description="Why this choice is wrong; empty for right ones.")
@@ -158,6 +159,7 @@ def _question_out(question: Question) -> dict:
         "choices": [
             {
                 "letter": c["letter"],
+                "id": c["id"],
                 "text": c["text"],
                 "correct": c["correct"],
                 "explanation": c.get("explanation", ""),
@@ -165,7 +167,7 @@ def _question_out(question: Question) -> dict:
             for c in question.labelled_choices
         ],
         "answer": question.correct_letters,
-        "multiple": len(question.correct_letters) > 1,
+        "multiple": question.takes_several,
         "explanation": question.explanation,
     }
 
@@ -273,7 +275,7 @@ def check_answer(request: HttpRequest, public_id: str, number: int, body: Answer
         raise RateLimited(wait)
     question = _question(_published_lesson(public_id), number)
     try:
-        grade = question.grade(body.answer)
+        grade = question.grade_letters(body.answer)
     except AnswerNotAccepted as error:
         raise HttpError(400, str(error)) from None
     out = _question_out(question)
@@ -281,5 +283,5 @@ def check_answer(request: HttpRequest, public_id: str, number: int, body: Answer
         "correct": grade.correct,
         "answer": out["answer"],
         "explanation": out["explanation"],
-        "choices": [c | {"picked": c["letter"] in grade.letters} for c in out["choices"]],
+        "choices": [c | {"picked": c["id"] in grade.choice_ids} for c in out["choices"]],
     }

@@ -6,7 +6,13 @@ from django import forms
 from django.core.exceptions import ValidationError
 from django.forms.models import BaseInlineFormSet
 
-from lessons.models import QUESTIONS_PER_LESSON, Lesson, ProblemReport, Question
+from lessons.models import (
+    QUESTIONS_PER_LESSON,
+    Lesson,
+    ProblemReport,
+    Question,
+    carry_choice_ids,
+)
 
 CHOICE_SLOTS = 6
 LETTERS = "ABCDEF"
@@ -48,7 +54,7 @@ class BaseQuestionAdminForm(forms.ModelForm):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         choices = self.instance.choices if self.instance.pk else []
-        self._correct_before = correct_choices(choices)
+        self._correct_before = correct_choice_ids(choices)
         for slot, choice in enumerate(choices[:CHOICE_SLOTS]):
             text, correct, why = choice_field_names(slot)
             self.initial.setdefault(text, choice.get("text", ""))
@@ -69,7 +75,7 @@ class BaseQuestionAdminForm(forms.ModelForm):
             choices.append(
                 {"text": text.strip(), "correct": bool(correct), "explanation": (why or "").strip()}
             )
-        self.instance.choices = choices
+        self.instance.choices = carry_choice_ids(self.instance.choices or [], choices)
         if cleaned.get("explanation") is not None:
             self.instance.explanation = cleaned["explanation"]
         lesson = getattr(self.instance, "lesson", None) if self.instance.lesson_id else None
@@ -96,15 +102,15 @@ class BaseQuestionAdminForm(forms.ModelForm):
 
     @property
     def correct_answer_changed(self) -> bool:
-        """True when an existing question's right answer is another one now: other letters
-        marked correct, or other texts behind them (so swapping two choices counts too)."""
-        return bool(self.instance.pk) and self._correct_before != correct_choices(
+        """True when an existing question's right answer is another one now: other choices
+        (by identity) marked right. Moving choices around or rewording one is not a change."""
+        return bool(self.instance.pk) and self._correct_before != correct_choice_ids(
             self.instance.choices
         )
 
 
-def correct_choices(choices: list[dict]) -> set[tuple[str, str]]:
-    return {(LETTERS[i], c.get("text", "")) for i, c in enumerate(choices) if c.get("correct")}
+def correct_choice_ids(choices: list[dict]) -> set[str | None]:
+    return {c.get("id") for c in choices if c.get("correct")}
 
 
 QuestionAdminForm = type("QuestionAdminForm", (BaseQuestionAdminForm,), _choice_fields())

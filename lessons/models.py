@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import random
 import secrets
 import string
 from collections import defaultdict, deque
@@ -281,8 +282,8 @@ class Question(models.Model):
     prompt = models.TextField()
     choices = models.JSONField(
         default=list,
-        help_text='A list of {"text", "correct", "explanation"}: the explanation says why a '
-        "wrong choice is wrong.",
+        help_text='A list of {"id", "text", "correct", "explanation"}: the id is what learners\' '
+        "answers record, the explanation says why a wrong choice is wrong.",
     )
     explanation = models.TextField(
         blank=True, help_text="Why the right answer is right, in Markdown."
@@ -311,6 +312,8 @@ class Question(models.Model):
 
     def save(self, *args, **kwargs) -> None:
         self.explanation_html = render_markdown(self.explanation)
+        if isinstance(self.choices, list) and all(isinstance(c, dict) for c in self.choices):
+            self.choices = with_choice_ids(self.choices)
         super().save(*args, **kwargs)
 
     def clean(self) -> None:
@@ -321,33 +324,68 @@ class Question(models.Model):
 
     @property
     def labelled_choices(self) -> list[dict]:
-        """The choices with their letters (A, B, C…), as a learner sees them."""
-        return [
-            {**choice, "letter": choice_letter(index), "number": index + 1}
-            for index, choice in enumerate(self.choices)
-        ]
+        """The choices in the written order, with their letters (A, B, C…): the order of the
+        worksheet, the Markdown twin, the API and the editors' pages."""
+        return _labelled(self.choices)
+
+    def choices_shown(self, seed: str, *, differ_from: str | None = None) -> list[dict]:
+        """The choices in the order one showing of the question puts them, lettered in that
+        order: shuffled by `seed` (the same seed, the same order; a reload shows what it
+        showed), unless the editors keep the written order. With `differ_from`, the seed of
+        an earlier showing, the order is never that showing's: a retry cannot be answered by
+        remembering a position."""
+        if self.keep_choice_order or len(self.choices) < 2:
+            return self.labelled_choices
+        order = self._shuffled_order(seed)
+        if differ_from not in (None, seed) and order == self._shuffled_order(differ_from):
+            order = order[1:] + order[:1]
+        return _labelled([self.choices[index] for index in order])
+
+    def _shuffled_order(self, seed: str) -> list[int]:
+        order = list(range(len(self.choices)))
+        # Not for secrecy: a string seed gives the same order in every process and release.
+        random.Random(f"{seed}:{self.key}").shuffle(order)  # noqa: S311
+        return order
+
+    @property
+    def correct_ids(self) -> frozenset[str]:
+        return frozenset(choice["id"] for choice in self.choices if choice["correct"])
 
     @property
     def correct_letters(self) -> list[str]:
         return [choice["letter"] for choice in self.labelled_choices if choice["correct"]]
 
-    def grade(self, letters: Iterable[str]) -> Grade:
-        """The one grading rule: whether these letters (A is the first choice as written) are
-        the right answer. Refuses, with a message a learner understands, an empty answer, a
-        letter that is not a choice, and several letters for a question with one answer."""
-        picked = frozenset(letter.strip().upper() for letter in letters)
+    @property
+    def takes_several(self) -> bool:
+        return len(self.correct_ids) > 1
+
+    def grade(self, choice_ids: Iterable[str]) -> Grade:
+        """The one grading rule: whether these choices (by identity) are the right answer.
+        Refuses, with a message a learner understands, an empty answer, a choice the question
+        does not have, and several choices for a question with one answer."""
+        picked = frozenset(choice_id.strip() for choice_id in choice_ids) - {""}
         if not picked:
             raise AnswerNotAccepted("No answer was chosen. Pick one of the choices, then submit.")
-        known = {choice["letter"] for choice in self.labelled_choices}
-        if unknown := sorted(picked - known):
+        if picked - {choice["id"] for choice in self.choices}:
+            raise AnswerNotAccepted(
+                "That answer names a choice this question does not have: it may have been "
+                "edited since the page was shown. Reload the question and answer it again."
+            )
+        if len(picked) > 1 and not self.takes_several:
+            raise AnswerNotAccepted("This question takes one answer, but several were given.")
+        return Grade(choice_ids=picked, correct=picked == self.correct_ids)
+
+    def grade_letters(self, letters: Iterable[str]) -> Grade:
+        """Grade letters as written (A is the first choice in the written order): the API's,
+        the paper worksheet's and old progress files' way of naming choices."""
+        picked = frozenset(letter.strip().upper() for letter in letters) - {""}
+        ids = {choice["letter"]: choice["id"] for choice in self.labelled_choices}
+        if unknown := sorted(picked - ids.keys()):
             raise AnswerNotAccepted(
                 f"{', '.join(f'“{letter[:12]}”' for letter in unknown)} is not one of this "
-                f"question's choices (they are {', '.join(sorted(known))})."
+                f"question's choices (they are {', '.join(ids)})."
             )
-        right = frozenset(self.correct_letters)
-        if len(picked) > 1 and len(right) == 1:
-            raise AnswerNotAccepted("This question takes one answer, but several were given.")
-        return Grade(letters=picked, correct=picked == right)
+        return self.grade(ids[letter] for letter in picked)
 
 
 class AnswerNotAccepted(ValueError):
@@ -355,8 +393,63 @@ class AnswerNotAccepted(ValueError):
 
 
 class Grade(NamedTuple):
-    letters: frozenset[str]
+    choice_ids: frozenset[str]
     correct: bool
+
+    @property
+    def answer(self) -> str:
+        """The answer as a review stores it: the chosen choices' identities."""
+        return ",".join(sorted(self.choice_ids))
+
+
+def _labelled(choices: list[dict]) -> list[dict]:
+    return [
+        {**choice, "letter": choice_letter(index), "number": index + 1}
+        for index, choice in enumerate(choices)
+    ]
+
+
+def new_choice_id(taken: Iterable[str] = ()) -> str:
+    """A choice's identity: what a learner's answer records, whatever its place or wording."""
+    taken = set(taken)
+    while (choice_id := secrets.token_hex(3)) in taken:
+        pass
+    return choice_id
+
+
+def carry_choice_ids(old: list[dict], new: list[dict]) -> list[dict]:
+    """The new choices of a question, each keeping the identity of the old choice it is: the
+    one with the same text (so a reorder keeps every identity), else the one in the same place
+    (so rewording keeps it); anything else is a new choice."""
+    unclaimed = {choice["id"]: choice for choice in old if choice.get("id")}
+    by_text = {choice["text"]: choice_id for choice_id, choice in unclaimed.items()}
+    kept: list[str | None] = []
+    for choice in new:
+        choice_id = choice.get("id") or by_text.get(choice.get("text"))
+        kept.append(choice_id if choice_id in unclaimed else None)
+        unclaimed.pop(choice_id, None)
+    for index, choice_id in enumerate(kept):
+        if choice_id is None and index < len(old) and old[index].get("id") in unclaimed:
+            kept[index] = unclaimed.pop(old[index]["id"])["id"]
+    return with_choice_ids(
+        [
+            choice | {"id": choice_id} if choice_id else choice
+            for choice, choice_id in zip(new, kept, strict=True)
+        ]
+    )
+
+
+def with_choice_ids(choices: list[dict]) -> list[dict]:
+    """The choices, each with an identity of its own (new ones get one)."""
+    seen: set[str] = set()
+    result = []
+    for choice in choices:
+        choice_id = choice.get("id")
+        if not choice_id or choice_id in seen:
+            choice = choice | {"id": new_choice_id(seen | {c.get("id") for c in choices})}
+        seen.add(choice["id"])
+        result.append(choice)
+    return result
 
 
 def choice_letter(index: int) -> str:
@@ -378,6 +471,8 @@ def choice_errors(choices: object) -> list[str]:
             errors.append(f"Choice {number} must say whether it is correct (true or false).")
         if not isinstance(choice.get("explanation", ""), str):
             errors.append(f"Choice {number}'s explanation must be text.")
+        if not isinstance(choice.get("id", ""), str):
+            errors.append(f"Choice {number}'s id must be text.")
     return errors
 
 

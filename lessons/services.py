@@ -11,7 +11,15 @@ from django.db import models, transaction
 
 from lessons.files import LessonFileError, lesson_to_markdown, markdown_to_lesson
 from lessons.forms import publish_problems
-from lessons.models import Area, Flashcard, Lesson, ProblemReport, Question, Subject
+from lessons.models import (
+    Area,
+    Flashcard,
+    Lesson,
+    ProblemReport,
+    Question,
+    Subject,
+    carry_choice_ids,
+)
 
 LESSON_FIELDS = [
     "slug", "title", "summary", "age_from", "age_to", "heading", "body", "example", "tip",
@@ -124,14 +132,17 @@ def _load_questions(lesson: Lesson, items: list[dict[str, Any]]) -> bool:
         question = question or Question(lesson=lesson, position=position)
         values = {
             "prompt": item["prompt"],
-            "choices": [
-                {
-                    "text": choice["text"],
-                    "correct": choice["correct"],
-                    "explanation": choice.get("explanation", ""),
-                }
-                for choice in item["choices"]
-            ],
+            "choices": carry_choice_ids(
+                question.choices,
+                [
+                    {
+                        "text": choice["text"],
+                        "correct": choice["correct"],
+                        "explanation": choice.get("explanation", ""),
+                    }
+                    for choice in item["choices"]
+                ],
+            ),
             "explanation": item["explanation"],
             "keep_choice_order": item.get("keep_choice_order", False),
         }

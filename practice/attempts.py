@@ -14,6 +14,7 @@ from datetime import UTC, datetime
 
 from django.conf import settings
 from django.core import signing
+from django.utils.crypto import salted_hmac
 
 SALT = "practice.attempt"
 
@@ -36,9 +37,10 @@ class Attempt:
 
     @property
     def key(self) -> str:
-        """What makes this attempt unique for a learner."""
+        """What makes this attempt unique for a learner; it also seeds the order in which the
+        question's choices are shown."""
         if self.round_key:
-            return f"round:{self.round_key}:{self.round_step}"
+            return round_attempt_key(self.round_key, self.round_step)
         return f"once:{self.nonce}"
 
     @property
@@ -51,14 +53,28 @@ class Attempt:
         return int(min(max(time.time() - self.issued_at, 0), 600) * 1000)
 
 
+def round_attempt_key(round_key: str, step: int | None) -> str:
+    return f"round:{round_key}:{step}"
+
+
 def issue_for_round(*, lesson_id: int, question_id: int, round_key: str, step: int) -> str:
     payload = {"l": lesson_id, "k": "question", "i": question_id, "r": round_key, "s": step}
     return _sign(payload)
 
 
-def issue_once(*, lesson_id: int, kind: str, item_id: int, practice: bool = False) -> str:
-    payload = {"l": lesson_id, "k": kind, "i": item_id, "n": secrets.token_urlsafe(12)}
+def issue_once(
+    *, lesson_id: int, kind: str, item_id: int, practice: bool = False, nonce: str | None = None
+) -> str:
+    payload = {"l": lesson_id, "k": kind, "i": item_id, "n": nonce or secrets.token_urlsafe(12)}
     return _sign(payload | ({"p": 1} if practice else {}))
+
+
+def stable_key(*parts: object) -> str:
+    """A key that is the same each time for the same parts, and unguessable without the
+    site's secret: a page shown again before it is answered is the same attempt, with its
+    choices in the same order."""
+    message = ":".join(str(part) for part in parts)
+    return salted_hmac("practice.stable-key", message, algorithm="sha256").hexdigest()[:16]
 
 
 def issue_for_worksheet(*, lesson_id: int) -> str:

@@ -35,7 +35,7 @@ def read_attempt(data: QueryDict, *, lesson_id: int | None = None) -> Attempt:
 
 
 def read_question_answer(data: QueryDict, attempt: Attempt, question: Question) -> QuestionAnswer:
-    """The chosen letters, graded by the question's own rule."""
+    """The chosen choices (by identity), graded by the question's own rule."""
     try:
         grade = question.grade(data.getlist("choice"))
     except AnswerNotAccepted as error:
@@ -85,7 +85,7 @@ def read_paper_answers(
                 f"of the choices you ticked ({known})."
             )
         try:
-            answers[question] = question.grade(re.findall(r"[A-Za-z]", raw))
+            answers[question] = question.grade_letters(re.findall(r"[A-Za-z]", raw))
         except AnswerNotAccepted as error:
             raise BadSubmission(f"Question {question.position}: {error}") from None
     if not answers:

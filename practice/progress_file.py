@@ -45,7 +45,11 @@ from practice import scheduling
 from practice.attempts import BadSubmission
 from practice.models import Learner, LearnerGone, Memory, Review
 
-FORMAT_VERSION = 1
+# Version 2 records a question's answer as its choices' identities; version 1 had the letters
+# of the written order, which are still read.
+FORMAT_VERSION = 2
+READABLE_VERSIONS = (1, 2)
+WRITTEN_LETTERS = re.compile(r"^[A-F](,[A-F])*$")
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_REVIEWS_PER_ITEM = 1_000
 MAX_REVIEWS_PER_LEARNER = 40_000
@@ -194,9 +198,13 @@ def read_document(document: object, *, now: datetime) -> list[ProgressItem]:
     top = _Checker("The file", document, now)
     version = top.data.get("version")
     items_data = top.data.get("items")
-    if type(version) is not int or version != FORMAT_VERSION or not isinstance(items_data, list):
+    if (
+        type(version) is not int
+        or version not in READABLE_VERSIONS
+        or not isinstance(items_data, list)
+    ):
         raise BadSubmission(
-            "That file is not a LightMySky progress file (version 1 with a list of items)."
+            "That file is not a LightMySky progress file (version 1 or 2, with a list of items)."
         )
     top.moment("exported_at")
     items = [_read_item(number, item, now) for number, item in enumerate(items_data, 1)]
@@ -405,14 +413,15 @@ def merge(*, learner: Learner, items: Iterable[ProgressItem]) -> MergeResult:
         if len(fresh) > room:
             fresh = sorted(fresh, key=lambda pair: pair[1].reviewed_at)[-room:] if room > 0 else []
             result.trimmed.append(f"{item.kind} {item.key} of lesson {item.lesson}")
-        grades: dict[str, bool | None] = {}
+        grades: dict[str, tuple[str, bool | None]] = {}
         for attempt, review in fresh:
             if review.answer not in grades:
-                grades[review.answer] = _graded(target, review)
+                grades[review.answer] = _graded(target, review.answer)
+            answer, correct = grades[review.answer]
             new_reviews.append(
                 (learner.pk, target.lesson_id, *ids, attempt, review.rating)
-                + (review.reviewed_at, review.duration_ms, review.answer)
-                + (grades[review.answer], review.origin, review.answer_kind, review.practice)
+                + (review.reviewed_at, review.duration_ms, answer)
+                + (correct, review.origin, review.answer_kind, review.practice)
             )
         if item.memory is not None:
             latest = max(item.reviews, key=lambda r: r.reviewed_at, default=None)
@@ -492,15 +501,20 @@ def _published_targets(items: list[ProgressItem]) -> dict[tuple[str, str, str], 
     return targets
 
 
-def _graded(target: Target, review: ProgressReview) -> bool | None:
-    """Whether a question's recorded answer is right by today's question; None for flashcards
-    and for answers that are not letters of its choices."""
+def _graded(target: Target, answer: str) -> tuple[str, bool | None]:
+    """A recorded answer as it is stored (letters of a version 1 file become the choices'
+    identities) and whether it is right by today's question: None for flashcards and for
+    answers that name no choice of it."""
     if not isinstance(target, Question):
-        return None
+        return answer, None
     try:
-        return target.grade(review.answer.split(",")).correct
+        if WRITTEN_LETTERS.match(answer):
+            grade = target.grade_letters(answer.split(","))
+        else:
+            grade = target.grade(answer.split(","))
     except AnswerNotAccepted:
-        return None
+        return answer, None
+    return grade.answer, grade.correct
 
 
 def _take_newer_states(learner: Learner, pending: list) -> int:

@@ -53,6 +53,12 @@ class RoundProgress:
     def finished(self) -> bool:
         return self.round is not None and self.current is None
 
+    def first_showing(self, question: Question) -> str | None:
+        """The attempt that asked this question on the round's first pass, if it was answered:
+        the retry shows its choices in another order."""
+        first_pass = self.reviews[: len(self.questions)]
+        return next((r.attempt for r in first_pass if r.question_id == question.pk), None)
+
     def finished_after(self, correct: bool) -> bool:
         """Whether answering the current question (right or wrong) ends the round."""
         missed_now = not correct and self.step < len(self.questions)

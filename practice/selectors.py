@@ -118,6 +118,17 @@ def memory_of_item(*, learner: Learner, kind: str, item_id: int) -> Memory | Non
     )
 
 
+def last_attempt_key(item: Memory | Review, *, before: Review | None = None) -> str | None:
+    """The attempt of the learner's latest answer to this question (before `before`)."""
+    reviews = Review.objects.filter(learner_id=item.learner_id, question_id=item.question_id)
+    if before is not None:
+        reviews = reviews.filter(
+            Q(reviewed_at__lt=before.reviewed_at)
+            | Q(reviewed_at=before.reviewed_at, pk__lt=before.pk)
+        )
+    return reviews.order_by("-reviewed_at", "-pk").values_list("attempt", flat=True).first()
+
+
 def next_due_at(*, learner: Learner, now: datetime) -> datetime | None:
     memory = (
         Memory.objects.filter(learner=learner, due__gt=now, lesson__status=Lesson.Status.PUBLISHED)
@@ -471,11 +482,9 @@ def choice_picks(question: Question) -> list[dict]:
         .annotate(n=Count("pk"))
         .order_by()
     ):
-        for letter in filter(None, answer.split(",")):
-            counts[letter] = counts.get(letter, 0) + n
-    return [
-        choice | {"picks": counts.get(choice["letter"], 0)} for choice in question.labelled_choices
-    ]
+        for choice_id in filter(None, answer.split(",")):
+            counts[choice_id] = counts.get(choice_id, 0) + n
+    return [choice | {"picks": counts.get(choice["id"], 0)} for choice in question.labelled_choices]
 
 
 def paper_reviews(*, learner: Learner, lesson: Lesson, batch: str) -> list[Review]:

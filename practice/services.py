@@ -206,7 +206,7 @@ def question_answer(
         rating=scheduling.rating_for_answer(grade.correct, guessed=guessed),
         correct=grade.correct,
         practice=practice,
-        answer=",".join(sorted(grade.letters)),
+        answer=grade.answer,
         attempt=attempt,
         duration_ms=duration_ms,
         now=now,

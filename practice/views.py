@@ -7,6 +7,7 @@ from functools import wraps
 from django.conf import settings
 from django.db import IntegrityError
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
@@ -37,6 +38,7 @@ from practice.models import (
     Learner,
     LearnerGone,
     Review,
+    Round,
     new_round_key,
 )
 
@@ -95,13 +97,24 @@ def _page_or_partial(request: HttpRequest, template: str, partial: str) -> str:
 
 
 def feedback_for(
-    review: Review, question: Question, progress: rounds.RoundProgress | None = None
+    review: Review,
+    question: Question,
+    progress: rounds.RoundProgress | None = None,
+    *,
+    differ_from: str | None = None,
+    on_paper: bool = False,
 ) -> dict:
-    """What the learner sees after answering: each choice marked, with the explanations."""
+    """What the learner sees after answering: each choice marked, with the explanations, in
+    the order and with the letters the question was shown with (on paper: as written)."""
+    if progress is not None:
+        differ_from = progress.first_showing(question)
+    shown = (
+        question.labelled_choices
+        if on_paper
+        else question.choices_shown(review.attempt, differ_from=differ_from)
+    )
     picked = set(review.answer.split(",")) if review.answer else set()
-    choices = [
-        choice | {"picked": choice["letter"] in picked} for choice in question.labelled_choices
-    ]
+    choices = [choice | {"picked": choice["id"] in picked} for choice in shown]
     comes_back = bool(
         progress
         and not review.correct
@@ -148,10 +161,11 @@ def practice_round(
         pass  # the round's summary, straight after its last answer
     elif request.GET.get("new") or progress.round is None or progress.finished:
         memories = selectors.lesson_memories(learner=learner, lesson=lesson)
+        round_key = _next_round_key(request, lesson, after=progress.round)
         progress = rounds.RoundProgress(
             questions=selectors.new_round_questions(questions=questions, memories=memories, now=now)
         )
-        context |= _question_form(lesson, progress, new_round_key())
+        context |= _question_form(lesson, progress, round_key)
         context["progress"] = progress
     else:
         context |= _question_form(lesson, progress, progress.round.key)
@@ -160,6 +174,20 @@ def practice_round(
             learner=learner, lesson=lesson, items=page.items, now=now, memories=memories
         )
     return render(request, _page_or_partial(request, ROUND_TEMPLATE, "practice-card"), context)
+
+
+def _next_round_key(request: HttpRequest, lesson: Lesson, *, after: Round | None) -> str:
+    """The key of the round this browser starts after its latest one: the same on every
+    reload until its first answer (so its first question keeps its order)."""
+    learner = selectors.learner_for_request(request)
+    if learner is not None:
+        owner = learner.public_id
+    else:  # a visitor: the CSRF secret its form carries (and, from now on, its cookie)
+        get_token(request)
+        owner = request.META.get("CSRF_COOKIE")
+    if not owner:
+        return new_round_key()
+    return attempts.stable_key("round", owner, lesson.pk, after.key if after else "")
 
 
 def _question_of(review: Review, questions: list[Question]) -> Question:
@@ -173,7 +201,11 @@ def _question_form(lesson: Lesson, progress: rounds.RoundProgress, round_key: st
     token = attempts.issue_for_round(
         lesson_id=lesson.pk, question_id=question.pk, round_key=round_key, step=progress.step
     )
-    return {"question": question, "token": token}
+    choices = question.choices_shown(
+        attempts.round_attempt_key(round_key, progress.step),
+        differ_from=progress.first_showing(question),
+    )
+    return {"question": question, "token": token, "choices": choices}
 
 
 def _practice_answer(request: HttpRequest, page: LessonPage) -> HttpResponse:
@@ -298,7 +330,9 @@ def review(request: HttpRequest) -> HttpResponse:
             .first()
         )
         if done is not None and done.question_id:
-            context["feedback"] = feedback_for(done, done.question)
+            context["feedback"] = feedback_for(
+                done, done.question, differ_from=_earlier_showing(done) if done.practice else None
+            )
     if "feedback" not in context:
         due = selectors.due_items(learner=learner, now=now) if learner else []
         context["due_count"] = len(due)
@@ -342,16 +376,35 @@ def _first_still_missed(learner: Learner, missed: list):
 
 
 def _review_item_form(memory, *, practice: bool = False) -> dict:
-    token = attempts.issue_once(
-        lesson_id=memory.lesson_id, kind=str(memory.kind), item_id=memory.item.pk, practice=practice
+    # The same until the item is answered: a reload is the same attempt, in the same order.
+    nonce = attempts.stable_key(
+        "review", memory.learner_id, memory.kind, memory.item.pk, memory.last_review, practice
     )
-    return {
+    token = attempts.issue_once(
+        lesson_id=memory.lesson_id,
+        kind=str(memory.kind),
+        item_id=memory.item.pk,
+        practice=practice,
+        nonce=nonce,
+    )
+    context = {
         "item": memory,
         "question": memory.question,
         "card": memory.flashcard,
         "token": token,
         "practice": practice,
     }
+    if memory.question_id:
+        # Asked again after a miss: in another order than the miss was shown in.
+        earlier = selectors.last_attempt_key(memory) if practice else None
+        seed = attempts.read(token).key
+        context["choices"] = memory.question.choices_shown(seed, differ_from=earlier)
+    return context
+
+
+def _earlier_showing(review: Review) -> str | None:
+    """The attempt before this one of the same item: the one a practice re-ask differs from."""
+    return selectors.last_attempt_key(review, before=review)
 
 
 def _review_answer(request: HttpRequest, now) -> HttpResponse:
@@ -390,7 +443,11 @@ def _review_answer(request: HttpRequest, now) -> HttpResponse:
     if not request.htmx:
         return redirect(target)
     if review.question_id:
-        context = {"feedback": feedback_for(review, question), "oob_updates": True}
+        differ_from = _earlier_showing(review) if review.practice else None
+        context = {
+            "feedback": feedback_for(review, question, differ_from=differ_from),
+            "oob_updates": True,
+        }
         response = render(request, "practice/review.html#review-card", context)
         return push_url(response, f"/review?reviewed={review.pk}")
     return redirect(target)
@@ -557,7 +614,7 @@ def worksheet_answers(
             reviews = selectors.paper_reviews(learner=learner, lesson=lesson, batch=done)
             by_id = {question.pk: question for question in questions}
             context["feedback_list"] = [
-                feedback_for(review, by_id[review.question_id])
+                feedback_for(review, by_id[review.question_id], on_paper=True)
                 for review in reviews
                 if review.question_id in by_id
             ]

@@ -102,7 +102,7 @@ def test_practice_step_get_and_post(learner_client, demo, assert_max_queries):
         question, token = current_question(learner_client, practice_url(demo))
     with assert_max_queries(8):
         response = learner_client.post(
-            practice_url(demo), {"token": token, "choice": question.correct_letters}
+            practice_url(demo), {"token": token, "choice": sorted(question.correct_ids)}
         )
     assert response.status_code == 302
 
@@ -112,7 +112,7 @@ def test_practice_step_with_htmx(learner_client, demo, assert_max_queries):
     with assert_max_queries(9):  # 8, and the rate-limit counters' upsert
         response = learner_client.post(
             practice_url(demo),
-            {"token": token, "choice": question.correct_letters},
+            {"token": token, "choice": sorted(question.correct_ids)},
             headers={"HX-Request": "true"},
         )
     assert response.status_code == 200

@@ -42,7 +42,7 @@ def test_a_flood_of_answers_gets_429_with_retry_after(client, demo, settings):
     for _ in range(8):
         question, token = current_question(client, practice_url(demo))
         response = client.post(
-            practice_url(demo), {"token": token, "choice": question.correct_letters}
+            practice_url(demo), {"token": token, "choice": sorted(question.correct_ids)}
         )
         statuses.append(response.status_code)
     assert statuses == [302] * 5 + [429] * 3
@@ -58,7 +58,7 @@ def test_the_address_budget_is_shared_by_browsers_behind_it(demo, settings):
         question, token = current_question(browser, practice_url(demo))
         statuses.append(
             browser.post(
-                practice_url(demo), {"token": token, "choice": question.correct_letters}
+                practice_url(demo), {"token": token, "choice": sorted(question.correct_ids)}
             ).status_code
         )
     assert statuses == [302, 302, 302, 429, 429]

@@ -97,7 +97,7 @@ def test_an_editor_writes_a_whole_lesson_on_one_page_and_publishes_it(admin_clie
     lesson = Lesson.objects.get(slug="reading-the-night-sky")
     assert lesson.is_published and lesson.questions.count() == 8 and lesson.flashcards.count() == 4
     question = lesson.questions.get(position=3)
-    assert question.choices == [
+    assert [{k: v for k, v in c.items() if k != "id"} for c in question.choices] == [
         {"text": "Polaris", "correct": True, "explanation": ""},
         {
             "text": "Sirius",
@@ -105,6 +105,7 @@ def test_an_editor_writes_a_whole_lesson_on_one_page_and_publishes_it(admin_clie
             "explanation": "Sirius is the brightest, not the pole star.",
         },
     ]
+    assert len({c["id"] for c in question.choices}) == 2  # each choice has an identity
     visitor = Client()
     assert visitor.get(lesson.get_absolute_url()).status_code == 200
     assert lesson.title in visitor.get("/llms.txt").content.decode()
@@ -186,7 +187,7 @@ def test_lapses_count_misses_after_a_pass(admin_client, demo):
     with time_machine.travel(timezone.now() + timedelta(days=30), tick=False):
         response = learner.get("/review")
         question = response.context["question"]
-        wrong = next(c["letter"] for c in question.labelled_choices if not c["correct"])
+        wrong = next(c["id"] for c in question.choices if not c["correct"])
         learner.post("/review", {"token": response.context["token"], "choice": wrong})
     listing = admin_client.get(
         "/admin/lessons/question/", {"q": question.prompt[:30]}

@@ -15,12 +15,13 @@ def practice_url(lesson: Lesson) -> str:
     return lesson.get_absolute_url() + "/practice"
 
 
-def right_letters(question: Question) -> list[str]:
-    return question.correct_letters
+def right_choices(question: Question) -> list[str]:
+    """What the answer form sends for the right answer: the right choices' identities."""
+    return sorted(question.correct_ids)
 
 
-def wrong_letters(question: Question) -> list[str]:
-    return [c["letter"] for c in question.labelled_choices if not c["correct"]][:1]
+def wrong_choices(question: Question) -> list[str]:
+    return [c["id"] for c in question.choices if not c["correct"]][:1]
 
 
 def current_question(client: Client, url: str) -> tuple[Question, str]:
@@ -34,9 +35,9 @@ def answer(
 ):
     url = url or practice_url(lesson)
     question, token = current_question(client, url)
-    letters = right_letters(question) if right else wrong_letters(question)
+    choices = right_choices(question) if right else wrong_choices(question)
     headers = {"HX-Request": "true"} if htmx else {}
-    return client.post(url, {"token": token, "choice": letters}, headers=headers)
+    return client.post(url, {"token": token, "choice": choices}, headers=headers)
 
 
 def finish_round(client: Client, lesson: Lesson, pattern: list[bool]) -> None:

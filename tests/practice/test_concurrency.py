@@ -11,7 +11,7 @@ from django.test import Client
 
 from lessons.models import Lesson
 from practice.models import Learner, Memory, Review, Round
-from tests.practice.helpers import answer, current_question, practice_url
+from tests.practice.helpers import answer, current_question, practice_url, wrong_choices
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -62,7 +62,7 @@ def test_concurrent_double_submit_records_one_review(seed):
     responses = post_together(
         client.cookies["sessionid"].value,
         practice_url(seed),
-        {"token": token, "choice": question.correct_letters},
+        {"token": token, "choice": sorted(question.correct_ids)},
     )
     assert [r.status_code for r in responses] == [302] * THREADS
     assert {r["Location"] for r in responses} == {practice_url(seed) + "?answered=2#feedback"}
@@ -80,7 +80,7 @@ def test_concurrent_first_answers_of_a_new_round_make_one_round(seed):
     responses = post_together(
         client.cookies["sessionid"].value,
         practice_url(seed),
-        {"token": token, "choice": question.correct_letters},
+        {"token": token, "choice": sorted(question.correct_ids)},
     )
     assert [r.status_code for r in responses] == [302] * THREADS
     assert Round.objects.count() == 2
@@ -113,7 +113,7 @@ def test_a_new_browsers_first_answer_sent_at_once_makes_one_learner(seed):
         browser.cookies["csrftoken"] = csrf
         try:
             barrier.wait(timeout=10)
-            data = {"token": token, "choice": question.correct_letters}
+            data = {"token": token, "choice": sorted(question.correct_ids)}
             statuses.append(browser.post(practice_url(seed), data).status_code)
         finally:
             connection.close()
@@ -141,11 +141,7 @@ def test_forget_racing_the_same_browsers_other_requests_always_erases_it(seed):
         answer(browser, seed, right=True)
         saved = json.dumps(exported(browser)).encode()
         _, token = current_question(browser, practice_url(seed))
-        wrong = [
-            c["letter"]
-            for c in Lesson.objects.get(pk=seed.pk).questions.all()[1].labelled_choices
-            if not c["correct"]
-        ][:1]
+        wrong = wrong_choices(Lesson.objects.get(pk=seed.pk).questions.all()[1])
         requests = [
             ("/progress/forget", {"confirm": "yes"}),
             (practice_url(seed), {"token": token, "choice": wrong}),

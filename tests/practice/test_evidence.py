@@ -6,7 +6,13 @@ from django.test import Client
 
 from practice import scheduling
 from practice.models import Memory, Review
-from tests.practice.helpers import current_question, finish_round, practice_url
+from tests.practice.helpers import (
+    current_question,
+    finish_round,
+    practice_url,
+    right_choices,
+    wrong_choices,
+)
 
 
 def test_a_right_retry_after_a_miss_leaves_the_memory_as_the_miss_left_it(client, demo):
@@ -29,7 +35,8 @@ def test_a_right_answer_the_learner_says_they_guessed_is_rated_hard(demo):
     page = browser.get(practice_url(demo)).content.decode()
     assert 'name="guessed" value="yes" data-key="g"' in page and "I guessed" in page
     browser.post(
-        practice_url(demo), {"token": token, "choice": question.correct_letters, "guessed": "yes"}
+        practice_url(demo),
+        {"token": token, "choice": sorted(question.correct_ids), "guessed": "yes"},
     )
     review = Review.objects.get()
     assert review.correct and review.rating == scheduling.HARD
@@ -40,8 +47,9 @@ def test_a_right_answer_the_learner_says_they_guessed_is_rated_hard(demo):
 def test_a_wrong_guess_is_simply_wrong(demo):
     browser = Client()
     question, token = current_question(browser, practice_url(demo))
-    wrong = next(c["letter"] for c in question.labelled_choices if not c["correct"])
-    browser.post(practice_url(demo), {"token": token, "choice": [wrong], "guessed": "yes"})
+    browser.post(
+        practice_url(demo), {"token": token, "choice": wrong_choices(question), "guessed": "yes"}
+    )
     assert Review.objects.get().rating == scheduling.AGAIN
 
 
@@ -60,18 +68,20 @@ def test_review_asks_each_miss_once_more_at_the_end_of_its_set_as_practice(
         for number in range(8):
             page = client.get("/review")
             question = page.context["question"]
-            letters = question.correct_letters
+            choices = right_choices(question)
             if number == 0:
                 missed = question
-                letters = [c["letter"] for c in question.labelled_choices if not c["correct"]][:1]
-            client.post("/review", {"token": page.context["token"], "choice": letters})
+                choices = wrong_choices(question)
+            client.post("/review", {"token": page.context["token"], "choice": choices})
         after_miss = Memory.objects.get(question=missed)
         # content version, session, due items, the missed item's memory (and the counter)
         with assert_max_queries(6):
             page = client.get("/review")
         assert page.context["practice"] and page.context["question"] == missed
         assert "Once more, as practice: you missed this one in this set." in page.content.decode()
-        client.post("/review", {"token": page.context["token"], "choice": missed.correct_letters})
+        client.post(
+            "/review", {"token": page.context["token"], "choice": sorted(missed.correct_ids)}
+        )
         again = Review.objects.filter(question=missed).latest("pk")
         assert again.correct and again.practice
         assert Memory.objects.get(question=missed).memory_state == after_miss.memory_state

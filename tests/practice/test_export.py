@@ -8,7 +8,7 @@ from django.test import Client
 from django.utils import timezone
 
 from practice import scheduling
-from tests.practice.helpers import answer, exported, finish_round, right_letters, wrong_letters
+from tests.practice.helpers import answer, exported, finish_round, right_choices, wrong_choices
 
 
 def parse(moment: str) -> datetime:
@@ -21,7 +21,7 @@ def test_a_browser_with_no_progress_exports_an_empty_list(client, db):
     assert response["Content-Disposition"].startswith('attachment; filename="lightmysky-progress-')
     document = json.loads(b"".join(response.streaming_content))
     assert document["items"] == []
-    assert document["version"] == 1
+    assert document["version"] == 2
     assert set(document["scheduler"]) == {
         "desired_retention",
         "learning_steps",
@@ -70,7 +70,7 @@ def test_replaying_each_items_log_reproduces_its_exported_memory_state(client, d
         for _ in range(8):  # odd questions remembered, even ones forgotten
             response = client.get("/review")
             question = response.context["question"]
-            choice = right_letters(question) if question.position % 2 else wrong_letters(question)
+            choice = right_choices(question) if question.position % 2 else wrong_choices(question)
             client.post("/review", {"token": response.context["token"], "choice": choice})
     document = exported(client)
     saved = document["scheduler"]

@@ -18,8 +18,12 @@ def api_check(lesson, question: Question, letters: list[str]):
 
 
 def round_check(client: Client, lesson, letters: list[str]):
+    """The round's form sends the choices' identities: these letters (as written) become the
+    identities of the choices they name; a letter that names none is sent as it is."""
     question, token = current_question(client, practice_url(lesson))
-    return question, client.post(practice_url(lesson), {"token": token, "choice": letters})
+    ids = {c["letter"]: c["id"] for c in question.labelled_choices}
+    choices = [ids.get(letter.upper(), letter) for letter in letters]
+    return question, client.post(practice_url(lesson), {"token": token, "choice": choices})
 
 
 def paper_check(client: Client, lesson, question: Question, letters: list[str]):
@@ -36,18 +40,23 @@ def paper_check(client: Client, lesson, question: Question, letters: list[str]):
 
 
 @pytest.mark.parametrize(
-    ("letters", "message"),
+    ("letters", "message", "round_message"),
     [
-        (["Z"], "“Z” is not one of this question's choices (they are A, B, C, D)."),
-        (["A", "B"], "This question takes one answer, but several were given."),
+        (
+            ["Z"],
+            "“Z” is not one of this question's choices (they are A, B, C, D).",
+            # The round's form names choices by identity, never by letter.
+            "That answer names a choice this question does not have",
+        ),
+        (["A", "B"], *["This question takes one answer, but several were given."] * 2),
     ],
     ids=["unknown letter", "two letters for one answer"],
 )
-def test_a_bad_answer_is_refused_alike_everywhere(client, demo, letters, message):
+def test_a_bad_answer_is_refused_alike_everywhere(client, demo, letters, message, round_message):
     question, in_round = round_check(client, demo, letters)
-    assert len(question.correct_letters) == 1
+    assert not question.takes_several
     assert in_round.status_code == 400
-    assert message in html.unescape(in_round.content.decode())
+    assert round_message in html.unescape(in_round.content.decode())
     from_api = api_check(demo, question, letters)
     assert from_api.status_code == 400
     assert from_api.json() == {"detail": message}
@@ -66,7 +75,7 @@ def test_an_empty_answer_is_refused_by_the_round_and_the_api(client, demo):
 
 def test_the_round_and_the_api_grade_a_right_and_a_wrong_answer_alike(client, demo):
     question, _ = current_question(client, practice_url(demo))
-    right = [letter.lower() for letter in question.correct_letters]
+    right = [letter.lower() for letter in question.correct_letters]  # letters in any case
     assert api_check(demo, question, right).json()["correct"] is True
     wrong = next(c["letter"] for c in question.labelled_choices if not c["correct"])
     assert api_check(demo, question, [wrong]).json()["correct"] is False

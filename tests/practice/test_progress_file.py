@@ -169,7 +169,9 @@ def test_a_due_item_answered_in_several_tabs_is_recorded_once(client, demo):
     answer(client, demo, right=True)
     Memory.objects.update(due=timezone.now() - timedelta(minutes=1))
     question = Memory.objects.get().question
-    responses = reload_and_post_in_tabs(client, "/review", 5, {"choice": question.correct_letters})
+    responses = reload_and_post_in_tabs(
+        client, "/review", 5, {"choice": sorted(question.correct_ids)}
+    )
     assert {r.status_code for r in responses} == {302}
     assert Review.objects.count() == 2  # the round's answer and one review
 

@@ -173,7 +173,7 @@ def answer_everything_once(browser: Client, lesson: Lesson) -> None:
         if question is None:
             break
         response = browser.post(
-            url, {"token": page.context["token"], "choice": question.correct_letters}
+            url, {"token": page.context["token"], "choice": sorted(question.correct_ids)}
         )
         assert response.status_code == 302, response.content[:300]
     cards = lesson.get_absolute_url() + "/flashcards"
@@ -185,5 +185,7 @@ def answer_everything_once(browser: Client, lesson: Lesson) -> None:
     assert page.status_code == 200
     if token := page.context.get("token"):
         item = page.context["item"]
-        data = {"rating": "1"} if item.flashcard_id else {"choice": item.question.correct_letters}
+        data = (
+            {"rating": "1"} if item.flashcard_id else {"choice": sorted(item.question.correct_ids)}
+        )
         assert browser.post("/review", {"token": token} | data).status_code == 302

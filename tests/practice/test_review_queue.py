@@ -41,7 +41,7 @@ def test_review_answers_feed_the_schedule_and_show_feedback(client, demo):
         response = client.get("/review")
         question, token = response.context["question"], response.context["token"]
         before = Memory.objects.get(question=question).due
-        response = client.post("/review", {"token": token, "choice": question.correct_letters})
+        response = client.post("/review", {"token": token, "choice": sorted(question.correct_ids)})
         assert response.status_code == 302
         feedback = client.get(response["Location"]).content.decode()
         assert "Right" in feedback and "Next item" in feedback
@@ -60,7 +60,7 @@ def test_review_comes_in_sets_of_eight(client, demo):
             response = client.get("/review")
             token = response.context["token"]
             if response.context.get("question"):
-                data = {"token": token, "choice": response.context["question"].correct_letters}
+                data = {"token": token, "choice": sorted(response.context["question"].correct_ids)}
             else:
                 data = {"token": token, "rating": "3"}
             assert client.post("/review", data).status_code == 302

@@ -16,7 +16,7 @@ from tests.practice.helpers import answer, current_question, finish_round, pract
 
 def test_a_round_token_is_refused_by_the_review_and_the_round_carries_on(client, demo):
     question, token = current_question(client, practice_url(demo))
-    data = {"token": token, "choice": question.correct_letters}
+    data = {"token": token, "choice": sorted(question.correct_ids)}
     response = client.post("/review", data)
     assert response.status_code == 400
     assert "belongs to a practice round" in response.content.decode()
@@ -30,7 +30,7 @@ def test_a_new_browsers_first_answer_sent_twice_makes_one_learner_and_one_review
     csrf = first.cookies["csrftoken"].value
     second = Client()  # the same browser's second request, before any session cookie came back
     second.cookies["csrftoken"] = csrf
-    data = {"token": token, "choice": question.correct_letters}
+    data = {"token": token, "choice": sorted(question.correct_ids)}
     assert first.post(practice_url(demo), data).status_code == 302
     assert second.post(practice_url(demo), data).status_code == 302
     assert Learner.objects.count() == 1
@@ -86,7 +86,8 @@ def test_a_set_of_eight_reviews_starts_afresh_after_an_hour(client, demo):
             response = client.get("/review")
             question = response.context["question"]
             client.post(
-                "/review", {"token": response.context["token"], "choice": question.correct_letters}
+                "/review",
+                {"token": response.context["token"], "choice": sorted(question.correct_ids)},
             )
     with time_machine.travel(later + timedelta(hours=2), tick=False):
         html = client.get("/review").content.decode()

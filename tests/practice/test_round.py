@@ -7,7 +7,14 @@ from django.utils.html import escape
 from practice.models import Learner, Memory, Review, Round
 from tests.conftest import SEED_PATH
 from tests.factories import make_lesson
-from tests.practice.helpers import answer, current_question, exported, practice_url, wrong_letters
+from tests.practice.helpers import (
+    answer,
+    current_question,
+    exported,
+    practice_url,
+    right_choices,
+    wrong_choices,
+)
 
 
 def test_the_lesson_page_leads_to_the_round(client, demo):
@@ -41,15 +48,15 @@ def test_a_right_answer_is_explained_at_once_and_lights_the_item(client, demo):
     assert (
         review.correct is True
         and review.rating == 3
-        and review.answer == question.correct_letters[0]
+        and review.answer == right_choices(question)[0]
     )
     assert review.duration_ms is not None
 
 
 def test_a_wrong_answer_shows_why_that_choice_is_wrong(client, demo):
     question = demo.questions.get(position=1)
-    picked = wrong_letters(question)[0]
-    why = next(c["explanation"] for c in question.labelled_choices if c["letter"] == picked)
+    picked = wrong_choices(question)[0]
+    why = next(c["explanation"] for c in question.choices if c["id"] == picked)
     response = answer(client, demo, right=False)
     feedback = client.get(response["Location"]).content.decode()
     assert "Not quite" in feedback
@@ -136,7 +143,7 @@ def test_the_session_cookie_lasts_long(client, demo):
 
 def test_the_same_submission_twice_records_one_review_and_shows_the_same_feedback(client, demo):
     question, token = current_question(client, practice_url(demo))
-    data = {"token": token, "choice": question.correct_letters}
+    data = {"token": token, "choice": sorted(question.correct_ids)}
     first = client.post(practice_url(demo), data)
     second = client.post(practice_url(demo), data)
     assert first.status_code == second.status_code == 302
@@ -149,7 +156,7 @@ def test_two_tabs_on_the_same_question_record_one_review(client, demo):
     answer(client, demo, right=True)  # makes the learner and the round
     question, token_b = current_question(client, practice_url(demo))
     _, token_c = current_question(client, practice_url(demo))
-    data = {"choice": question.correct_letters}
+    data = {"choice": sorted(question.correct_ids)}
     client.post(practice_url(demo), data | {"token": token_b})
     client.post(practice_url(demo), data | {"token": token_c})
     assert Review.objects.count() == 2
@@ -157,11 +164,15 @@ def test_two_tabs_on_the_same_question_record_one_review(client, demo):
 
 def test_a_page_from_the_back_button_is_stale_and_stores_nothing(client, demo):
     old_question, old_token = current_question(client, practice_url(demo))
-    client.post(practice_url(demo), {"token": old_token, "choice": old_question.correct_letters})
-    _, next_token = current_question(client, practice_url(demo))
-    client.post(practice_url(demo), {"token": next_token, "choice": ["A"]})
+    client.post(
+        practice_url(demo), {"token": old_token, "choice": sorted(old_question.correct_ids)}
+    )
+    next_question, next_token = current_question(client, practice_url(demo))
+    client.post(practice_url(demo), {"token": next_token, "choice": wrong_choices(next_question)})
     # Another answer on the first question's old page is the same attempt: recorded once.
-    response = client.post(practice_url(demo), {"token": old_token, "choice": ["B"]})
+    response = client.post(
+        practice_url(demo), {"token": old_token, "choice": wrong_choices(old_question)}
+    )
     assert response.status_code == 302
     assert Review.objects.count() == 2
 
@@ -183,7 +194,7 @@ def test_answer_post_query_count_does_not_grow_with_history(
 ):
     answer(client, demo, right=True)
     question, token = current_question(client, practice_url(demo))
-    data = {"token": token, "choice": question.correct_letters}
+    data = {"token": token, "choice": sorted(question.correct_ids)}
     # the rate-limit counters' upsert, content version, session, the round's answers,
     # savepoint, memory (for update), insert review, insert memory, release savepoint
     with django_assert_num_queries(9):
@@ -192,7 +203,7 @@ def test_answer_post_query_count_does_not_grow_with_history(
         answer(client, demo, right=True)
     question, token = current_question(client, practice_url(demo))
     with django_assert_num_queries(10):  # the last answer also marks the round finished
-        client.post(practice_url(demo), {"token": token, "choice": question.correct_letters})
+        client.post(practice_url(demo), {"token": token, "choice": sorted(question.correct_ids)})
 
 
 def test_a_draft_lessons_round_is_hidden(client, db):

@@ -17,7 +17,7 @@ def asked_order(client, lesson) -> list[int]:
     for _ in range(8):
         question, token = current_question(client, url)
         positions.append(question.position)
-        client.post(practice_url(lesson), {"token": token, "choice": question.correct_letters})
+        client.post(practice_url(lesson), {"token": token, "choice": sorted(question.correct_ids)})
         url = practice_url(lesson)
     return positions
 
