@@ -232,3 +232,35 @@ def test_a_retry_never_repeats_the_order_of_its_first_showing(demo):
     retry = question.choices_shown(second, differ_from=first)
     assert [c["id"] for c in retry] != [c["id"] for c in question.choices_shown(first)]
     assert question.choices_shown(second, differ_from=first) == retry  # and it is stable
+
+
+def test_review_keeps_its_order_on_reload_and_asks_a_miss_again_in_another(client, demo):
+    from datetime import timedelta
+
+    import time_machine
+    from django.utils import timezone
+
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        finish_round(client, demo, [True] * 8)
+    with time_machine.travel(start + timedelta(days=10), tick=False):
+        page = client.get("/review")
+        assert texts(client.get("/review")) == texts(page)
+        missed = page.context["question"]
+        miss_order = texts(page)
+        wrong = next(c["id"] for c in missed.choices if not c["correct"])
+        client.post("/review", {"token": page.context["token"], "choice": wrong})
+        for _ in range(7):
+            page = client.get("/review")
+            right = sorted(page.context["question"].correct_ids)
+            client.post("/review", {"token": page.context["token"], "choice": right})
+        again = client.get("/review")
+        assert again.context["practice"] and again.context["question"] == missed
+        if not missed.keep_choice_order:
+            assert texts(again) != miss_order
+        shown_again = texts(again)
+        client.post("/review", {"token": again.context["token"], "choice": wrong})
+        review = Review.objects.filter(question=missed).latest("pk")
+        assert review.practice
+        feedback = client.get(f"/review?reviewed={review.pk}").context["feedback"]
+        assert [c["text"] for c in feedback["choices"]] == shown_again
