@@ -65,6 +65,20 @@ class RoundProgress:
         return self.step + 1 >= self.total + (1 if missed_now else 0)
 
     @property
+    def first_pass_done(self) -> int:
+        """How many of the lesson's questions are answered: the round's count never grows."""
+        return min(self.step, len(self.questions))
+
+    @property
+    def retries_left(self) -> int:
+        """Missed questions still to be asked again at the end."""
+        return self.total - max(self.step, len(self.questions))
+
+    @property
+    def retrying(self) -> bool:
+        return self.step >= len(self.questions)
+
+    @property
     def first_pass_right(self) -> int:
         return sum(1 for review in self.reviews[: len(self.questions)] if review.correct)
 

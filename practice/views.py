@@ -154,6 +154,10 @@ def practice_round(
     progress = selectors.round_progress(learner=learner, lesson=lesson, questions=questions)
     context: dict = {"lesson": lesson, "progress": progress}
     answered = small_int(request.GET.get("answered"))
+    # A question's own address (?q=3): once answered, it shows its answer, never a fresh form.
+    asked = small_int(request.GET.get("q"))
+    if asked and 0 < asked <= progress.step and not progress.finished:
+        answered, context["already_answered"] = asked, True
     if answered and 0 < answered <= progress.step:
         review = progress.reviews[answered - 1]
         context["feedback"] = feedback_for(review, _question_of(review, questions), progress)
@@ -236,11 +240,14 @@ def _practice_answer(request: HttpRequest, page: LessonPage) -> HttpResponse:
         )
     except BadSubmission as error:
         return bad_submission(request, str(error), back_url=practice_url, target="practice-card")
+    number = review.round_step + 1
+    already_answered = number < progress.step  # a form from before, sent again (Back)
     if not request.htmx:
-        return redirect(f"{practice_url}?answered={review.round_step + 1}#feedback")
+        return redirect(f"{practice_url}?{'q' if already_answered else 'answered'}={number}#feedback")
     context = {
         "lesson": lesson,
         "progress": progress,
+        "already_answered": already_answered,
         "feedback": feedback_for(review, question, progress),
         "constellation": selectors.constellation_for(
             learner=request.learner, lesson=lesson, items=page.items, now=now

@@ -53,6 +53,14 @@ document.addEventListener("keydown", (event) => {
   if (!card) return;
   const form = card.querySelector("[data-answer-form]");
   if (form && handleAnswerKeys(event, form)) return;
+  // After the verdict, Enter or Space goes on (unless focus is on another control).
+  const next = card.querySelector("[data-continue]");
+  const onControl = event.target.closest("a, button, summary, input, label");
+  if (next && !onControl && (event.key === "Enter" || event.key === " ")) {
+    event.preventDefault();
+    next.click();
+    return;
+  }
   const reveal = card.querySelector("[data-reveal]");
   if (reveal) handleFlashcardKeys(event, reveal);
 });
@@ -115,7 +123,37 @@ document.addEventListener("htmx:sendError", (event) => {
   showRequestProblem(event, "The site could not be reached, so nothing was recorded. Check your connection, then try again.");
 });
 
+// Focus rings on headings the script focuses are for keyboard users: remember how the
+// learner last interacted (a pointer until a key says otherwise).
+document.documentElement.dataset.input = "pointer";
+document.addEventListener("pointerdown", () => { document.documentElement.dataset.input = "pointer"; }, true);
+document.addEventListener("keydown", (event) => {
+  if (event.key === "Tab" || event.key.length === 1 || event.key === "Enter") document.documentElement.dataset.input = "keyboard";
+}, true);
+
+// Key hints only where a keyboard is likely.
+const keyboardLikely = window.matchMedia("(any-hover: hover) and (any-pointer: fine)");
+function showKeyHints(root) {
+  if (!keyboardLikely.matches) return;
+  for (const hint of root.querySelectorAll("[data-keys-hint]")) hint.hidden = false;
+}
+
+// Times in the learner's own time zone (the page says UTC without JavaScript).
+const localTime = new Intl.DateTimeFormat(undefined, { weekday: "long", day: "numeric", month: "long", hour: "2-digit", minute: "2-digit" });
+function showLocalTimes(root) {
+  for (const time of root.querySelectorAll("time[data-local]")) {
+    const moment = new Date(time.dateTime);
+    if (!Number.isNaN(moment.getTime())) time.textContent = localTime.format(moment);
+  }
+}
+document.addEventListener("htmx:afterSettle", (event) => {
+  showKeyHints(document);
+  showLocalTimes(document);
+});
+
 document.addEventListener("DOMContentLoaded", () => {
+  showKeyHints(document);
+  showLocalTimes(document);
   // On a practice page, start in the card, so its keys work at once.
   const start = document.querySelector(".practice-card [data-autofocus]");
   if (start && !window.location.hash) start.focus({ preventScroll: true });

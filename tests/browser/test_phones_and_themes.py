@@ -17,7 +17,9 @@ SMALL_TARGETS = """() => {
   );
   const small = [];
   for (const el of controls) {
-    const box = el.getBoundingClientRect();
+    // A choice's radio is hidden on phones: the whole card, its label, is the target.
+    const target = el.matches('input') && el.closest('label') ? el.closest('label') : el;
+    const box = target.getBoundingClientRect();
     if (box.width === 0 && box.height === 0) continue;  // not shown
     const name = el.outerHTML.slice(0, 80);
     if (box.width < 24 || box.height < 24) small.push(`${name} ${box.width}x${box.height}`);

@@ -36,11 +36,12 @@ def test_round_with_javascript_swaps_in_place_to_the_summary(
         expect(page.locator(".explanation")).to_be_visible()
         lit = number - 1 if number >= 2 else number
         expect(page.locator("#sky-counter")).to_contain_text(f"{lit} lit")
+        # The round's count never grows: a miss adds "1 to retry".
         expect(page.locator(".progress-label")).to_have_text(
-            f"{number} of 9 answered" if number >= 2 else "1 of 8 answered"
+            f"{number} of 8 answered · 1 to retry" if number >= 2 else "1 of 8 answered"
         )
         page.locator("#practice-card a.button").click()
-    expect(page.get_by_role("heading", name="Question 9 of 9")).to_be_visible()
+    expect(page.get_by_role("heading", name="Once more: a question you missed")).to_be_visible()
     choose(page, question_on_screen(page, seed), right=True)
     page.get_by_role("button", name="Check my answer").click()
     page.get_by_role("link", name="See your results").click()

@@ -44,7 +44,7 @@ def test_review_answers_feed_the_schedule_and_show_feedback(client, demo):
         response = client.post("/review", {"token": token, "choice": sorted(question.correct_ids)})
         assert response.status_code == 302
         feedback = client.get(response["Location"]).content.decode()
-        assert "Right" in feedback and "Next item" in feedback
+        assert "Right" in feedback and "Continue" in feedback
         assert Memory.objects.get(question=question).due > before
         assert Review.objects.filter(round__isnull=True).count() == 1
 

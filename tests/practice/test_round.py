@@ -72,7 +72,8 @@ def test_a_missed_question_comes_back_once_at_the_end(client, demo):
         answer(client, demo, right=right)
     question, _ = current_question(client, practice_url(demo))
     assert question.position == 1
-    assert "Question 9 of 9" in client.get(practice_url(demo)).content.decode()
+    page = client.get(practice_url(demo)).content.decode()
+    assert "Once more: a question you missed" in page and "8 of 8 answered · 1 to retry" in page
     response = answer(client, demo, right=False)  # missed again: it does not come back again
     assert "See your results" in client.get(response["Location"]).content.decode()
     summary = client.get(practice_url(demo) + "?summary=1").content.decode()
@@ -107,7 +108,7 @@ def test_htmx_answer_swaps_only_the_card_with_feedback(client, demo):
     html = response.content.decode()
     assert "<html" not in html
     assert html.lstrip().startswith('<section id="practice-card"')
-    assert "Right" in html and "Next question" in html
+    assert "Right" in html and "Continue" in html
     assert response["HX-Push-Url"] == practice_url(demo) + "?answered=1"
     assert "HX-Request" in response["Vary"]
 
@@ -227,3 +228,32 @@ def test_every_round_ends_in_a_summary(client, demo, pattern, score):
     html = client.get(practice_url(demo) + "?summary=1").content.decode()
     assert "Round complete" in html
     assert f"<strong>{score} of 8</strong> right the first time" in html
+
+
+def test_an_answered_questions_address_shows_its_answer_not_a_fresh_form(client, demo):
+    """Back to question 1 (its address, ?q=1) after answering it: its answer, said to be
+    an earlier one, and the way on; never a form that looks new."""
+    answer(client, demo, right=True)
+    page = client.get(practice_url(demo) + "?q=1")
+    html = page.content.decode()
+    assert page.context["feedback"]["review"].round_step == 0
+    assert "You answered this question already" in html
+    assert 'href="' + practice_url(demo) + '?q=2"' in html  # Continue goes to question 2
+    assert "Question 2 of 8" in client.get(practice_url(demo) + "?q=2").content.decode()
+
+
+def test_a_form_sent_again_from_an_earlier_page_says_it_was_answered(client, demo):
+    first, token = current_question(client, practice_url(demo))
+    client.post(practice_url(demo), {"token": token, "choice": right_choices(first)})
+    answer(client, demo, right=True)
+    again = client.post(practice_url(demo), {"token": token, "choice": wrong_choices(first)})
+    assert again["Location"].endswith("?q=1#feedback")
+    html = client.get(again["Location"]).content.decode()
+    assert "You answered this question already" in html and "✓" in html
+    htmx = client.post(
+        practice_url(demo),
+        {"token": token, "choice": wrong_choices(first)},
+        headers={"HX-Request": "true"},
+    )
+    assert "You answered this question already" in htmx.content.decode()
+    assert Review.objects.count() == 2
