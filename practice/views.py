@@ -243,7 +243,8 @@ def _practice_answer(request: HttpRequest, page: LessonPage) -> HttpResponse:
     number = review.round_step + 1
     already_answered = number < progress.step  # a form from before, sent again (Back)
     if not request.htmx:
-        return redirect(f"{practice_url}?{'q' if already_answered else 'answered'}={number}#feedback")
+        shown_as = "q" if already_answered else "answered"
+        return redirect(f"{practice_url}?{shown_as}={number}#feedback")
     context = {
         "lesson": lesson,
         "progress": progress,

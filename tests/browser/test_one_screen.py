@@ -19,7 +19,8 @@ INSIDE = """(selectors) => {
       const box = el.getBoundingClientRect();
       const floor = bar && !bar.contains(el) ? bar.getBoundingClientRect().top : window.innerHeight;
       if (box.top < 0 || box.bottom > floor || box.left < 0 || box.right > window.innerWidth) {
-        outside.push(`${selector} ${el.textContent.trim().slice(0, 40)} at ${Math.round(box.top)}–${Math.round(box.bottom)}`);
+        const text = el.textContent.trim().slice(0, 40);
+        outside.push(`${selector} ${text} at ${Math.round(box.top)}–${Math.round(box.bottom)}`);
       }
     }
   }
