@@ -29,12 +29,7 @@ class RoundProgress:
     @property
     def queue(self) -> list[Question]:
         """The eight questions, then each question missed on the first pass, once."""
-        first_pass = self.reviews[: len(self.questions)]
-        by_id = {question.pk: question for question in self.questions}
-        missed = [
-            by_id[r.question_id] for r in first_pass if not r.correct and r.question_id in by_id
-        ]
-        return self.questions + missed
+        return self.questions + self.missed_questions()
 
     @property
     def step(self) -> int:
@@ -81,6 +76,14 @@ class RoundProgress:
     @property
     def first_pass_right(self) -> int:
         return sum(1 for review in self.reviews[: len(self.questions)] if review.correct)
+
+    def missed_questions(self) -> list[Question]:
+        """The questions the first pass missed, in the order asked."""
+        first_pass = self.reviews[: len(self.questions)]
+        by_id = {question.pk: question for question in self.questions}
+        return [
+            by_id[r.question_id] for r in first_pass if not r.correct and r.question_id in by_id
+        ]
 
     def results(self) -> list[dict]:
         """Per question: right first time, right on the retry, or still missed."""

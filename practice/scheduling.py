@@ -131,6 +131,16 @@ def review(
     )
 
 
+def next_due_by_rating(
+    memory: MemoryState | None, now: datetime, config: SchedulerSettings | None = None
+) -> dict[int, datetime]:
+    """When the item would come back after each rating given now (before any fuzzing)."""
+    config = config or SchedulerSettings.from_django()
+    if config.enable_fuzzing:  # a preview says what the schedule is, not one random draw of it
+        config = SchedulerSettings(**{**config.__dict__, "enable_fuzzing": False})
+    return {rating: review(memory, rating, now, config).due for rating in RATINGS}
+
+
 def replay(
     reviews: list[tuple[int, datetime]], config: SchedulerSettings | None = None
 ) -> MemoryState | None:

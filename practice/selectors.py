@@ -12,7 +12,7 @@ from django.db.models.functions import Coalesce
 from django.http import HttpRequest
 from django.utils.html import format_html_join
 
-from lessons.models import Lesson, Question
+from lessons.models import Flashcard, Lesson, Question
 from lessons.selectors import items_of
 from lightmysky.lib.versioned import versioned
 from practice import rounds, scheduling, sky
@@ -127,6 +127,32 @@ def last_attempt_key(item: Memory | Review, *, before: Review | None = None) -> 
             | Q(reviewed_at=before.reviewed_at, pk__lt=before.pk)
         )
     return reviews.order_by("-reviewed_at", "-pk").values_list("attempt", flat=True).first()
+
+
+def flashcard_memory(*, learner: Learner | None, flashcard: Flashcard):
+    """The learner's memory state of one flashcard (None: never rated), in one query."""
+    if learner is None:
+        return None
+    row = (
+        Memory.objects.filter(learner_id=learner.pk, flashcard=flashcard)
+        .values_list(*Memory.STATE_FIELDS)
+        .first()
+    )
+    return scheduling.MemoryState(*row) if row else None
+
+
+def next_lesson_to_learn(*, learner: Learner | None) -> Lesson | None:
+    """A published lesson the learner has not started whose "learn first" lessons they have
+    all started, in the catalogue's order; in one query."""
+    started = Memory.objects.filter(learner_id=learner.pk if learner else None).values("lesson_id")
+    not_started = Lesson.objects.exclude(pk__in=started)
+    return (
+        Lesson.objects.published()
+        .exclude(pk__in=started)
+        .exclude(needs_first__in=not_started)
+        .select_related("subject")
+        .first()
+    )
 
 
 def next_due_at(*, learner: Learner, now: datetime) -> datetime | None:

@@ -23,7 +23,7 @@ from lightmysky.lib.qr import qr_svg
 from lightmysky.lib.ratelimit import limit_posts, retry_after, too_many_requests
 from lightmysky.lib.versioned import content_version
 from practice import attempts, progress_file, rounds, scheduling, selectors, services, sky
-from practice.attempts import BadSubmission
+from practice.attempts import Attempt, BadSubmission
 from practice.forms import (
     FlashcardRating,
     QuestionAnswer,
@@ -161,6 +161,8 @@ def practice_round(
     if answered and 0 < answered <= progress.step:
         review = progress.reviews[answered - 1]
         context["feedback"] = feedback_for(review, _question_of(review, questions), progress)
+    elif progress.finished and "missed" in request.GET:
+        context |= _missed_practice(request, learner, lesson, progress)
     elif progress.finished and "summary" in request.GET:
         pass  # the round's summary, straight after its last answer
     elif request.GET.get("new") or progress.round is None or progress.finished:
@@ -194,6 +196,64 @@ def _next_round_key(request: HttpRequest, lesson: Lesson, *, after: Round | None
     return attempts.stable_key("round", owner, lesson.pk, after.key if after else "")
 
 
+def _missed_practice(
+    request: HttpRequest, learner: Learner | None, lesson: Lesson, progress: rounds.RoundProgress
+) -> dict:
+    """'Practise the ones I missed', after a round: each question it missed, once more, as
+    practice (logged, never scheduled: its answer was shown in the round)."""
+    missed = progress.missed_questions()
+    number = max(small_int(request.GET.get("n")) or 1, 1)
+    context: dict = {"missed": {"number": number, "total": len(missed)}}
+    reviewed = small_int(request.GET.get("reviewed"))
+    if reviewed and 0 < number <= len(missed):
+        review = Review.objects.filter(
+            learner_id=learner.pk if learner else None,
+            pk=reviewed,
+            question=missed[number - 1],
+            practice=True,
+        ).first()
+        if review is not None:
+            context["feedback"] = feedback_for(review, missed[number - 1])
+            return context
+    if number <= len(missed):
+        question = missed[number - 1]
+        token = attempts.issue_once(
+            lesson_id=lesson.pk, kind="question", item_id=question.pk, practice=True
+        )
+        seed = attempts.read(token).key
+        context |= {
+            "question": question,
+            "token": token,
+            "choices": question.choices_shown(seed, differ_from=progress.first_showing(question)),
+        }
+    return context
+
+
+def _missed_practice_answer(
+    request: HttpRequest, page: LessonPage, attempt: Attempt, question: Question
+) -> HttpResponse:
+    lesson = page.lesson
+    url = lesson.get_absolute_url() + "/practice"
+    number = max(small_int(request.POST.get("n")) or 1, 1)
+    try:
+        answer = read_question_answer(request.POST, attempt, question)
+    except BadSubmission as error:
+        return bad_submission(request, str(error), back_url=url, target="practice-card")
+    now = timezone.now()
+    review, _ = services.review_answer(
+        learner=_learner_or_create(request, now), attempt=attempt, answer=answer, now=now
+    )
+    target = f"{url}?missed=1&n={number}&reviewed={review.pk}"
+    if not request.htmx:
+        return redirect(target + "#feedback")
+    context = {
+        "lesson": lesson,
+        "feedback": feedback_for(review, question),
+        "missed": {"number": number},
+    }
+    return push_url(render(request, f"{ROUND_TEMPLATE}#practice-card", context), target)
+
+
 def _question_of(review: Review, questions: list[Question]) -> Question:
     return next(question for question in questions if question.pk == review.question_id)
 
@@ -218,6 +278,8 @@ def _practice_answer(request: HttpRequest, page: LessonPage) -> HttpResponse:
     try:
         attempt = read_attempt(request.POST, lesson_id=lesson.pk)
         question = next((q for q in questions if q.pk == attempt.item_id), None)
+        if attempt.kind == "question" and attempt.practice and question is not None:
+            return _missed_practice_answer(request, page, attempt, question)
         if attempt.kind != "question" or not attempt.round_key or question is None:
             raise BadSubmission("This answer is not for a question of this lesson's round.")
         if attempt.round_step and LEARNER_SESSION_KEY not in request.session:
@@ -273,6 +335,8 @@ def flashcards(
     lesson = page.lesson
     cards = list(lesson.flashcards.all())
     url = lesson.get_absolute_url() + "/flashcards"
+    data = request.POST if request.method == "POST" else request.GET
+    again = _cards_again(data.get("again", ""), cards)
     if request.method == "POST":
         try:
             attempt = read_attempt(request.POST, lesson_id=lesson.pk)
@@ -286,31 +350,114 @@ def flashcards(
         services.review_answer(
             learner=_learner_or_create(request, now), attempt=attempt, answer=rating, now=now
         )
-        position = cards.index(card) + 1
+        if attempt.practice and card in again:  # shown again at the end of the set
+            position = len(cards) + again.index(card)
+        else:
+            position = cards.index(card)
+            if rating.rating == scheduling.AGAIN and card not in again:
+                again.append(card)
+        next_url = _flashcards_url(url, position + 2, again)
         if not request.htmx:
-            return redirect(f"{url}?card={position + 1}")
-        response = render(
-            request,
-            "practice/flashcards.html#flashcard-card",
-            _flashcard_context(lesson, cards, position),
-        )
-        return push_url(response, f"{url}?card={position + 1}")
+            return redirect(next_url)
+        context = _flashcard_context(request, lesson, cards, position + 1, again, now)
+        response = render(request, "practice/flashcards.html#flashcard-card", context)
+        return push_url(response, next_url)
     position = max((small_int(request.GET.get("card")) or 1) - 1, 0)
-    context = _flashcard_context(lesson, cards, position)
+    context = _flashcard_context(request, lesson, cards, position, again, timezone.now())
     return render(
         request, _page_or_partial(request, "practice/flashcards.html", "flashcard-card"), context
     )
 
 
-def _flashcard_context(lesson: Lesson, cards: list[Flashcard], position: int) -> dict:
-    context: dict = {"lesson": lesson, "cards": cards, "position": position, "number": position + 1}
-    if position < len(cards):
-        card = cards[position]
-        context["card"] = card
-        context["token"] = attempts.issue_once(
-            lesson_id=lesson.pk, kind="flashcard", item_id=card.pk
-        )
+def _cards_again(raw: str, cards: list[Flashcard]) -> list[Flashcard]:
+    """The cards rated Again in this set (from the address), each once, in order."""
+    by_id = {str(card.pk): card for card in cards}
+    again: list[Flashcard] = []
+    for part in raw.split(",")[: len(cards)]:
+        card = by_id.get(part.strip())
+        if card is not None and card not in again:
+            again.append(card)
+    return again
+
+
+def _flashcards_url(url: str, number: int, again: list[Flashcard]) -> str:
+    query = f"?card={number}"
+    if again:
+        query += "&again=" + ",".join(str(card.pk) for card in again)
+    return url + query
+
+
+def _flashcard_context(
+    request: HttpRequest,
+    lesson: Lesson,
+    cards: list[Flashcard],
+    position: int,
+    again: list[Flashcard],
+    now: datetime,
+) -> dict:
+    """The set is the lesson's cards, then once more each card rated Again in it (practice:
+    its answer was just seen)."""
+    sequence = cards + again
+    context: dict = {
+        "lesson": lesson,
+        "cards": cards,
+        "position": position,
+        "number": position + 1,
+        "set_size": len(sequence),
+        "again_ids": ",".join(str(card.pk) for card in again),
+    }
+    if position < len(sequence):
+        card = sequence[position]
+        practice = position >= len(cards)
+        context |= {
+            "card": card,
+            "practice": practice,
+            "token": attempts.issue_once(
+                lesson_id=lesson.pk, kind="flashcard", item_id=card.pk, practice=practice
+            ),
+            "ratings": _rating_choices(
+                None
+                if practice
+                else selectors.flashcard_memory(
+                    learner=selectors.learner_for_request(request), flashcard=card
+                ),
+                now,
+                practice=practice,
+            ),
+        }
     return context
+
+
+def _rating_choices(
+    memory: scheduling.MemoryState | None, now: datetime, *, practice: bool
+) -> list[tuple[int, str, str]]:
+    """Each rating with what it does next: (3, "Good", "3 days"). Again brings the card back
+    once at the end of the set, on the flashcards page and in the review alike."""
+    if practice:
+        return [(value, name, "practice") for value, name in scheduling.RATINGS.items()]
+    dues = scheduling.next_due_by_rating(memory, now)
+    return [
+        (
+            value,
+            name,
+            "again at the end" if value == scheduling.AGAIN else _interval(dues[value] - now),
+        )
+        for value, name in scheduling.RATINGS.items()
+    ]
+
+
+def _interval(delta: timedelta) -> str:
+    minutes = max(1, round(delta.total_seconds() / 60))
+    if minutes < 60:
+        return f"{minutes} min"
+    if minutes < 24 * 60:
+        return f"{round(minutes / 60)} h"
+    days = round(minutes / (24 * 60))
+    if days < 31:
+        return f"{days} day{'s' if days != 1 else ''}"
+    if days < 365:
+        return f"{round(days / 30.4)} mo"
+    return f"{days / 365:.1f} yr".replace(".0 ", " ")
 
 
 @vary_on_headers("HX-Request")
@@ -353,6 +500,7 @@ def review(request: HttpRequest) -> HttpResponse:
                 selectors.next_due_at(learner=learner, now=now) if learner else None
             )
             context["has_progress"] = learner is not None
+            context["next_lesson"] = selectors.next_lesson_to_learn(learner=learner)
     template = _page_or_partial(request, "practice/review.html", "review-card")
     return render(request, template, context)
 
@@ -402,6 +550,8 @@ def _review_item_form(memory, *, practice: bool = False) -> dict:
         "token": token,
         "practice": practice,
     }
+    if memory.flashcard_id:
+        context["ratings"] = _rating_choices(memory.memory_state, timezone.now(), practice=practice)
     if memory.question_id:
         # Asked again after a miss: in another order than the miss was shown in.
         earlier = selectors.last_attempt_key(memory) if practice else None

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 from practice.models import Memory, Review
 
 
@@ -91,3 +93,42 @@ def test_the_same_rating_posted_twice_counts_once(client, demo):
     client.post(flashcards_url(demo), {"token": token, "rating": "3"})
     client.post(flashcards_url(demo), {"token": token, "rating": "3"})
     assert Review.objects.count() == 1
+
+
+def test_each_rating_says_what_it_does_next(client, demo):
+    html = client.get(flashcards_url(demo)).content.decode()
+    labels = re.findall(
+        r'<span class="rating-name">(\w+) <kbd>\d</kbd></span> '
+        r'<span class="rating-next">([^<]+)</span>',
+        html,
+    )
+    assert [name for name, _ in labels] == ["Again", "Hard", "Good", "Easy"]
+    assert labels[0][1] == "again at the end"
+    days = [float(re.match(r"[\d.]+", after).group()) for _, after in labels[1:]]
+    units = [after.split()[-1] for _, after in labels[1:]]
+    assert all(unit in ("min", "h", "day", "days", "mo", "yr") for unit in units), labels
+    assert units[-1] in ("days", "mo", "yr") and days[-1] > 1  # Easy: days away at least
+
+
+def test_a_card_rated_again_comes_back_once_at_the_end_as_practice(client, demo):
+    cards = list(demo.flashcards.all())
+    url = flashcards_url(demo)
+    page = client.get(url)
+    response = client.post(url, {"token": page.context["token"], "rating": "1"})
+    assert response["Location"] == f"{url}?card=2&again={cards[0].pk}"
+    for number in range(2, len(cards) + 1):
+        page = client.get(f"{url}?card={number}&again={cards[0].pk}")
+        response = client.post(
+            url, {"token": page.context["token"], "rating": "3", "again": str(cards[0].pk)}
+        )
+    page = client.get(response["Location"])
+    assert page.context["card"] == cards[0] and page.context["practice"]
+    assert "Once more: a card you rated Again" in page.content.decode()
+    memory_before = Memory.objects.get(flashcard=cards[0]).memory_state
+    response = client.post(
+        url, {"token": page.context["token"], "rating": "4", "again": str(cards[0].pk)}
+    )
+    assert Review.objects.filter(flashcard=cards[0]).latest("pk").practice
+    assert Memory.objects.get(flashcard=cards[0]).memory_state == memory_before
+    done = client.get(response["Location"]).content.decode()
+    assert f"All {len(cards)} cards rated" in done

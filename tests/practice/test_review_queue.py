@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import html as html_module
+import re
 from datetime import timedelta
 
 import time_machine
@@ -76,3 +78,18 @@ def test_review_page_query_count_is_fixed(client, demo, django_assert_num_querie
     later = time_machine.travel(timezone.now() + timedelta(days=30), tick=False)
     with later, django_assert_num_queries(3):
         client.get("/review")
+
+
+def test_nothing_due_says_when_and_offers_the_next_lesson_to_learn(client, demo):
+    from lessons.models import Lesson
+
+    first = client.get("/review").content.decode()
+    assert "Start here: " in first
+    finish_round(client, demo, [True] * 8)
+    html = client.get("/review").content.decode()
+    assert "Nothing is due right now" in html
+    assert re.search(r'<time datetime="[^"]+" data-local>\w+ \d+ \w+, \d\d:\d\d UTC</time>', html)
+    offered = re.search(r"Learn something new: ([^<]+)</a>", html).group(1)
+    lesson = Lesson.objects.get(title=html_module.unescape(offered))
+    assert lesson != demo
+    assert all(needed == demo for needed in lesson.needs_first.all())

@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import re
+
 import pytest
 from django.test import Client
 from django.utils.html import escape
@@ -11,6 +13,7 @@ from tests.practice.helpers import (
     answer,
     current_question,
     exported,
+    finish_round,
     practice_url,
     right_choices,
     wrong_choices,
@@ -257,3 +260,30 @@ def test_a_form_sent_again_from_an_earlier_page_says_it_was_answered(client, dem
     )
     assert "You answered this question already" in htmx.content.decode()
     assert Review.objects.count() == 2
+
+
+def test_after_a_round_the_missed_ones_can_be_practised_without_scheduling(client, demo):
+    finish_round(client, demo, [False, True, False] + [True] * 5 + [True, False])
+    summary = client.get(practice_url(demo) + "?summary=1").content.decode()
+    assert "Practise the ones I missed" in summary
+    memories = {m.question_id: m.memory_state for m in Memory.objects.all()}
+    reviews = Review.objects.count()
+    url = practice_url(demo) + "?missed=1"
+    for number in (1, 2):
+        page = client.get(url)
+        question = page.context["question"]
+        assert question.position == (1, 3)[number - 1]
+        assert f"Practice: missed question {number} of 2" in page.content.decode()
+        response = client.post(
+            practice_url(demo),
+            {"token": page.context["token"], "choice": right_choices(question), "n": number},
+        )
+        assert response.status_code == 302
+        feedback = client.get(response["Location"])
+        assert feedback.context["feedback"]["review"].practice
+        continue_to = re.search(r'href="([^"]*missed=1&amp;n=\d)"', feedback.content.decode())
+        url = continue_to.group(1).replace("&amp;", "&")
+    done = client.get(url).content.decode()
+    assert "The ones you missed, practised" in done
+    assert Review.objects.count() == reviews + 2
+    assert {m.question_id: m.memory_state for m in Memory.objects.all()} == memories
