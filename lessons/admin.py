@@ -27,7 +27,7 @@ ITEM_CHECKS_NOTE = (
 )
 ANSWER_CHANGE_WARNING = (
     "Changing which choices are correct on a published question resets every learner's memory "
-    "of it when you save: their stars for it go dark, and their past answers are kept."
+    "of it when you save: their stars for it go unlit, and their past answers are kept."
 )
 
 

@@ -1,13 +1,14 @@
 from __future__ import annotations
 
 import secrets
+from datetime import datetime
 
 from django.db import models
 from django.db.models import Q
 from django.utils import timezone
 
 from lessons.models import Flashcard, Lesson, Question
-from practice import scheduling
+from practice import scheduling, sky
 
 # The session key under which a browser keeps its learner's public id.
 LEARNER_SESSION_KEY = "learner"
@@ -89,6 +90,14 @@ class Memory(ItemFields):
     due = models.DateTimeField()
     last_review = models.DateTimeField(null=True, blank=True)
     last_rating = models.PositiveSmallIntegerField(choices=list(scheduling.RATINGS.items()))
+    # What the scheduled answers since the last miss show (sky.evidence_after): none, kindled
+    # or lit. Set where a scheduled answer moves the memory on; practice answers never touch it.
+    evidence = models.PositiveSmallIntegerField(
+        choices=list(sky.EVIDENCE.items()), default=sky.NO_EVIDENCE, db_default=sky.NO_EVIDENCE
+    )
+    # The first time the learner's memory of the item was confirmed on a later day. Never
+    # cleared, so "stars ever lit" (memories with it set) never goes down.
+    lit_at = models.DateTimeField(null=True, blank=True)
 
     objects = MemoryQuerySet.as_manager()
 
@@ -127,6 +136,18 @@ class Memory(ItemFields):
         for name in self.STATE_FIELDS:
             setattr(self, name, getattr(memory, name))
         self.last_rating = rating
+
+    def record_evidence(self, *, rating: int, now: datetime) -> None:
+        """Move the evidence on by one scheduled review, before its state is set: the previous
+        review is still `last_review` (see sky.evidence_after)."""
+        self.evidence, self.lit_at = sky.evidence_after(
+            self.evidence,
+            self.lit_at,
+            rating=rating,
+            graded=self.question_id is not None,
+            previous_review=self.last_review,
+            now=now,
+        )
 
 
 class Round(models.Model):

@@ -41,7 +41,7 @@ from django.db import connection, transaction
 from django.db.models import Count, F, Q
 
 from lessons.models import PUBLIC_ID_PATTERN, AnswerNotAccepted, Flashcard, Lesson, Question
-from practice import scheduling
+from practice import scheduling, sky
 from practice.attempts import BadSubmission
 from practice.models import Learner, LearnerGone, Memory, Review
 
@@ -68,6 +68,7 @@ def limits_in_words() -> str:
 ITEM_PATTERN = re.compile(r"^(question|flashcard):[0-9a-f]{1,16}$")
 LESSON_PATTERN = re.compile(rf"^{PUBLIC_ID_PATTERN}$")
 STATE_NAMES = {name: number for number, name in scheduling.STATES.items()}
+EVIDENCE_NAMES = {name: number for number, name in sky.EVIDENCE.items()}
 CLOCK_SKEW = timedelta(minutes=5)
 
 
@@ -96,6 +97,19 @@ class ProgressItem:
     key: str
     memory: scheduling.MemoryState | None
     reviews: list[ProgressReview]
+    # What the answers showed (Memory.evidence) and when the star first lit: None when a file
+    # does not say (written before they existed), and then worked out from its reviews.
+    evidence: int | None = None
+    lit_at: datetime | None = None
+    last_rating: int | None = None  # known for the site's own items, not read from files
+
+    def scheduled_evidence(self) -> tuple[int, datetime | None]:
+        """What replaying this item's scheduled reviews would have stored, as answering on
+        the site does (sky.evidence_of)."""
+        return sky.evidence_of(
+            [(r.rating, r.reviewed_at) for r in self.reviews if not r.practice],
+            graded=self.kind == "question",
+        )
 
 
 # Reading a file ---------------------------------------------------------------------------------
@@ -238,6 +252,10 @@ def _read_item(number: int, data: object, now: datetime) -> ProgressItem:
             due=check.moment("due", past=False),
             last_review=check.moment("last_review"),
         )
+    evidence = check.data.get("evidence")
+    if evidence is not None and evidence not in EVIDENCE_NAMES:
+        check.fail("evidence", "must be none, kindled or lit")
+    lit_at = check.moment("lit_at", optional=True)
     reviews_data = check.data.get("reviews")
     if not isinstance(reviews_data, list):
         check.fail("reviews", "must be a list")
@@ -256,7 +274,15 @@ def _read_item(number: int, data: object, now: datetime) -> ProgressItem:
                 practice=bool(review_check.boolean("practice")),
             )
         )
-    return ProgressItem(lesson=lesson, kind=kind, key=key, memory=memory, reviews=reviews)
+    return ProgressItem(
+        lesson=lesson,
+        kind=kind,
+        key=key,
+        memory=memory,
+        reviews=reviews,
+        evidence=EVIDENCE_NAMES.get(evidence) if memory else None,
+        lit_at=lit_at,
+    )
 
 
 # Writing a file ---------------------------------------------------------------------------------
@@ -265,9 +291,21 @@ def _read_item(number: int, data: object, now: datetime) -> ProgressItem:
 def items_of(learner: Learner) -> Iterator[ProgressItem]:
     """Everything stored for a learner, item by item, its reviews read in batches."""
     memories = {
-        (question_id, flashcard_id): scheduling.MemoryState(*state)
-        for question_id, flashcard_id, *state in Memory.objects.filter(learner=learner).values_list(
-            "question_id", "flashcard_id", *Memory.STATE_FIELDS
+        (question_id, flashcard_id): {
+            "memory": scheduling.MemoryState(*state),
+            "last_rating": last_rating,
+            "evidence": evidence,
+            "lit_at": lit_at,
+        }
+        for question_id, flashcard_id, *state, last_rating, evidence, lit_at in (
+            Memory.objects.filter(learner=learner).values_list(
+                "question_id",
+                "flashcard_id",
+                *Memory.STATE_FIELDS,
+                "last_rating",
+                "evidence",
+                "lit_at",
+            )
         )
     }
     reviewed = set(
@@ -285,9 +323,9 @@ def items_of(learner: Learner) -> Iterator[ProgressItem]:
     )
     for ids, group in itertools.groupby(rows, key=lambda row: row[:2]):
         reviews = [ProgressReview(*row[2:]) for row in group]
-        yield ProgressItem(*names[ids], memory=memories.pop(ids, None), reviews=reviews)
+        yield ProgressItem(*names[ids], reviews=reviews, **memories.pop(ids, {"memory": None}))
     for ids, memory in memories.items():
-        yield ProgressItem(*names[ids], memory=memory, reviews=[])
+        yield ProgressItem(*names[ids], reviews=[], **memory)
 
 
 def _item_names(ids: set[tuple]) -> dict[tuple, tuple[str, str, str]]:
@@ -311,17 +349,26 @@ def export_chunks(learner: Learner | None, *, now: datetime) -> Iterator[str]:
     }
     yield json.dumps(header, indent=2)[:-2] + ',\n  "items": ['
     items = items_of(learner) if learner is not None else iter(())
+    config = scheduling.SchedulerSettings.from_django()
     for number, item in enumerate(items):
-        yield ("," if number else "") + "\n    " + json.dumps(_item_document(item), separators=SEP)
+        document = _item_document(item, now=now, config=config)
+        yield ("," if number else "") + "\n    " + json.dumps(document, separators=SEP)
     yield "\n  ]\n}\n"
 
 
-def _item_document(item: ProgressItem) -> dict:
+def _item_document(
+    item: ProgressItem, *, now: datetime, config: scheduling.SchedulerSettings
+) -> dict:
     memory = item.memory
+    evidence = item.evidence or sky.NO_EVIDENCE
     return {
         "lesson": item.lesson,
         "item": f"{item.kind}:{item.key}",
         "kind": item.kind,
+        # The star as the sky showed it at export time: said for people and agents, not read back.
+        "star": sky.star_state(memory, item.last_rating, now, config, evidence=evidence).word,
+        "evidence": sky.EVIDENCE[evidence] if memory else None,
+        "lit_at": _iso(item.lit_at) if item.lit_at else None,
         "state": scheduling.STATES[memory.state] if memory else None,
         "step": memory.step if memory else None,
         "stability": memory.stability if memory else None,
@@ -387,7 +434,7 @@ def merge(*, learner: Learner, items: Iterable[ProgressItem]) -> MergeResult:
             stored_per_item.get((question_id, flashcard_id), 0) + 1
         )
     new_reviews: list[tuple] = []
-    newer_states: dict[tuple, tuple[dict, scheduling.MemoryState, int]] = {}
+    newer_states: dict[tuple, tuple[dict, scheduling.MemoryState, int, int, datetime | None]] = {}
     for item in items:
         target = targets.get((item.lesson, item.kind, item.key))
         if target is None:
@@ -424,9 +471,21 @@ def merge(*, learner: Learner, items: Iterable[ProgressItem]) -> MergeResult:
                 + (correct, review.origin, review.answer_kind, review.practice)
             )
         if item.memory is not None:
-            latest = max(item.reviews, key=lambda r: r.reviewed_at, default=None)
-            rating = latest.rating if latest else scheduling.GOOD
-            newer_states[ids] = (item_fields, item.memory, rating)
+            # The memory's last rating is its last scheduled review's: a practice answer after
+            # it changed nothing.
+            latest = max(
+                (r for r in item.reviews if not r.practice),
+                key=lambda r: r.reviewed_at,
+                default=None,
+            )
+            rating = item.last_rating or (latest.rating if latest else scheduling.GOOD)
+            evidence, lit_at = item.scheduled_evidence()
+            if item.evidence is not None:
+                evidence = item.evidence
+            elif latest is None and sky.recalled(rating, graded=item.kind == "question"):
+                evidence = sky.KINDLING  # a state with no log to show more (as migration 0006)
+            lit_at = _earliest(item.lit_at, lit_at)
+            newer_states[ids] = (item_fields, item.memory, rating, evidence, lit_at)
     if len(stored) + len(new_reviews) > MAX_REVIEWS_PER_LEARNER:
         raise BadSubmission(
             f"This would keep {len(stored) + len(new_reviews):,} answers for this browser, "
@@ -517,8 +576,14 @@ def _graded(target: Target, answer: str) -> tuple[str, bool | None]:
     return grade.answer, grade.correct
 
 
+def _earliest(*moments: datetime | None) -> datetime | None:
+    return min((moment for moment in moments if moment is not None), default=None)
+
+
 def _take_newer_states(learner: Learner, pending: list) -> int:
-    """Take each item's memory state where it is newer than the one stored (in a transaction)."""
+    """Take each item's memory state where it is newer than the one stored, with its evidence
+    (in a transaction). The earlier of the two first-lit moments is kept either way: a star
+    lit on either device has been lit, and "stars ever lit" never goes down."""
     taken = 0
     question_ids = [ids[0] for ids, _ in pending if ids[0]]
     flashcard_ids = [ids[1] for ids, _ in pending if ids[1]]
@@ -529,14 +594,17 @@ def _take_newer_states(learner: Learner, pending: list) -> int:
             learner=learner,
         )
     }
-    to_create, to_update = [], []
-    for ids, (item_fields, state, rating) in pending:
+    to_create, to_update, lit_earlier = [], [], []
+    for ids, (item_fields, state, rating, evidence, lit_at) in pending:
         memory = existing.get(ids)
         if (
             memory is not None
             and memory.last_review
             and not (state.last_review and state.last_review > memory.last_review)
         ):
+            if _earliest(memory.lit_at, lit_at) != memory.lit_at:
+                memory.lit_at = lit_at
+                lit_earlier.append(memory)
             continue
         if memory is None:
             memory = Memory(learner_id=learner.pk, **item_fields)
@@ -544,9 +612,13 @@ def _take_newer_states(learner: Learner, pending: list) -> int:
         else:
             to_update.append(memory)
         memory.set_memory_state(state, rating)
+        memory.evidence, memory.lit_at = evidence, _earliest(memory.lit_at, lit_at)
         taken += 1
     Memory.objects.bulk_create(to_create)
-    Memory.objects.bulk_update(to_update, [*Memory.STATE_FIELDS, "last_rating"])
+    Memory.objects.bulk_update(
+        to_update, [*Memory.STATE_FIELDS, "last_rating", "evidence", "lit_at"]
+    )
+    Memory.objects.bulk_update(lit_earlier, ["lit_at"])
     return taken
 
 

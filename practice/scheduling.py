@@ -8,8 +8,8 @@ item in the Learning state and bring it back within minutes. A practice round al
 short-term repetition itself: a missed question comes back once at the end of the round. So the
 scheduler has no learning or relearning steps by default: a first right answer (`Good`) moves the
 item straight to the Review state with an interval of days (about two with the default
-parameters), which lights its star at once, and a lapse comes back the next day rather than in ten
-minutes, when the learner has long left the page.
+parameters), which kindles its star at once (practice.sky says when it lights), and a lapse comes
+back the next day rather than in ten minutes, when the learner has long left the page.
 """
 
 from __future__ import annotations

@@ -81,7 +81,11 @@ def lesson_memories(*, learner: Learner | None, lesson: Lesson) -> dict[tuple[st
 def new_round_questions(
     *, questions: list[Question], memories: dict[tuple[str, int], tuple], now: datetime
 ) -> list[Question]:
-    by_question = {pk: memory for (kind, pk), memory in memories.items() if kind == "question"}
+    by_question = {
+        pk: (state, last_rating)
+        for (kind, pk), (state, last_rating, *_) in memories.items()
+        if kind == "question"
+    }
     return rounds.question_order(questions, by_question, now)
 
 
@@ -177,6 +181,7 @@ class Star:
     state: sky.StarState
     x: float = 0.0
     y: float = 0.0
+    ever_lit: bool = False
 
     @property
     def twinkle(self) -> int:
@@ -185,7 +190,7 @@ class Star:
 
     @property
     def opacity(self) -> str:
-        """Lit stars fade with retrievability; dim and dark ones are drawn by shape instead."""
+        """Lit stars fade with retrievability; the others are drawn by shape instead."""
         return f"{0.45 + 0.55 * self.state.brightness:.2f}" if self.state.word == sky.LIT else "1"
 
     @property
@@ -196,11 +201,16 @@ class Star:
 
     @property
     def radius(self) -> float:
-        return 2.6 if self.state.word == sky.DARK else 5.5
+        return STAR_RADIUS[self.state.word]
+
+
+# Stars differ by shape and size, not colour alone: a small dot (unlit), a small ring (missed),
+# a middling star in a halo (kindled), a full star (lit) and a dashed full-size ring (due).
+STAR_RADIUS = {sky.UNLIT: 2.6, sky.MISSED: 3.4, sky.KINDLED: 4.2, sky.LIT: 5.5, sky.DUE: 5.5}
 
 
 class StarCounts:
-    """Counts of lit, dim and dark stars for anything that has `stars`."""
+    """How many stars are in each state, for anything that has `stars`."""
 
     stars: list[Star]
 
@@ -212,12 +222,30 @@ class StarCounts:
         return self._count(sky.LIT)
 
     @property
-    def dim(self) -> int:
-        return self._count(sky.DIM)
+    def kindled(self) -> int:
+        return self._count(sky.KINDLED)
 
     @property
-    def dark(self) -> int:
-        return self._count(sky.DARK)
+    def due(self) -> int:
+        return self._count(sky.DUE)
+
+    @property
+    def missed(self) -> int:
+        return self._count(sky.MISSED)
+
+    @property
+    def unlit(self) -> int:
+        return self._count(sky.UNLIT)
+
+    @property
+    def learned(self) -> int:
+        """Kindled and lit stars alike: "learned so far", as the header counts them."""
+        return self.kindled + self.lit
+
+    @property
+    def ever_lit(self) -> int:
+        """Stars ever lit: confirmed on a later day at least once, whatever they are now."""
+        return sum(1 for star in self.stars if star.ever_lit)
 
 
 @dataclass
@@ -279,23 +307,26 @@ class SkyView(StarCounts):
 
 
 def _memories_of(learner: Learner | None, **filters) -> dict[tuple[str, int], tuple]:
+    """(memory state, last rating, evidence, ever lit) by (kind, item id)."""
     if learner is None:
         return {}
     rows = Memory.objects.filter(learner_id=learner.pk, **filters).values_list(
-        "question_id", "flashcard_id", *Memory.STATE_FIELDS, "last_rating"
+        "question_id", "flashcard_id", *Memory.STATE_FIELDS, "last_rating", "evidence", "lit_at"
     )
     memories = {}
-    for question_id, flashcard_id, *state, last_rating in rows:
+    for question_id, flashcard_id, *state, last_rating, evidence, lit_at in rows:
         key = ("question", question_id) if question_id else ("flashcard", flashcard_id)
-        memories[key] = (scheduling.MemoryState(*state), last_rating)
+        memories[key] = (scheduling.MemoryState(*state), last_rating, evidence, lit_at is not None)
     return memories
 
 
 def _star(kind: str, pk: int, key: str, number: int, title: str, memories: dict, now, config):
-    memory, last_rating = memories.get((kind, pk), (None, None))
-    state = sky.star_state(memory, last_rating, now, config)
+    memory, last_rating, evidence, ever_lit = memories.get(
+        (kind, pk), (None, None, sky.NO_EVIDENCE, False)
+    )
+    state = sky.star_state(memory, last_rating, now, config, evidence=evidence)
     label = f"{kind.capitalize()} {number} of {title}: {state.describe(now)}"
-    return Star(kind, number, key, label, state)
+    return Star(kind, number, key, label, state, ever_lit=ever_lit)
 
 
 @dataclass(frozen=True)
@@ -380,7 +411,7 @@ def sky_for(*, learner: Learner | None, now: datetime, version: int) -> SkyView:
         star = _star(kind, pk, key, number, constellation.title, memories, now, config)
         star.x, star.y = x, y
         constellation.stars.append(star)
-    dues = [memory.due for memory, _ in memories.values()]
+    dues = [memory.due for memory, *_ in memories.values()]
     return SkyView(
         constellations=list(constellations.values()),
         regions=layout.regions,
@@ -415,19 +446,25 @@ def constellation_for(
 
 @dataclass(frozen=True)
 class SkyCounter:
-    lit: int
-    to_revisit: int
+    learned: int  # kindled and lit stars
+    due: int
+    ever_lit: int
 
 
 def sky_counter(*, learner: Learner, now: datetime) -> SkyCounter:
-    """The header's '12 lit · 3 to revisit', in one query."""
+    """The header's '12 learned so far · 3 due' and the stars ever lit, in one query: the same
+    counts as the sky's (sky.star_state), over the same published lessons."""
     counts = Memory.objects.filter(
         learner=learner, lesson__status=Lesson.Status.PUBLISHED
     ).aggregate(
-        lit=models.Count("pk", filter=Q(due__gt=now) & ~Q(last_rating=scheduling.AGAIN)),
-        to_revisit=models.Count("pk", filter=Q(due__lte=now)),
+        learned=models.Count(
+            "pk",
+            filter=Q(due__gt=now, evidence__gt=sky.NO_EVIDENCE) & ~Q(last_rating=scheduling.AGAIN),
+        ),
+        due=models.Count("pk", filter=Q(due__lte=now)),
+        ever_lit=models.Count("pk", filter=Q(lit_at__isnull=False)),
     )
-    return SkyCounter(lit=counts["lit"], to_revisit=counts["to_revisit"])
+    return SkyCounter(**counts)
 
 
 @dataclass(frozen=True)

@@ -323,6 +323,7 @@ def _review_write(
             memory = Memory(
                 learner=learner, lesson_id=lesson_id, question=question, flashcard=flashcard
             )
+        memory.record_evidence(rating=rating, now=now)
         memory.set_memory_state(new_state, rating)
         memory.save()
     if round_ is not None and finishes_round:

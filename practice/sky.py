@@ -15,31 +15,99 @@ from datetime import datetime, timedelta
 from practice import scheduling
 from practice.scheduling import AGAIN, MemoryState, SchedulerSettings
 
-DARK, LIT, DIM = "dark", "lit", "dim"
 WIDTH, HEIGHT = 1000, 560
 MARGIN = 40
 CONSTELLATION_RADIUS = 52
 LABEL_HALF_WIDTH = 95  # a constellation's name is drawn centred under it
 
+# The five states of a star, named the same on every page, SVG title, header, Markdown twin and
+# export. See star_state for what each means and which wins when several apply.
+UNLIT, KINDLED, LIT, DUE, MISSED = "unlit", "kindled", "lit", "due", "missed"
+WORDS = (UNLIT, KINDLED, LIT, DUE, MISSED)
+
+# What the scheduled answers since an item's last miss show of the learner's memory of it
+# (Memory.evidence), and the names a progress file gives them.
+NO_EVIDENCE, KINDLING, CONFIRMED = 0, 1, 2
+EVIDENCE = {NO_EVIDENCE: "none", KINDLING: "kindled", CONFIRMED: "lit"}
+# A right answer confirms a memory when it comes at least this long after the item's review
+# before it: remembered across days, not just across the minutes since the answer was shown.
+CONFIRMATION_GAP = timedelta(days=1)
+
+
+def recalled(rating: int, *, graded: bool) -> bool:
+    """Whether a scheduled review shows the item was remembered: a flashcard the learner rated
+    Hard or better, a question answered right, but not a right answer they said they guessed
+    (rated Hard, see scheduling.rating_for_answer)."""
+    return rating >= (scheduling.GOOD if graded else scheduling.HARD)
+
+
+def evidence_after(
+    evidence: int,
+    lit_at: datetime | None,
+    *,
+    rating: int,
+    graded: bool,
+    previous_review: datetime | None,
+    now: datetime,
+) -> tuple[int, datetime | None]:
+    """The evidence and first-lit moment after one scheduled review (never a practice one).
+
+    A miss wipes the evidence; a guess keeps it as it was; remembering kindles, and remembering
+    at least CONFIRMATION_GAP after the item's previous scheduled review (whatever that review
+    was) confirms, which lights the star. `lit_at`, the first confirmation ever, is never
+    cleared: it is what "stars ever lit" counts.
+    """
+    if rating == AGAIN:
+        return NO_EVIDENCE, lit_at
+    if not recalled(rating, graded=graded):
+        return evidence, lit_at
+    if evidence == CONFIRMED or (
+        previous_review is not None and now - previous_review >= CONFIRMATION_GAP
+    ):
+        return CONFIRMED, lit_at or now
+    return KINDLING, lit_at
+
+
+def evidence_of(
+    reviews: list[tuple[int, datetime]], *, graded: bool
+) -> tuple[int, datetime | None]:
+    """The evidence and first-lit moment that a sequence of scheduled (rating, reviewed_at)
+    reviews leads to: what answering them one by one on the site would have stored."""
+    evidence, lit_at, previous = NO_EVIDENCE, None, None
+    for rating, reviewed_at in sorted(reviews, key=lambda pair: pair[1]):
+        evidence, lit_at = evidence_after(
+            evidence,
+            lit_at,
+            rating=rating,
+            graded=graded,
+            previous_review=previous,
+            now=reviewed_at,
+        )
+        previous = reviewed_at
+    return evidence, lit_at
+
 
 @dataclass(frozen=True)
 class StarState:
-    word: str  # dark, lit or dim
+    word: str  # one of WORDS
     brightness: float  # 0 to 1: how close a lit star still is to full light
     retrievability: float
     due: datetime | None
+    missed_last: bool = False  # the last scheduled answer was wrong (said of a due star too)
 
     def describe(self, now: datetime) -> str:
         """The state in words, with when it matters next: '…: lit, next review in 4 days'."""
         if self.due is None:
-            return f"{self.word}, not answered right yet"
-        if self.word == LIT:
-            return f"{self.word}, next review {_relative(self.due, now)}"
-        if self.word == DIM:
-            return f"{self.word}, due for review {_relative(self.due, now)}"
-        if self.due > now:
-            return f"{self.word}, missed last time, back {_relative(self.due, now)}"
-        return f"{self.word}, missed last time, due for review now"
+            return f"{UNLIT}, not answered yet"
+        if self.word == DUE:
+            missed = ", missed last time" if self.missed_last else ""
+            return f"{DUE}{missed}, came due {_relative(self.due, now)}"
+        if self.word == MISSED:
+            return f"{MISSED}, back {_relative(self.due, now)}"
+        next_review = f"next review {_relative(self.due, now)}"
+        if self.word == UNLIT:
+            return f"{UNLIT}, not yet answered right from memory, {next_review}"
+        return f"{self.word}, {next_review}"
 
 
 def star_state(
@@ -47,24 +115,43 @@ def star_state(
     last_rating: int | None,
     now: datetime,
     config: SchedulerSettings | None = None,
+    *,
+    evidence: int = NO_EVIDENCE,
 ) -> StarState:
-    """Dark until answered right; lit while the last review passed and it is not due; then dim.
+    """The state of a star, from its item's memory, last scheduled rating and evidence.
 
-    A lapse (Again) darkens a star again. A lit star's brightness follows retrievability,
-    continuously, from full at the review down to nothing at the moment it comes due.
+    - **unlit**: never answered right from memory (no scheduled answer yet, or, since the last
+      miss, only right answers the learner said they guessed);
+    - **kindled**: answered right from memory, not yet confirmed on a later day;
+    - **lit**: answered right at a review at least a day after the review before it, and not
+      missed since; its brightness follows retrievability, continuously, from full at the review
+      down to nothing at the moment it comes due;
+    - **due**: its review time has come;
+    - **missed**: the last scheduled answer was wrong; it comes back when due.
+
+    When several apply, the first of these wins: no memory at all (unlit), due, missed, then the
+    evidence (lit, kindled, else unlit). So a missed item that has come due is "due" (its title
+    still says it was missed last time): the sky's due stars are exactly what /review asks and
+    what the header counts as due. Practice answers (given after the answer was shown) change
+    no memory, so they never kindle, light or miss anything.
     """
     if memory is None:
-        return StarState(DARK, 0.0, 0.0, None)
+        return StarState(UNLIT, 0.0, 0.0, None)
     config = config or SchedulerSettings.from_django()
     recall = scheduling.retrievability(memory, now, config)
-    if last_rating == AGAIN:
-        return StarState(DARK, 0.0, recall, memory.due)
+    missed = last_rating == AGAIN
     if memory.due <= now:
-        return StarState(DIM, 0.0, recall, memory.due)
-    at_due = scheduling.retrievability(memory, memory.due, config)
-    span = 1.0 - at_due
-    brightness = 1.0 if span <= 0 else min(1.0, max(0.0, (recall - at_due) / span))
-    return StarState(LIT, brightness, recall, memory.due)
+        return StarState(DUE, 0.0, recall, memory.due, missed_last=missed)
+    if missed:
+        return StarState(MISSED, 0.0, recall, memory.due, missed_last=True)
+    if evidence == CONFIRMED:
+        at_due = scheduling.retrievability(memory, memory.due, config)
+        span = 1.0 - at_due
+        brightness = 1.0 if span <= 0 else min(1.0, max(0.0, (recall - at_due) / span))
+        return StarState(LIT, brightness, recall, memory.due)
+    if evidence == KINDLING:
+        return StarState(KINDLED, 1.0, recall, memory.due)
+    return StarState(UNLIT, 0.0, recall, memory.due)
 
 
 def _relative(moment: datetime, now: datetime) -> str:

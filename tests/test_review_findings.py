@@ -108,9 +108,9 @@ def test_prune_refuses_zero_idle_days(db):
 def test_a_cached_page_holds_no_learner_data(demo):
     learner = Client()
     answer(learner, demo, right=True)
-    assert "1 lit" in learner.get(SEED_PATH).content.decode()
+    assert "1 learned so far" in learner.get(SEED_PATH).content.decode()
     visitor = Client().get(SEED_PATH).content.decode()
-    assert "1 lit ·" not in visitor and "Your sky" in visitor
+    assert "1 learned so far" not in visitor and "Your sky" in visitor
     assert 'name="csrfmiddlewaretoken"' not in visitor
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from practice import scheduling, sky
+from practice.models import Memory
 from tests.browser.pages import PAGES, answer_first_question, open_page
 from tests.conftest import SEED_PATH
 
@@ -52,14 +54,22 @@ def test_dark_mode_is_honoured(browser, live_server, seed):
     assert colours["dark"] == "rgb(11, 16, 38)"
 
 
-def test_stars_twinkle_only_without_reduced_motion(browser, live_server, seed):
+def test_stars_twinkle_and_kindle_only_without_reduced_motion(browser, live_server, seed):
     animations = {}
     for motion in ("no-preference", "reduce"):
         context = browser.new_context(reduced_motion=motion)
         page = context.new_page()
         answer_first_question(page, live_server.url)
-        page.goto(live_server.url + "/sky")
-        star = page.locator("circle.star.lit").first
-        animations[motion] = star.evaluate("el => getComputedStyle(el).animationName")
+        # Whichever choice was first on screen, the star is made kindled, then lit.
+        for evidence, drawn in ((sky.KINDLING, "kindled"), (sky.CONFIRMED, "lit")):
+            Memory.objects.update(evidence=evidence, last_rating=scheduling.GOOD)
+            page.goto(live_server.url + "/sky")
+            star = page.locator(f"circle.star.{drawn}").first
+            animations[motion, drawn] = star.evaluate("el => getComputedStyle(el).animationName")
         context.close()
-    assert animations == {"no-preference": "twinkle", "reduce": "none"}
+    assert animations == {
+        ("no-preference", "kindled"): "kindle",
+        ("no-preference", "lit"): "twinkle",
+        ("reduce", "kindled"): "none",
+        ("reduce", "lit"): "none",
+    }

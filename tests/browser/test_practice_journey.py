@@ -34,8 +34,8 @@ def test_round_with_javascript_swaps_in_place_to_the_summary(
         verdict = "Right" if number != 2 else "Not quite"
         expect(page.get_by_role("heading", name=re.compile(verdict))).to_be_visible()
         expect(page.locator(".explanation")).to_be_visible()
-        lit = number - 1 if number >= 2 else number
-        expect(page.locator("#sky-counter")).to_contain_text(f"{lit} lit")
+        learned = number - 1 if number >= 2 else number
+        expect(page.locator("#sky-counter")).to_contain_text(f"{learned} learned so far")
         # The round's count never grows: a miss adds "1 to retry".
         expect(page.locator(".progress-label")).to_have_text(
             f"{number} of 8 answered · 1 to retry" if number >= 2 else "1 of 8 answered"
@@ -49,12 +49,15 @@ def test_round_with_javascript_swaps_in_place_to_the_summary(
     expect(page.locator(".score")).to_contain_text("7 of 8")
     assert page.evaluate("window.__sameDocument") is True, "the page was reloaded during the round"
     # The lesson's constellation and the header counter changed in place, without a reload;
+    # the seven right first answers kindled their stars (none is lit before a later day), and
     # question 2, missed and then right on its second try (practice: the answer had just been
-    # shown), stays dark.
-    expect(page.locator(f"#constellation-{seed.public_id} figcaption")).to_contain_text("7 lit")
-    expect(page.locator("#sky-counter")).to_contain_text("7 lit · 0 to revisit")
+    # shown), stays missed.
+    figcaption = page.locator(f"#constellation-{seed.public_id} figcaption")
+    expect(figcaption).to_contain_text("0 lit, 7 kindled, 0 due, 1 missed")
+    expect(page.locator(f"#constellation-{seed.public_id} circle.star.kindled")).to_have_count(7)
+    expect(page.locator("#sky-counter")).to_contain_text("7 learned so far · 0 due")
     page.goto(live_server.url + LESSON_PATH)
-    expect(page.locator(f"#constellation-{seed.public_id} figcaption")).to_contain_text("7 lit")
+    expect(figcaption).to_contain_text("0 lit, 7 kindled, 0 due, 1 missed")
     assert console_errors == []
 
 

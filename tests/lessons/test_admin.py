@@ -216,7 +216,7 @@ def test_changing_the_right_answer_resets_learners_memory_but_keeps_their_log(ad
     assert question.correct_letters == [new_right]
     assert Memory.objects.filter(question=question).count() == 0
     assert Review.objects.filter(question=question).count() == 1
-    assert ": dark, not answered right yet" in learner.get("/sky").content.decode()
+    assert ": unlit, not answered yet" in learner.get("/sky").content.decode()
 
 
 def test_editing_a_typo_in_a_choice_keeps_memories(admin_client, demo):

@@ -26,7 +26,9 @@ def test_a_right_retry_after_a_miss_leaves_the_memory_as_the_miss_left_it(client
     assert retry.correct and retry.practice
     feedback = client.get(practice_url(demo) + "?answered=9").content.decode()
     assert "Practice: you had just seen the answer" in feedback
-    assert "<strong>7 lit</strong>" in client.get("/sky").content.decode()
+    sky = client.get("/sky").content.decode()
+    assert "<strong>7 learned so far</strong> (0 lit, 7 kindled), 0 due, 1 missed" in sky
+    assert f"Question 1 of {demo.title}: missed, back in 24 hours" in sky
 
 
 def test_a_right_answer_the_learner_says_they_guessed_is_rated_hard(demo):

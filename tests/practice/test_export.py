@@ -7,7 +7,7 @@ import time_machine
 from django.test import Client
 from django.utils import timezone
 
-from practice import scheduling
+from practice import scheduling, sky
 from tests.practice.helpers import answer, exported, finish_round, right_choices, wrong_choices
 
 
@@ -93,6 +93,16 @@ def test_replaying_each_items_log_reproduces_its_exported_memory_state(client, d
         assert replayed.difficulty == item["difficulty"], item["item"]
         assert scheduling.STATES[replayed.state] == item["state"]
         assert replayed.last_review == parse(item["last_review"])
+        # The star's evidence replays too: practice answers never kindled or lit anything.
+        evidence, lit_at = sky.evidence_of(
+            [(r["rating"], parse(r["reviewed_at"])) for r in scheduled],
+            graded=item["kind"] == "question",
+        )
+        assert sky.EVIDENCE[evidence] == item["evidence"], item["item"]
+        assert lit_at == (parse(item["lit_at"]) if item["lit_at"] else None), item["item"]
+    # Odd questions were remembered nine days on, so they lit; even ones were missed.
+    stars = sorted(item["star"] for item in document["items"])
+    assert stars == ["lit"] * 4 + ["missed"] * 4
 
 
 def test_export_belongs_to_this_browser_only(client, demo):

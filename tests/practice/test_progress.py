@@ -47,7 +47,7 @@ def test_progress_page_says_what_is_stored_in_plain_words(client, demo):
     assert 'href="/progress/export"' in html
 
 
-def test_an_old_export_imported_in_a_fresh_browser_shows_those_stars_dim(client, demo):
+def test_an_old_export_imported_in_a_fresh_browser_shows_those_stars_due(client, demo):
     finish_round(client, demo, [True] * 6 + [False] * 2 + [False] * 2)
     document = shift(exported(client), days=120)
     fresh = Client()
@@ -55,9 +55,11 @@ def test_an_old_export_imported_in_a_fresh_browser_shows_those_stars_dim(client,
     assert response.status_code == 200
     assert "Imported 8 items: 10 new answers, 8 newer states taken" in response.content.decode()
     html = fresh.get("/sky").content.decode()
-    dark = Question.objects.count() + Flashcard.objects.count() - 6
+    unlit = Question.objects.count() + Flashcard.objects.count() - 8
+    # The two missed long ago have come due too: every answered star is due.
     assert (
-        f"<strong>0 lit</strong>, <strong>6 dim</strong> and <strong>{dark} dark</strong>" in html
+        "<strong>0 learned so far</strong> (0 lit, 0 kindled), 8 due, 0 missed and "
+        f"{unlit} unlit" in html
     )
     assert Review.objects.filter(learner__public_id=fresh.session["learner"]).count() == 10
 
@@ -187,8 +189,9 @@ def test_a_transfer_code_moves_progress_to_another_browser(client, demo):
     assert phone.session["learner"] == client.session["learner"]
     assert Learner.objects.count() == 1
     assert Review.objects.count() == 9
-    # The phone's later miss of question 1 is the newer state: that star is dark again.
-    assert "<strong>7 lit</strong>" in phone.get("/sky").content.decode()
+    # The phone's later miss of question 1 is the newer state: that star is missed.
+    html = phone.get("/sky").content.decode()
+    assert "<strong>7 learned so far</strong> (0 lit, 7 kindled), 0 due, 1 missed" in html
 
 
 def test_a_transfer_code_works_once(client, demo):

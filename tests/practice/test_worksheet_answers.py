@@ -54,7 +54,8 @@ def test_typed_in_answers_are_graded_scheduled_and_explained_like_on_screen(clie
         (3, True, 3),
     ]
     assert Memory.objects.count() == 3
-    assert "<strong>2 lit</strong>" in client.get("/sky").content.decode()
+    sky = client.get("/sky").content.decode()
+    assert "<strong>2 learned so far</strong> (0 lit, 2 kindled)" in sky
 
 
 def test_the_same_sheet_sent_twice_counts_once(client, demo):
