@@ -23,8 +23,8 @@ from tests.practice.helpers import (
     exported,
     finish_round,
     practice_url,
-    right_letters,
-    wrong_letters,
+    right_choices,
+    wrong_choices,
 )
 from tests.practice.test_progress import upload
 
@@ -61,7 +61,7 @@ def review_all(client: Client, *, miss: set[int] = frozenset()) -> None:
         if question is None:
             return
         wrong = question.position in miss and not page.context["practice"]
-        letters = wrong_letters(question) if wrong else right_letters(question)
+        letters = wrong_choices(question) if wrong else right_choices(question)
         response = client.post("/review", {"token": page.context["token"], "choice": letters})
         assert response.status_code == 302
     raise AssertionError("/review kept asking")
@@ -147,7 +147,7 @@ def test_a_miss_then_a_right_retry_leaves_the_star_missed_not_kindled(client, de
 def test_a_right_answer_marked_as_a_guess_does_not_kindle(client, demo):
     question, token = current_question(client, practice_url(demo))
     client.post(
-        practice_url(demo), {"token": token, "choice": right_letters(question), "guessed": "yes"}
+        practice_url(demo), {"token": token, "choice": right_choices(question), "guessed": "yes"}
     )
     html = client.get("/sky").content.decode()
     drawn, described = stars(html, demo)[1]
@@ -215,7 +215,7 @@ def test_the_migration_replays_what_answering_stored(client, demo):
     stored = [(m.pk, m.evidence, m.lit_at) for m in memories(client)]
     assert {evidence for _, evidence, _ in stored} == {sky.NO_EVIDENCE, sky.CONFIRMED}
     Memory.objects.update(evidence=sky.NO_EVIDENCE, lit_at=None)
-    migration = importlib.import_module("practice.migrations.0006_memory_evidence_lit_at")
+    migration = importlib.import_module("practice.migrations.0007_memory_evidence_lit_at")
     migration.replay_evidence(apps, None)
     assert [(m.pk, m.evidence, m.lit_at) for m in memories(client)] == stored
 
