@@ -9,7 +9,10 @@ from django.utils.safestring import SafeString, mark_safe
 
 
 def qr_svg(text: str, *, title: str = "QR code") -> SafeString:
-    """An SVG QR code of the text; safe to inline (segno escapes the title, the rest is paths)."""
+    """An SVG QR code of the text; safe to inline (segno escapes the title, the rest is paths).
+
+    It has a viewBox and no width or height, so CSS scales the whole code: a fixed size with no
+    viewBox clipped the drawing instead, and the clipped code did not scan."""
     buffer = io.BytesIO()
     segno.make(text, error="m").save(
         buffer,
@@ -18,6 +21,7 @@ def qr_svg(text: str, *, title: str = "QR code") -> SafeString:
         border=3,
         xmldecl=False,
         svgns=True,
+        omitsize=True,
         title=title,
         dark="#000000",
         light="#ffffff",
