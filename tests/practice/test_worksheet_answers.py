@@ -37,7 +37,7 @@ def wrong(demo, position: int) -> str:
 def test_the_worksheet_shows_a_code_and_where_to_type_answers(client, demo):
     html = client.get(SEED_PATH + "/worksheet").content.decode()
     assert re.search(r"Worksheet code <strong>[A-Z0-9]{6}</strong>", html)
-    assert f'href="{URL}"' in html
+    assert f'href="{URL}?code=' in html
 
 
 def test_typed_in_answers_are_graded_scheduled_and_explained_like_on_screen(client, demo):
