@@ -24,7 +24,7 @@ from lightmysky.lib.negotiation import (
     wants_markdown,
 )
 from lightmysky.lib.pagecache import cache_for_visitors
-from lightmysky.lib.qr import qr_svg
+from lightmysky.lib.qr import qr_svg_cached
 from lightmysky.lib.ratelimit import limit_posts
 from lightmysky.lib.versioned import content_version
 from practice import selectors
@@ -129,7 +129,7 @@ def worksheet(
         "questions": questions,
         "worksheet_code": code,
         "short_address": short_address,
-        "type_in_qr": qr_svg(type_in_url, title=f"QR code of {short_address}"),
+        "type_in_qr": qr_svg_cached(type_in_url, title=f"QR code of {short_address}"),
         "some_take_several": bool(several),
         "all_take_several": len(several) == len(questions),
     }

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from lightmysky.lib.qr import qr_svg
+from lightmysky.lib.qr import qr_svg, qr_svg_cached
 
 
 def test_a_qr_code_has_a_view_box_and_no_fixed_size():
@@ -17,3 +17,9 @@ def test_a_qr_code_has_a_view_box_and_no_fixed_size():
 
 def test_the_title_is_escaped():
     assert "<title>a &lt;b&gt; &amp; c</title>" in qr_svg("x", title="a <b> & c")
+
+
+def test_a_code_drawn_again_comes_from_the_cache():
+    first = qr_svg_cached("https://lightmysky.example/w/ABC234", title="t")
+    assert qr_svg_cached("https://lightmysky.example/w/ABC234", title="t") is first
+    assert first == qr_svg("https://lightmysky.example/w/ABC234", title="t")
