@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections import defaultdict
 from dataclasses import dataclass
 
 from django.conf import settings
@@ -77,3 +78,40 @@ def lesson_page(public_id: str, version: int) -> LessonPage | None:
         )
 
     return versioned(f"lesson-page:{public_id}", version, build)
+
+
+@dataclass(frozen=True)
+class PrintedWorksheet:
+    """A published lesson whose worksheet, as printed today, carries a given code."""
+
+    title: str
+    url: str
+
+
+def normalise_worksheet_code(text: str) -> str:
+    """A code as typed (any case, with spaces or dashes) as it is printed."""
+    return "".join(character for character in text if character.isalnum()).upper()[:12]
+
+
+def worksheets_by_code(version: int) -> dict[str, list[PrintedWorksheet]]:
+    """Every published lesson under its worksheet's code: two queries once per version, so a
+    short address on paper (`/w/<code>`) finds its lesson without a table of codes."""
+
+    def build() -> dict[str, list[PrintedWorksheet]]:
+        published = Lesson.objects.published()
+        lessons = published.select_related("subject").only(
+            "public_id", "slug", "title", "subject__slug"
+        )
+        questions = Question.objects.filter(lesson__in=published).only(
+            "lesson_id", "position", "key", "prompt", "choices"
+        )
+        by_lesson: dict[int, list[Question]] = defaultdict(list)
+        for question in questions.order_by("lesson_id", "position"):
+            by_lesson[question.lesson_id].append(question)
+        found: dict[str, list[PrintedWorksheet]] = defaultdict(list)
+        for lesson in lessons.order_by("title", "pk"):
+            code = lesson.worksheet_code(by_lesson[lesson.pk])
+            found[code].append(PrintedWorksheet(lesson.title, lesson.get_absolute_url()))
+        return dict(found)
+
+    return versioned("worksheets-by-code", version, build)

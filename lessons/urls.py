@@ -16,4 +16,6 @@ urlpatterns = [
     re_path(LESSON + r"\.md$", views.lesson, {"markdown": True}, name="lesson_markdown"),
     re_path(LESSON + r"/worksheet$", views.worksheet, name="worksheet"),
     re_path(LESSON + r"/report$", views.report, name="report"),
+    path("w", views.worksheet_by_code, name="worksheet_by_code"),
+    path("w/<str:code>", views.worksheet_by_code, name="worksheet_code"),
 ]

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from django.conf import settings
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
 from django.shortcuts import get_object_or_404, render
 from django.shortcuts import redirect as redirect_to
@@ -10,7 +11,12 @@ from django.views.decorators.vary import vary_on_cookie
 from lessons import services
 from lessons.forms import ReportForm
 from lessons.models import Lesson, Subject
-from lessons.selectors import LessonPage, lesson_page
+from lessons.selectors import (
+    LessonPage,
+    lesson_page,
+    normalise_worksheet_code,
+    worksheets_by_code,
+)
 from lightmysky.lib.negotiation import (
     markdown_response,
     page_or_twin,
@@ -18,6 +24,7 @@ from lightmysky.lib.negotiation import (
     wants_markdown,
 )
 from lightmysky.lib.pagecache import cache_for_visitors
+from lightmysky.lib.qr import qr_svg_cached
 from lightmysky.lib.ratelimit import limit_posts
 from lightmysky.lib.versioned import content_version
 from practice import selectors
@@ -111,12 +118,36 @@ def worksheet(
     if isinstance(page, HttpResponse):
         return page
     lesson, questions = page.lesson, page.questions
+    code = lesson.worksheet_code(questions)
+    # The printed sheet names where to type its answers in: an address short enough to copy
+    # from paper (the code finds the lesson), and the same address as a QR code.
+    type_in_url = f"{settings.SITE_URL}/w/{code}"
+    short_address = type_in_url.split("://", 1)[-1]
+    several = [question for question in questions if len(question.correct_letters) > 1]
     context = {
         "lesson": lesson,
         "questions": questions,
-        "worksheet_code": lesson.worksheet_code(questions),
+        "worksheet_code": code,
+        "short_address": short_address,
+        "type_in_qr": qr_svg_cached(type_in_url, title=f"QR code of {short_address}"),
+        "some_take_several": bool(several),
+        "all_take_several": len(several) == len(questions),
     }
     return render(request, "lessons/worksheet.html", context)
+
+
+@require_safe
+def worksheet_by_code(request: HttpRequest, code: str = "") -> HttpResponse:
+    """The short address printed on a worksheet: its code leads to the lesson's type-in form."""
+    typed = code or request.GET.get("code", "")
+    code = normalise_worksheet_code(typed)
+    if not code:
+        return render(request, "lessons/worksheet_code.html", {"typed_code": ""})
+    found = worksheets_by_code(content_version(request)).get(code, [])
+    if len(found) == 1:
+        return redirect_to(f"{found[0].url}/worksheet/answers?code={code}")
+    context = {"typed_code": typed[:20], "code": code, "found": found}
+    return render(request, "lessons/worksheet_code.html", context, status=200 if found else 404)
 
 
 @require_http_methods(["GET", "HEAD", "POST"])

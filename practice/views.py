@@ -16,7 +16,7 @@ from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import push_url
 
 from lessons.models import Flashcard, Lesson, Question
-from lessons.selectors import LessonPage
+from lessons.selectors import LessonPage, normalise_worksheet_code
 from lessons.views import page_or_redirect
 from lightmysky.lib.numbers import small_int
 from lightmysky.lib.qr import qr_svg
@@ -778,6 +778,8 @@ def worksheet_answers(
             ]
             context["right"] = sum(1 for review in reviews if review.correct)
         context["token"] = attempts.issue_for_worksheet(lesson_id=lesson.pk)
+        # The short address and the QR code on the sheet bring its code along.
+        context["typed_code"] = normalise_worksheet_code(request.GET.get("code", ""))
         return render(request, "practice/worksheet_answers.html", context)
 
     try:

@@ -84,6 +84,13 @@ def test_lesson_page_for_a_visitor_without_a_session_is_one_query_once_warm(
     assert response.status_code == 200 and "Then practise" in response.content.decode()
 
 
+def test_a_worksheets_short_address_is_one_query_once_warm(client, demo, django_assert_num_queries):
+    address = f"/w/{demo.worksheet_code(list(demo.questions.all()))}"
+    client.get(address)
+    with django_assert_num_queries(1):  # the content version; the codes come from the cache
+        assert client.get(address).status_code == 302
+
+
 def test_an_edit_shows_on_the_very_next_request(client, demo):
     assert "Split the work" in client.get(SEED_PATH).content.decode()
     demo.heading = "A freshly edited heading"
@@ -156,6 +163,7 @@ def test_lesson_page_first_load_is_small_and_few_requests(client, demo):
         SEED_PATH + "/flashcards",
         SEED_PATH + "/worksheet",
         SEED_PATH + "/worksheet/answers",
+        "/w",
         SEED_PATH + "/report",
         "/sky/table",
         "/progress",

@@ -162,3 +162,18 @@ document.addEventListener("DOMContentLoaded", () => {
     button.addEventListener("click", () => window.print());
   }
 });
+
+// A printed worksheet carries its answer key, closed on screen or not. CSS opens it where the
+// browser styles ::details-content; elsewhere this opens it for the print and closes it after.
+window.addEventListener("beforeprint", () => {
+  for (const details of document.querySelectorAll("details[data-open-for-print]:not([open])")) {
+    details.open = true;
+    details.dataset.openedForPrint = "";
+  }
+});
+window.addEventListener("afterprint", () => {
+  for (const details of document.querySelectorAll("details[data-opened-for-print]")) {
+    details.open = false;
+    delete details.dataset.openedForPrint;
+  }
+});

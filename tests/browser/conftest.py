@@ -4,6 +4,10 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
+import subprocess
+import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -15,6 +19,7 @@ from lessons.models import Lesson
 os.environ.setdefault("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
 
 CHROMIUM = os.environ.get("CHROMIUM", "/usr/bin/chromium")
+ZBARIMG = os.environ.get("ZBARIMG", "/usr/bin/zbarimg")
 ARTIFACTS = Path(os.environ.get("BROWSER_ARTIFACTS", "var/browser-artifacts"))
 
 
@@ -50,6 +55,34 @@ def browser_type_launch_args(browser_type_launch_args):
 def seed(transactional_db) -> Lesson:
     call_command("load_demo", stdout=io.StringIO())
     return Lesson.objects.get(public_id="mt__e-JwIxHek")
+
+
+@pytest.fixture
+def read_qr() -> Callable[[bytes], list[str]]:
+    """The texts zbarimg (Debian's zbar-tools) decodes from a PNG: what a phone's camera would
+    read. Skipped without zbarimg, unless REQUIRE_BROWSER says the browser tests must run."""
+    if not Path(ZBARIMG).exists() and not shutil.which("zbarimg"):
+        if os.environ.get("REQUIRE_BROWSER"):
+            pytest.fail(f"no zbarimg at {ZBARIMG}: apt-get install zbar-tools")
+        pytest.skip(f"no zbarimg at {ZBARIMG}")
+    command = ZBARIMG if Path(ZBARIMG).exists() else "zbarimg"
+
+    def decode(png: bytes) -> list[str]:
+        with tempfile.NamedTemporaryFile(suffix=".png") as file:
+            file.write(png)
+            file.flush()
+            found = subprocess.run(
+                [command, "--quiet", "--raw", "-Sdisable", "-Sqrcode.enable", file.name],
+                capture_output=True,
+                text=True,
+                timeout=30,
+                check=False,
+            )
+        # zbarimg exits 4 when it finds no code; anything else but 0 is a failure of its own.
+        assert found.returncode in (0, 4), found.stderr
+        return found.stdout.splitlines()
+
+    return decode
 
 
 @pytest.fixture

@@ -16,6 +16,12 @@ def answer_first_question(page: Page, base: str) -> None:
     expect(page.locator("#feedback")).to_be_visible()
 
 
+def show_answer_key(page: Page, base: str) -> None:
+    page.goto(base + SEED_PATH + "/worksheet")
+    page.get_by_text("Show the answer key").click()
+    expect(page.get_by_role("heading", name="Answer key")).to_be_visible()
+
+
 def reveal_flashcard(page: Page, base: str) -> None:
     page.goto(base + SEED_PATH + "/flashcards")
     page.get_by_text("Show the answer").click()
@@ -36,6 +42,8 @@ PAGES = {
     "sky table": ("/sky/table", None),
     "progress": ("/progress", None),
     "worksheet": (SEED_PATH + "/worksheet", None),
+    "worksheet answer key": (None, show_answer_key),
+    "worksheet code": ("/w", None),
     "worksheet answers": (SEED_PATH + "/worksheet/answers", None),
     "report": (SEED_PATH + "/report", None),
 }

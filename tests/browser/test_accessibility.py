@@ -7,6 +7,7 @@ import pytest
 from axe_playwright_python.sync_playwright import Axe
 
 from tests.browser.pages import PAGES, WCAG_TAGS, open_page
+from tests.conftest import SEED_PATH
 
 axe = Axe()
 
@@ -31,7 +32,7 @@ def test_no_wcag_violations(browser, live_server, seed, name, scheme):
     assert not violations, describe(violations)
 
 
-@pytest.mark.parametrize("path", ["/", "/sky", "/progress"])
+@pytest.mark.parametrize("path", ["/", "/sky", "/progress", SEED_PATH + "/worksheet"])
 def test_focus_is_always_visible(page, live_server, seed, path):
     page.goto(live_server.url + path)
     for _ in range(40):

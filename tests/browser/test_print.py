@@ -4,7 +4,9 @@ without the site's navigation."""
 from __future__ import annotations
 
 import io
+import unicodedata
 
+import pytest
 from pypdf import PdfReader
 
 from tests.conftest import SEED_PATH
@@ -12,21 +14,36 @@ from tests.conftest import SEED_PATH
 A4_POINTS = (595.28, 841.89)
 
 
-def test_the_worksheet_prints_on_a4_with_the_key_on_its_own_page(page, live_server, seed):
+@pytest.mark.parametrize("javascript", [True, False], ids=["js", "no-js"])
+def test_the_worksheet_prints_on_a4_with_the_key_on_its_own_page(
+    browser, live_server, seed, javascript
+):
+    """The key is closed on screen (a disclosure) and printed all the same, with or without
+    JavaScript."""
+    page = browser.new_context(java_script_enabled=javascript).new_page()
     page.goto(live_server.url + SEED_PATH + "/worksheet")
+    assert page.evaluate("document.querySelector('details.answer-key').open") is False
     pdf = PdfReader(io.BytesIO(page.pdf(prefer_css_page_size=True, print_background=False)))
     for sheet in pdf.pages:
         width, height = float(sheet.mediabox.width), float(sheet.mediabox.height)
         assert abs(width - A4_POINTS[0]) < 2 and abs(height - A4_POINTS[1]) < 2
-    texts = [sheet.extract_text() for sheet in pdf.pages]
-    key_pages = [n for n, text in enumerate(texts) if "Answer key for grown-ups" in text]
+    # NFKC undoes the ligatures of the PDF's text ("ﬁ" for "fi").
+    texts = [unicodedata.normalize("NFKC", sheet.extract_text()) for sheet in pdf.pages]
+    key_pages = [n for n, text in enumerate(texts) if "Answer key" in text.split("\n")[0]]
     assert len(key_pages) == 1
     key = key_pages[0]
     assert key > 0, "the questions come first"
-    assert texts[key].lstrip().startswith("Answer key for grown-ups")
+    assert texts[key].lstrip().startswith("Answer key")
     first_prompt = seed.questions.get(position=1).prompt[:40]
     assert any(first_prompt in " ".join(text.split()) for text in texts[:key])
     assert "Skip to content" not in "".join(texts) and "Review" not in texts[0].split("\n")[0]
+    assert "Show the answer key" not in "".join(texts)
+    last = seed.questions.get(position=8)
+    assert f"{', '.join(last.correct_letters)} · {last.prompt[:30]}" in " ".join(
+        " ".join(text.split()) for text in texts[key:]
+    )
+    assert page.evaluate("document.querySelector('details.answer-key').open") is False
+    page.context.close()
 
 
 def test_the_lesson_prints_without_navigation(page, live_server, seed):

@@ -37,7 +37,7 @@ def wrong(demo, position: int) -> str:
 def test_the_worksheet_shows_a_code_and_where_to_type_answers(client, demo):
     html = client.get(SEED_PATH + "/worksheet").content.decode()
     assert re.search(r"Worksheet code <strong>[A-Z0-9]{6}</strong>", html)
-    assert f'href="{URL}"' in html
+    assert f'href="{URL}?code=' in html
 
 
 def test_typed_in_answers_are_graded_scheduled_and_explained_like_on_screen(client, demo):
@@ -93,3 +93,25 @@ def test_a_sheet_printed_before_the_questions_changed_is_refused(client, demo):
     response = paper(client, demo, {1: "A"}, code=old_code)
     assert response.status_code == 400
     assert Review.objects.count() == 0
+
+
+def test_each_question_has_one_small_field_saying_which_letters(client, demo):
+    html = client.get(URL).content.decode()
+    fields = re.findall(r'<input class="letters" id="answer-(\d)"[^>]*>', html)
+    assert fields == [str(n) for n in range(1, 9)]
+    assert all('size="4"' in field for field in re.findall(r'<input class="letters"[^>]*>', html))
+    for question in demo.questions.all():
+        last = question.labelled_choices[-1]["letter"]
+        assert f'id="answer-help-{question.position}">A to {last}</span>' in html
+
+
+def test_a_question_with_several_answers_asks_for_every_letter(client, demo):
+    question = demo.questions.get(position=5)
+    for number, choice in enumerate(question.choices):
+        choice["correct"] = number < 2  # A and B
+    question.save()
+    html = client.get(URL).content.decode()
+    assert 'id="answer-help-5">every right one of A to' in html
+    response = paper(client, demo, {5: "b a"})
+    assert response.status_code == 302
+    assert Review.objects.get().correct
