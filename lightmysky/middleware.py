@@ -41,6 +41,19 @@ def request_log_middleware(get_response: Handler) -> Handler:
     return middleware
 
 
+def health_middleware(get_response: Handler) -> Handler:
+    """/healthz and /readyz before host validation and the https redirect: a probe by address
+    over plain HTTP sees the answer itself, not a 400 or a 301."""
+    from lightmysky.health import PROBES
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        if (probe := PROBES.get(request.path_info)) is not None:
+            return probe(request)
+        return get_response(request)
+
+    return middleware
+
+
 def request_size_middleware(get_response: Handler) -> Handler:
     """Refuse a body larger than MAX_REQUEST_BYTES before anything reads it: 413, not a 500."""
 
