@@ -149,6 +149,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "lightmysky.middleware.request_log_middleware",
+    "lightmysky.middleware.health_middleware",
     "lightmysky.middleware.request_size_middleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
@@ -221,12 +222,14 @@ CSRF_COOKIE_HTTPONLY = True
 # Production defaults (https only) apply unless this is a debug run or the test suite.
 SECURE_BY_DEFAULT = not (DEBUG or TESTING)
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=SECURE_BY_DEFAULT)
-# Load balancers and `curl http://127.0.0.1:8000/readyz` probe gunicorn over plain HTTP: they
-# must see the 503 itself, not a redirect that hides it.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+# /healthz and /readyz are answered before this redirect (lightmysky.middleware.health_middleware).
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 60 * 60 * 24 * 365 if SECURE_BY_DEFAULT else 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=False)
+# Both are the operator's choice for the whole domain, not this site's (preload is a submission to
+# the browsers' list that takes months to undo): off by default, and `check --deploy` does not
+# insist on them. docs/deploy.md says when to turn them on.
+SILENCED_SYSTEM_CHECKS = ["security.W005", "security.W021"]
 SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", default=SECURE_BY_DEFAULT)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 if env_bool("SECURE_PROXY_SSL_HEADER"):
@@ -312,6 +315,8 @@ if CACHE_URL.startswith(("redis://", "rediss://")):
     _default_cache = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": CACHE_URL,
+        # A Redis that does not answer fails a call in a second instead of hanging a worker.
+        "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
     }
     RATE_LIMIT_REDIS_URL = CACHE_URL
 elif CACHE_URL.startswith("db://"):
@@ -354,6 +359,7 @@ LOGGING = {
         "text": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
         "json": {"()": "lightmysky.lib.logs.JsonFormatter"},
     },
+    "filters": {"without_traceback": {"()": "lightmysky.lib.logs.WithoutTraceback"}},
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
@@ -367,5 +373,11 @@ LOGGING = {
         "django.request": {"level": "ERROR"},
         "django.server": {"level": "WARNING"},
         "lightmysky.requests": {"level": "WARNING" if TESTING else "INFO"},
+        # A request for a host not in ALLOWED_HOSTS (scanners, probes by address): one line.
+        "django.security.DisallowedHost": {
+            "handlers": ["console"],
+            "filters": ["without_traceback"],
+            "propagate": False,
+        },
     },
 }
