@@ -33,8 +33,8 @@ def django(env: dict[str, str], code: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_check_deploy_passes_with_the_documented_environment():
-    env = production_env("sqlite:///" + str(ROOT / "var" / "deploy-check.sqlite3"))
+def test_check_deploy_passes_with_the_documented_environment(tmp_path):
+    env = production_env(f"sqlite:///{tmp_path / 'deploy-check.sqlite3'}")
     env = {k: v for k, v in env.items() if k not in {"SECURE_SSL_REDIRECT", "SECURE_COOKIES"}}
     example = env_example()
     example.pop("DATABASE_URL")  # checks do not connect; keep the local file
