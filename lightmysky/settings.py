@@ -119,6 +119,14 @@ if not SECRET_KEY:
             "`python -c 'import secrets; print(secrets.token_urlsafe(50))'`."
         )
     SECRET_KEY = "insecure-development-key-only-for-debug-mode"
+elif not (DEBUG or TESTING) and (len(SECRET_KEY) < 50 or SECRET_KEY.startswith("change-me")):
+    raise ImproperlyConfigured(
+        "SECRET_KEY is too short or still the example's placeholder. Set a random one of 50 or "
+        "more characters: `python3 -c 'import secrets; print(secrets.token_urlsafe(50))'`."
+    )
+# Earlier keys, comma-separated, still accepted for sessions and signed forms: rotate a key
+# without logging every learner out (docs/deploy.md, "Rotating the secret key").
+SECRET_KEY_FALLBACKS = env_list("SECRET_KEY_FALLBACKS")
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]" if DEBUG else "")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
@@ -128,6 +136,11 @@ if not SITE_URL:
     raise ImproperlyConfigured(
         "SITE_URL is not set. With DEBUG off, set it to the site's public origin, "
         "for example https://lightmysky.example.org, so links and agent files name it."
+    )
+if urlsplit(SITE_URL).scheme not in {"http", "https"} or not urlsplit(SITE_URL).hostname:
+    raise ImproperlyConfigured(
+        f"SITE_URL must be an origin with its scheme, like https://lightmysky.example.org, "
+        f"not {SITE_URL!r}."
     )
 SITE_NAME = "LightMySky"
 # `make bench` adds a page that renders a template without the database (the framework's ceiling).
@@ -186,6 +199,12 @@ TEMPLATES = [
 ]
 
 DATABASE_URL = env_str("DATABASE_URL")
+if not (DATABASE_URL or DEBUG or TESTING):
+    # A forgotten variable must not quietly put production on a SQLite file in the checkout.
+    raise ImproperlyConfigured(
+        "DATABASE_URL is not set. With DEBUG off, name the database: postgres://USER@HOST/NAME, "
+        "or sqlite:////srv/lightmysky/site.sqlite3 for a one-process site on SQLite."
+    )
 DATABASES = {
     "default": database_from_url(DATABASE_URL)
     if DATABASE_URL
