@@ -67,8 +67,11 @@ def manage(env: dict[str, str], *args: str) -> str:
 
 
 @contextlib.contextmanager
-def gunicorn(env: dict[str, str], *, workers: int = 2) -> Iterator[str]:
-    """A gunicorn serving the site; yields its base URL and always stops it."""
+def gunicorn(
+    env: dict[str, str], *, workers: int = 2, started: list | None = None
+) -> Iterator[str]:
+    """A gunicorn serving the site; yields its base URL and always stops it. Its master
+    process is appended to `started` when given (to send it signals)."""
     port = free_port()
     process = subprocess.Popen(
         [str(GUNICORN), "-c", "gunicorn.conf.py", "lightmysky.wsgi"],
@@ -79,6 +82,8 @@ def gunicorn(env: dict[str, str], *, workers: int = 2) -> Iterator[str]:
         text=True,
     )
     base = f"http://127.0.0.1:{port}"
+    if started is not None:
+        started.append(process)
     try:
         deadline = time.monotonic() + 30
         while True:
