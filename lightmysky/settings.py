@@ -361,13 +361,19 @@ CACHES = {
 }
 # Behind a reverse proxy that sets X-Forwarded-For, count the address it reports.
 TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", default=False)
+# How many proxies in front of gunicorn append to X-Forwarded-For: 1 for nginx alone, 2 for a load
+# balancer and nginx. Too few and every learner counts against the balancer's address.
+TRUSTED_PROXY_HOPS = env_int("TRUSTED_PROXY_HOPS", 1)
+if TRUSTED_PROXY_HOPS < 1:
+    raise ImproperlyConfigured("TRUSTED_PROXY_HOPS must be 1 or more.")
 # How long an answer form stays valid, in seconds.
 ATTEMPT_TOKEN_MAX_AGE = env_int("ATTEMPT_TOKEN_MAX_AGE", 60 * 60 * 24)
 
 # Without collectstatic (development and tests) whitenoise serves straight from the source folders.
 WHITENOISE_USE_FINDERS = DEBUG or TESTING
 WHITENOISE_AUTOREFRESH = DEBUG or TESTING
-WHITENOISE_MAX_AGE = 60 * 60 * 24 * 365
+# Hashed names are cached for good (whitenoise marks them immutable); the few unhashed ones
+# (favicon.svg, robots) keep whitenoise's short default, so a changed one is seen within a minute.
 
 # Logs go to stdout: one line per request from lightmysky.requests, as JSON with LOG_FORMAT=json.
 LOG_FORMAT = env_str("LOG_FORMAT", "text")

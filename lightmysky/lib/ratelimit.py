@@ -27,11 +27,15 @@ ADDRESS_MAX_LENGTH = 100
 
 
 def client_address(request: HttpRequest) -> str:
-    """The client's address; behind a trusted proxy, the one it reports (X-Forwarded-For)."""
+    """The client's address; behind trusted proxies, the one the outermost of them reports.
+
+    Each proxy appends the address it received the request from to X-Forwarded-For, so with
+    TRUSTED_PROXY_HOPS proxies (a load balancer and nginx: 2) the client is that many entries
+    from the end; anything further left was written by the client and proves nothing."""
     if settings.TRUST_X_FORWARDED_FOR:
-        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
-        if forwarded:
-            return forwarded.split(",")[-1].strip()
+        forwarded = [a.strip() for a in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+        if forwarded != [""]:
+            return forwarded[-min(settings.TRUSTED_PROXY_HOPS, len(forwarded))]
     return request.META.get("REMOTE_ADDR", "unknown")
 
 

@@ -183,3 +183,11 @@ def test_logs_are_one_json_line_per_request_when_asked(prod_db):
         ("GET", "/nope", 404),
     ]
     assert all(isinstance(r["duration_ms"], float) for r in requests)
+
+
+def test_unhashed_static_names_are_not_cached_for_a_year(prod_db):
+    # A changed /static/css/site.css must reach browsers that fetch it by that name.
+    status, headers = headers_of(prod_db, "/static/css/site.css", ["Cache-Control"])
+    assert status == 200
+    assert "immutable" not in headers["Cache-Control"]
+    assert "max-age=60" in headers["Cache-Control"], headers
