@@ -375,6 +375,41 @@ WHITENOISE_AUTOREFRESH = DEBUG or TESTING
 # Hashed names are cached for good (whitenoise marks them immutable); the few unhashed ones
 # (favicon.svg, robots) keep whitenoise's short default, so a changed one is seen within a minute.
 
+# Errors reach the operator: by mail to ADMINS (comma-separated addresses) through EMAIL_URL
+# (smtp://USER:PASSWORD@HOST:587 for STARTTLS, smtps://…:465 for TLS), and/or to Sentry.
+ADMINS = env_list("ADMINS")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL = env_str("SERVER_EMAIL", "lightmysky@localhost")
+EMAIL_URL = env_str("EMAIL_URL")
+if EMAIL_URL:
+    _email = urlsplit(EMAIL_URL)
+    if _email.scheme not in {"smtp", "smtps"}:
+        raise ImproperlyConfigured(
+            f"EMAIL_URL must start with smtp:// or smtps://, not {EMAIL_URL!r}."
+        )
+    EMAIL_HOST = _email.hostname or "localhost"
+    EMAIL_PORT = _email.port or (465 if _email.scheme == "smtps" else 587)
+    EMAIL_HOST_USER = unquote(_email.username or "")
+    EMAIL_HOST_PASSWORD = unquote(_email.password or "")
+    EMAIL_USE_SSL = _email.scheme == "smtps"
+    EMAIL_USE_TLS = _email.scheme == "smtp" and EMAIL_PORT != 25
+    EMAIL_TIMEOUT = 10
+SENTRY_DSN = env_str("SENTRY_DSN")
+if SENTRY_DSN:
+    try:
+        import sentry_sdk
+    except ImportError:
+        raise ImproperlyConfigured(
+            "SENTRY_DSN is set but sentry-sdk is not installed: "
+            "/srv/lightmysky/venv/bin/pip install 'sentry-sdk>=2'."
+        ) from None
+    # No cookies or addresses: a learner's session is their progress.
+    sentry_sdk.init(
+        dsn=SENTRY_DSN,
+        environment=env_str("SENTRY_ENVIRONMENT", "production"),
+        send_default_pii=False,
+        traces_sample_rate=env_float("SENTRY_TRACES_SAMPLE_RATE", 0.0),
+    )
+
 # Logs go to stdout: one line per request from lightmysky.requests, as JSON with LOG_FORMAT=json.
 LOG_FORMAT = env_str("LOG_FORMAT", "text")
 LOGGING = {
@@ -390,12 +425,13 @@ LOGGING = {
             "class": "logging.StreamHandler",
             "stream": sys.stdout,
             "formatter": "json" if LOG_FORMAT == "json" else "text",
-        }
+        },
+        "mail_admins": {"class": "django.utils.log.AdminEmailHandler", "level": "ERROR"},
     },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {
         # Requests are logged once, by lightmysky.requests; Django's own lines would repeat them.
-        "django.request": {"level": "ERROR"},
+        "django.request": {"level": "ERROR", "handlers": ["mail_admins"] if ADMINS else []},
         "django.server": {"level": "WARNING"},
         "lightmysky.requests": {"level": "WARNING" if TESTING else "INFO"},
         # A request for a host not in ALLOWED_HOSTS (scanners, probes by address): one line.

@@ -52,3 +52,36 @@ def test_earlier_secret_keys_are_read_as_fallbacks():
     code = "from django.conf import settings; print('RESULT', settings.SECRET_KEY_FALLBACKS)"
     result = run_django_check("shell", "-c", code, **PRODUCTION, SECRET_KEY_FALLBACKS="a" * 50)
     assert f"RESULT ['{'a' * 50}']" in result.stdout, result.stderr
+
+
+def test_errors_are_mailed_to_admins_through_the_email_url():
+    code = (
+        "from django.conf import settings as s; "
+        "print('RESULT', s.ADMINS, s.EMAIL_HOST, s.EMAIL_PORT, s.EMAIL_HOST_USER, "
+        "s.EMAIL_HOST_PASSWORD, s.EMAIL_USE_TLS, s.EMAIL_USE_SSL, "
+        "s.LOGGING['loggers']['django.request']['handlers'])"
+    )
+    result = run_django_check(
+        "shell",
+        "-c",
+        code,
+        **PRODUCTION,
+        ADMINS="ops@example.org,lead@example.org",
+        EMAIL_URL="smtp://site:p%40ss@mail.example.org:587",
+    )
+    assert (
+        "RESULT ['ops@example.org', 'lead@example.org'] mail.example.org 587 site p@ss "
+        "True False ['mail_admins']"
+    ) in result.stdout, result.stderr
+
+
+def test_a_sentry_dsn_without_sentry_sdk_is_explained():
+    try:
+        import sentry_sdk  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("sentry-sdk is installed here")
+    result = run_django_check(**PRODUCTION, SENTRY_DSN="https://key@sentry.example.org/1")
+    assert result.returncode != 0
+    assert "SENTRY_DSN is set but sentry-sdk is not installed" in result.stderr
