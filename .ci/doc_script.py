@@ -74,7 +74,7 @@ def script(doc: Path, name: str, port: str, git_url: str, python: str) -> str:
             if skip:
                 out.append(f"echo {shlex.quote(f'## skipped ({skip}): {line}')}")
                 continue
-            out.append(f"echo {shlex.quote('$ ' + line)}")
+            out.append(f'echo "[${{SECONDS}}s] "{shlex.quote("$ " + line)}')
             out.append(line)
     return "\n".join(out) + "\n"
 
