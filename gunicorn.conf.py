@@ -15,3 +15,25 @@ max_requests = 2000
 max_requests_jitter = 200
 # gunicorn 27's runtime control socket is not needed (and clashes when several run on one host).
 control_socket_disable = True
+
+# With LOG_FORMAT=json, gunicorn's own lines (start, worker exits, timeouts) are JSON objects on
+# stdout too, like the application's, so one collector reads both.
+if os.environ.get("LOG_FORMAT") == "json":
+    logconfig_dict = {
+        "version": 1,
+        "disable_existing_loggers": False,
+        "formatters": {"json": {"()": "lightmysky.lib.logs.JsonFormatter"}},
+        "handlers": {
+            "stdout": {
+                "class": "logging.StreamHandler",
+                "formatter": "json",
+                "stream": "ext://sys.stdout",
+            }
+        },
+        "root": {"level": "INFO", "handlers": []},
+        "loggers": {
+            "gunicorn.error": {"level": "INFO", "handlers": ["stdout"], "propagate": False},
+            # Requests are logged once, by the application (with their request id).
+            "gunicorn.access": {"level": "CRITICAL", "handlers": [], "propagate": False},
+        },
+    }

@@ -291,6 +291,7 @@ class Question(models.Model):
     explanation_html = models.TextField(editable=False, default="")
     keep_choice_order = models.BooleanField(
         default=False,
+        db_default=False,
         help_text="For numeric or ordered choices: the choices are shown in the written order "
         "instead of shuffled.",
     )

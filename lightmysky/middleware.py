@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import logging
+import re
 import time
 from collections.abc import Callable
 
@@ -9,6 +10,8 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 
 Handler = Callable[[HttpRequest], HttpResponse]
 request_logger = logging.getLogger("lightmysky.requests")
+# nginx's $request_id is 32 hex digits; a balancer's may be a UUID. Anything else is not logged.
+REQUEST_ID = re.compile(r"[A-Za-z0-9-]{8,64}")
 
 # The JSON API: its errors are JSON too, whatever answers them.
 API_PREFIX = "/api/"
@@ -17,26 +20,43 @@ OPEN_READ_PREFIXES = (API_PREFIX, "/openapi.json", "/llms", "/.well-known/", "/i
 
 
 def request_log_middleware(get_response: Handler) -> Handler:
-    """One log line per request: method, path, status and time taken."""
+    """One log line per request: method, path, status, time taken, and the request id that
+    nginx passes in X-Request-ID (`proxy_set_header X-Request-ID $request_id;`), if any."""
 
     def middleware(request: HttpRequest) -> HttpResponse:
         started = time.perf_counter()
         response = get_response(request)
         duration_ms = round((time.perf_counter() - started) * 1000, 1)
+        extra = {
+            "method": request.method,
+            "path": request.path,
+            "status": response.status_code,
+            "duration_ms": duration_ms,
+        }
+        if request_id := REQUEST_ID.fullmatch(request.headers.get("X-Request-ID", "")):
+            extra["request_id"] = request_id[0]
         request_logger.info(
             "%s %s %s %sms",
             request.method,
             request.path,
             response.status_code,
             duration_ms,
-            extra={
-                "method": request.method,
-                "path": request.path,
-                "status": response.status_code,
-                "duration_ms": duration_ms,
-            },
+            extra=extra,
         )
         return response
+
+    return middleware
+
+
+def health_middleware(get_response: Handler) -> Handler:
+    """/healthz and /readyz before host validation and the https redirect: a probe by address
+    over plain HTTP sees the answer itself, not a 400 or a 301."""
+    from lightmysky.health import PROBES
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        if (probe := PROBES.get(request.path_info)) is not None:
+            return probe(request)
+        return get_response(request)
 
     return middleware
 

@@ -119,6 +119,14 @@ if not SECRET_KEY:
             "`python -c 'import secrets; print(secrets.token_urlsafe(50))'`."
         )
     SECRET_KEY = "insecure-development-key-only-for-debug-mode"
+elif not (DEBUG or TESTING) and (len(SECRET_KEY) < 50 or SECRET_KEY.startswith("change-me")):
+    raise ImproperlyConfigured(
+        "SECRET_KEY is too short or still the example's placeholder. Set a random one of 50 or "
+        "more characters: `python3 -c 'import secrets; print(secrets.token_urlsafe(50))'`."
+    )
+# Earlier keys, comma-separated, still accepted for sessions and signed forms: rotate a key
+# without logging every learner out (docs/deploy.md, "Rotating the secret key").
+SECRET_KEY_FALLBACKS = env_list("SECRET_KEY_FALLBACKS")
 
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]" if DEBUG else "")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
@@ -128,6 +136,11 @@ if not SITE_URL:
     raise ImproperlyConfigured(
         "SITE_URL is not set. With DEBUG off, set it to the site's public origin, "
         "for example https://lightmysky.example.org, so links and agent files name it."
+    )
+if urlsplit(SITE_URL).scheme not in {"http", "https"} or not urlsplit(SITE_URL).hostname:
+    raise ImproperlyConfigured(
+        f"SITE_URL must be an origin with its scheme, like https://lightmysky.example.org, "
+        f"not {SITE_URL!r}."
     )
 SITE_NAME = "LightMySky"
 # `make bench` adds a page that renders a template without the database (the framework's ceiling).
@@ -149,6 +162,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "lightmysky.middleware.request_log_middleware",
+    "lightmysky.middleware.health_middleware",
     "lightmysky.middleware.request_size_middleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
@@ -185,6 +199,12 @@ TEMPLATES = [
 ]
 
 DATABASE_URL = env_str("DATABASE_URL")
+if not (DATABASE_URL or DEBUG or TESTING):
+    # A forgotten variable must not quietly put production on a SQLite file in the checkout.
+    raise ImproperlyConfigured(
+        "DATABASE_URL is not set. With DEBUG off, name the database: postgres://USER@HOST/NAME, "
+        "or sqlite:////srv/lightmysky/site.sqlite3 for a one-process site on SQLite."
+    )
 DATABASES = {
     "default": database_from_url(DATABASE_URL)
     if DATABASE_URL
@@ -221,12 +241,14 @@ CSRF_COOKIE_HTTPONLY = True
 # Production defaults (https only) apply unless this is a debug run or the test suite.
 SECURE_BY_DEFAULT = not (DEBUG or TESTING)
 SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=SECURE_BY_DEFAULT)
-# Load balancers and `curl http://127.0.0.1:8000/readyz` probe gunicorn over plain HTTP: they
-# must see the 503 itself, not a redirect that hides it.
-SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$"]
+# /healthz and /readyz are answered before this redirect (lightmysky.middleware.health_middleware).
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 60 * 60 * 24 * 365 if SECURE_BY_DEFAULT else 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=False)
+# Both are the operator's choice for the whole domain, not this site's (preload is a submission to
+# the browsers' list that takes months to undo): off by default, and `check --deploy` does not
+# insist on them. docs/deploy.md says when to turn them on.
+SILENCED_SYSTEM_CHECKS = ["security.W005", "security.W021"]
 SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", default=SECURE_BY_DEFAULT)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 if env_bool("SECURE_PROXY_SSL_HEADER"):
@@ -312,6 +334,8 @@ if CACHE_URL.startswith(("redis://", "rediss://")):
     _default_cache = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": CACHE_URL,
+        # A Redis that does not answer fails a call in a second instead of hanging a worker.
+        "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
     }
     RATE_LIMIT_REDIS_URL = CACHE_URL
 elif CACHE_URL.startswith("db://"):
@@ -337,13 +361,54 @@ CACHES = {
 }
 # Behind a reverse proxy that sets X-Forwarded-For, count the address it reports.
 TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", default=False)
+# How many proxies in front of gunicorn append to X-Forwarded-For: 1 for nginx alone, 2 for a load
+# balancer and nginx. Too few and every learner counts against the balancer's address.
+TRUSTED_PROXY_HOPS = env_int("TRUSTED_PROXY_HOPS", 1)
+if TRUSTED_PROXY_HOPS < 1:
+    raise ImproperlyConfigured("TRUSTED_PROXY_HOPS must be 1 or more.")
 # How long an answer form stays valid, in seconds.
 ATTEMPT_TOKEN_MAX_AGE = env_int("ATTEMPT_TOKEN_MAX_AGE", 60 * 60 * 24)
 
 # Without collectstatic (development and tests) whitenoise serves straight from the source folders.
 WHITENOISE_USE_FINDERS = DEBUG or TESTING
 WHITENOISE_AUTOREFRESH = DEBUG or TESTING
-WHITENOISE_MAX_AGE = 60 * 60 * 24 * 365
+# Hashed names are cached for good (whitenoise marks them immutable); the few unhashed ones
+# (favicon.svg, robots) keep whitenoise's short default, so a changed one is seen within a minute.
+
+# Errors reach the operator: by mail to ADMINS (comma-separated addresses) through EMAIL_URL
+# (smtp://USER:PASSWORD@HOST:587 for STARTTLS, smtps://…:465 for TLS), and/or to Sentry.
+ADMINS = env_list("ADMINS")
+SERVER_EMAIL = DEFAULT_FROM_EMAIL = env_str("SERVER_EMAIL", "lightmysky@localhost")
+EMAIL_URL = env_str("EMAIL_URL")
+if EMAIL_URL:
+    _email = urlsplit(EMAIL_URL)
+    if _email.scheme not in {"smtp", "smtps"}:
+        raise ImproperlyConfigured(
+            f"EMAIL_URL must start with smtp:// or smtps://, not {EMAIL_URL!r}."
+        )
+    EMAIL_HOST = _email.hostname or "localhost"
+    EMAIL_PORT = _email.port or (465 if _email.scheme == "smtps" else 587)
+    EMAIL_HOST_USER = unquote(_email.username or "")
+    EMAIL_HOST_PASSWORD = unquote(_email.password or "")
+    EMAIL_USE_SSL = _email.scheme == "smtps"
+    EMAIL_USE_TLS = _email.scheme == "smtp" and EMAIL_PORT != 25
+    EMAIL_TIMEOUT = 10
+SENTRY_DSN = env_str("SENTRY_DSN")
+if SENTRY_DSN:
+    try:
+        import sentry_sdk
+    except ImportError:
+        raise ImproperlyConfigured(
+            "SENTRY_DSN is set but sentry-sdk is not installed: "
+            "/srv/lightmysky/venv/bin/pip install 'sentry-sdk>=2'."
+        ) from None
+    # No cookies or addresses: a learner's session is their progress.
+    sentry_sdk.init(
+        dsn=SENTRY_DSN,
+        environment=env_str("SENTRY_ENVIRONMENT", "production"),
+        send_default_pii=False,
+        traces_sample_rate=env_float("SENTRY_TRACES_SAMPLE_RATE", 0.0),
+    )
 
 # Logs go to stdout: one line per request from lightmysky.requests, as JSON with LOG_FORMAT=json.
 LOG_FORMAT = env_str("LOG_FORMAT", "text")
@@ -354,18 +419,26 @@ LOGGING = {
         "text": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
         "json": {"()": "lightmysky.lib.logs.JsonFormatter"},
     },
+    "filters": {"without_traceback": {"()": "lightmysky.lib.logs.WithoutTraceback"}},
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
             "stream": sys.stdout,
             "formatter": "json" if LOG_FORMAT == "json" else "text",
-        }
+        },
+        "mail_admins": {"class": "django.utils.log.AdminEmailHandler", "level": "ERROR"},
     },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {
         # Requests are logged once, by lightmysky.requests; Django's own lines would repeat them.
-        "django.request": {"level": "ERROR"},
+        "django.request": {"level": "ERROR", "handlers": ["mail_admins"] if ADMINS else []},
         "django.server": {"level": "WARNING"},
         "lightmysky.requests": {"level": "WARNING" if TESTING else "INFO"},
+        # A request for a host not in ALLOWED_HOSTS (scanners, probes by address): one line.
+        "django.security.DisallowedHost": {
+            "handlers": ["console"],
+            "filters": ["without_traceback"],
+            "propagate": False,
+        },
     },
 }

@@ -3,7 +3,7 @@ from django.contrib import admin
 from django.contrib.sitemaps.views import sitemap
 from django.urls import include, path
 
-from lightmysky import views
+from lightmysky import health, views
 from lightmysky.api import api_urls, openapi_json
 from lightmysky.sitemaps import SITEMAPS
 
@@ -12,8 +12,9 @@ handler404 = "lightmysky.views.not_found"
 handler500 = "lightmysky.views.server_error"
 
 urlpatterns = [
-    path("healthz", views.healthz, name="healthz"),
-    path("readyz", views.readyz, name="readyz"),
+    # Answered by health_middleware before any other; named here for reverse().
+    path("healthz", health.healthz, name="healthz"),
+    path("readyz", health.readyz, name="readyz"),
     path("robots.txt", views.robots_txt, name="robots_txt"),
     path("llms.txt", views.llms_txt, name="llms_txt"),
     path("llms-full.txt", views.llms_full_txt, name="llms_full_txt"),

@@ -1,8 +1,6 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.db import DatabaseError, connection
-from django.db.migrations.executor import MigrationExecutor
 from django.http import (
     HttpRequest,
     HttpResponse,
@@ -14,7 +12,7 @@ from django.template.loader import render_to_string
 from django.templatetags.static import static
 from django.urls import Resolver404, resolve
 from django.views import defaults
-from django.views.decorators.cache import cache_control, never_cache
+from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
 
 from lessons.models import Lesson
@@ -143,31 +141,6 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
     if path.startswith(API_PREFIX):
         return error_response("The API has nothing at this address; see /openapi.json.", 404)
     return render(request, "404.html", status=404)
-
-
-@require_safe
-@never_cache
-def healthz(request: HttpRequest) -> HttpResponse:
-    """Liveness: the process answers. It touches nothing else."""
-    return HttpResponse("ok\n", content_type="text/plain; charset=utf-8")
-
-
-@require_safe
-@never_cache
-def readyz(request: HttpRequest) -> JsonResponse:
-    """Readiness: the database answers and every migration is applied; 503 otherwise."""
-    problems = []
-    try:
-        connection.ensure_connection()
-        with connection.cursor() as cursor:
-            cursor.execute("SELECT 1")
-        executor = MigrationExecutor(connection)
-        if pending := executor.migration_plan(executor.loader.graph.leaf_nodes()):
-            problems.append(f"{len(pending)} migration(s) not applied")
-    except DatabaseError as error:
-        problems.append(f"database unreachable: {error.__class__.__name__}")
-    status = 503 if problems else 200
-    return JsonResponse({"ready": not problems, "problems": problems}, status=status)
 
 
 @require_safe

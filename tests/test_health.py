@@ -9,7 +9,9 @@ import pytest
 from django.db.migrations.recorder import MigrationRecorder
 from django.test import override_settings
 
+from practice.models import Review
 from tests.ops.servers import ROOT, production_env
+from tests.practice.helpers import current_question, practice_url
 
 # What docs/deploy.md's `curl -fsS http://127.0.0.1:8000/readyz` does: plain HTTP, no proxy header.
 PLAIN_HTTP_READYZ = (
@@ -55,3 +57,41 @@ def test_readyz_is_503_over_plain_http_when_the_database_is_unreachable():
     )
     assert "RESULT 503 " in result.stdout, result.stdout + result.stderr
     assert "database unreachable" in result.stdout
+
+
+@override_settings(SECURE_SSL_REDIRECT=True, ALLOWED_HOSTS=["lightmysky.example.org"])
+@pytest.mark.parametrize("path", ["/healthz", "/readyz"])
+def test_health_checks_answer_a_probe_by_address_whatever_its_host(client, db, path):
+    # A load balancer probes gunicorn by address: the Host is 10.0.0.5:8000, not the site's.
+    response = client.get(path, headers={"host": "10.0.0.5:8000"})
+    assert response.status_code == 200
+
+
+@override_settings(ALLOWED_HOSTS=["lightmysky.example.org"])
+def test_a_refused_host_logs_one_line_without_a_traceback(client, db, caplog):
+    response = client.get("/", headers={"host": "10.0.0.5:8000"})
+    assert response.status_code == 400
+    records = [r for r in caplog.records if r.name == "django.security.DisallowedHost"]
+    assert len(records) == 1 and records[0].exc_info is None
+
+
+DEAD_REDIS = "redis://127.0.0.1:1/0"
+
+
+@override_settings(RATE_LIMIT_REDIS_URL=DEAD_REDIS)
+def test_readyz_is_503_when_the_cache_is_down(client, db):
+    response = client.get("/readyz")
+    assert response.status_code == 503
+    assert response.json() == {
+        "ready": False,
+        "problems": ["cache unreachable: ConnectionError"],
+    }
+
+
+@override_settings(RATE_LIMIT_REDIS_URL=DEAD_REDIS)
+def test_answers_go_through_uncounted_when_the_cache_is_down(client, demo, caplog):
+    question, token = current_question(client, practice_url(demo))
+    response = client.post(practice_url(demo), {"token": token, "choice": question.correct_letters})
+    assert response.status_code == 302
+    assert Review.objects.count() == 1
+    assert any("rate limit not counted" in r.getMessage() for r in caplog.records)

@@ -15,7 +15,7 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils.crypto import get_random_string
 
-from lightmysky.lib.ratelimit import Limit
+from lightmysky.lib.ratelimit import Limit, client_address
 from lightmysky.models import RateLimitCounter
 from practice.models import Review
 from tests.conftest import SEED_PATH
@@ -167,3 +167,24 @@ def test_a_huge_forwarded_address_is_counted_not_a_500(db, settings):
         for _ in range(3)
     ]
     assert codes == [400, 400, 429]
+
+
+@pytest.mark.parametrize(
+    ("hops", "forwarded", "expected"),
+    [
+        (1, "203.0.113.7", "203.0.113.7"),
+        # A load balancer (10.0.0.2) in front of nginx: nginx appends the balancer's address.
+        (1, "203.0.113.7, 10.0.0.2", "10.0.0.2"),
+        (2, "203.0.113.7, 10.0.0.2", "203.0.113.7"),
+        # What the client wrote itself, left of what the proxies saw, proves nothing.
+        (2, "6.6.6.6, 203.0.113.7, 10.0.0.2", "203.0.113.7"),
+        (2, "203.0.113.7", "203.0.113.7"),
+    ],
+)
+def test_behind_trusted_proxies_the_client_is_counted_by_its_own_address(
+    rf, settings, hops, forwarded, expected
+):
+    settings.TRUST_X_FORWARDED_FOR = True
+    settings.TRUSTED_PROXY_HOPS = hops
+    request = rf.get("/", REMOTE_ADDR="127.0.0.1", HTTP_X_FORWARDED_FOR=forwarded)
+    assert client_address(request) == expected

@@ -4,10 +4,84 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from lightmysky.settings import database_from_url
+from tests.test_site import run_django_check
 
 
 def test_a_sqlite_url_with_three_slashes_is_relative_and_with_four_absolute():
     assert database_from_url("sqlite:///./prod.sqlite3")["NAME"] == Path("prod.sqlite3")
     assert database_from_url("sqlite:///var/site.sqlite3")["NAME"] == Path("var/site.sqlite3")
     assert database_from_url("sqlite:////srv/site.sqlite3")["NAME"] == Path("/srv/site.sqlite3")
+
+
+PRODUCTION = {
+    "DEBUG": "0",
+    "SECRET_KEY": "k" * 60,
+    "ALLOWED_HOSTS": "lightmysky.example.org",
+    "SITE_URL": "https://lightmysky.example.org",
+    "DATABASE_URL": "sqlite:////tmp/lightmysky-settings-check.sqlite3",
+}
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"SECRET_KEY": "short"}, "SECRET_KEY is too short or still the example's placeholder"),
+        (
+            {"SECRET_KEY": "change-me-to-a-long-random-string-of-fifty-or-more-characters"},
+            "SECRET_KEY is too short or still the example's placeholder",
+        ),
+        ({"DATABASE_URL": ""}, "DATABASE_URL is not set"),
+        ({"SITE_URL": "lightmysky.example.org"}, "SITE_URL must be an origin with its scheme"),
+    ],
+)
+def test_without_debug_the_site_refuses_a_risky_setting(change, message):
+    result = run_django_check(**(PRODUCTION | change))
+    assert result.returncode != 0
+    assert message in result.stderr
+
+
+def test_the_documented_production_settings_start():
+    result = run_django_check(**PRODUCTION)
+    assert result.returncode == 0, result.stderr
+
+
+def test_earlier_secret_keys_are_read_as_fallbacks():
+    code = "from django.conf import settings; print('RESULT', settings.SECRET_KEY_FALLBACKS)"
+    result = run_django_check("shell", "-c", code, **PRODUCTION, SECRET_KEY_FALLBACKS="a" * 50)
+    assert f"RESULT ['{'a' * 50}']" in result.stdout, result.stderr
+
+
+def test_errors_are_mailed_to_admins_through_the_email_url():
+    code = (
+        "from django.conf import settings as s; "
+        "print('RESULT', s.ADMINS, s.EMAIL_HOST, s.EMAIL_PORT, s.EMAIL_HOST_USER, "
+        "s.EMAIL_HOST_PASSWORD, s.EMAIL_USE_TLS, s.EMAIL_USE_SSL, "
+        "s.LOGGING['loggers']['django.request']['handlers'])"
+    )
+    result = run_django_check(
+        "shell",
+        "-c",
+        code,
+        **PRODUCTION,
+        ADMINS="ops@example.org,lead@example.org",
+        EMAIL_URL="smtp://site:p%40ss@mail.example.org:587",
+    )
+    assert (
+        "RESULT ['ops@example.org', 'lead@example.org'] mail.example.org 587 site p@ss "
+        "True False ['mail_admins']"
+    ) in result.stdout, result.stderr
+
+
+def test_a_sentry_dsn_without_sentry_sdk_is_explained():
+    try:
+        import sentry_sdk  # noqa: F401
+    except ImportError:
+        pass
+    else:
+        pytest.skip("sentry-sdk is installed here")
+    result = run_django_check(**PRODUCTION, SENTRY_DSN="https://key@sentry.example.org/1")
+    assert result.returncode != 0
+    assert "SENTRY_DSN is set but sentry-sdk is not installed" in result.stderr

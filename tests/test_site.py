@@ -35,7 +35,11 @@ def test_without_debug_and_secret_key_the_site_refuses_to_start():
 
 def test_without_debug_but_with_a_secret_key_the_site_starts():
     result = run_django_check(
-        DEBUG="0", SECRET_KEY="x" * 60, ALLOWED_HOSTS="example.org", SITE_URL="https://example.org"
+        DEBUG="0",
+        SECRET_KEY="x" * 60,
+        ALLOWED_HOSTS="example.org",
+        SITE_URL="https://example.org",
+        DATABASE_URL="sqlite:////tmp/lightmysky-site-check.sqlite3",
     )
     assert result.returncode == 0, result.stderr
 
@@ -47,6 +51,7 @@ def test_debug_is_off_unless_asked_for():
         "from django.conf import settings; print('debug', settings.DEBUG)",
         SECRET_KEY="x" * 60,
         SITE_URL="https://example.org",
+        DATABASE_URL="sqlite:////tmp/lightmysky-site-check.sqlite3",
     )
     assert "debug False" in shown.stdout, shown.stderr
 

@@ -14,6 +14,7 @@ class Migration(migrations.Migration):
             name="keep_choice_order",
             field=models.BooleanField(
                 default=False,
+                db_default=False,
                 help_text="For numeric or ordered choices: the choices are shown in the "
                 "written order instead of shuffled.",
             ),

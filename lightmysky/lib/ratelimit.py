@@ -8,6 +8,7 @@ push out the counts of a client that had reached its limit, and give it a fresh 
 from __future__ import annotations
 
 import hashlib
+import logging
 import math
 import time
 from dataclasses import dataclass
@@ -19,16 +20,22 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+logger = logging.getLogger(__name__)
+
 # X-Forwarded-For can carry anything; a longer "address" is cut to fit the counter's key.
 ADDRESS_MAX_LENGTH = 100
 
 
 def client_address(request: HttpRequest) -> str:
-    """The client's address; behind a trusted proxy, the one it reports (X-Forwarded-For)."""
+    """The client's address; behind trusted proxies, the one the outermost of them reports.
+
+    Each proxy appends the address it received the request from to X-Forwarded-For, so with
+    TRUSTED_PROXY_HOPS proxies (a load balancer and nginx: 2) the client is that many entries
+    from the end; anything further left was written by the client and proves nothing."""
     if settings.TRUST_X_FORWARDED_FOR:
-        forwarded = request.META.get("HTTP_X_FORWARDED_FOR", "")
-        if forwarded:
-            return forwarded.split(",")[-1].strip()
+        forwarded = [a.strip() for a in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+        if forwarded != [""]:
+            return forwarded[-min(settings.TRUSTED_PROXY_HOPS, len(forwarded))]
     return request.META.get("REMOTE_ADDR", "unknown")
 
 
@@ -58,16 +65,22 @@ def retry_after(request: HttpRequest, scope: str) -> int | None:
     if limit.per_browser:
         budgets[f"{scope}:browser:{browser_key(request)}"] = limit.per_browser
     counts = counters_increment(keys=list(budgets), window_end=window_end)
-    if all(counts[key] <= allowed for key, allowed in budgets.items()):
+    if all(counts.get(key, 0) <= allowed for key, allowed in budgets.items()):
         return None
     return max(1, math.ceil(window_end - now))
 
 
 def counters_increment(*, keys: list[str], window_end: int) -> dict[str, int]:
     """Add one to each key's counter for the window ending at `window_end` (Unix time), at
-    once for all concurrent requests; return the new counts by key."""
+    once for all concurrent requests; return the new counts by key. With the Redis of
+    CACHE_URL down, count nothing and let the request through (/readyz reports the outage):
+    a missing limit for a while is better than refusing every answer."""
     if settings.RATE_LIMIT_REDIS_URL:
-        return _increment_in_redis(keys, window_end)
+        try:
+            return _increment_in_redis(keys, window_end)
+        except redis.RedisError as error:
+            logger.warning("rate limit not counted, the cache is unreachable: %r", error)
+            return {}
     return _increment_in_database(keys, window_end)
 
 
@@ -90,12 +103,13 @@ def _increment_in_database(keys: list[str], window_end: int) -> dict[str, int]:
 
 
 @cache
-def _redis_client(url: str) -> redis.Redis:
-    return redis.Redis.from_url(url)
+def redis_client(url: str) -> redis.Redis:
+    """One client per process; a Redis that does not answer fails a request in a second."""
+    return redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1)
 
 
 def _increment_in_redis(keys: list[str], window_end: int) -> dict[str, int]:
-    pipeline = _redis_client(settings.RATE_LIMIT_REDIS_URL).pipeline()  # MULTI…EXEC: atomic
+    pipeline = redis_client(settings.RATE_LIMIT_REDIS_URL).pipeline()  # MULTI…EXEC: atomic
     for key in keys:
         name = f"{settings.CACHE_KEY_PREFIX}:ratelimit:{key}:{window_end}"
         pipeline.incr(name)

@@ -28,11 +28,11 @@ def free_port() -> int:
         return sock.getsockname()[1]
 
 
-def deploy(env: dict[str, str]) -> None:
+def deploy(env: dict[str, str], *, root: Path = ROOT) -> None:
     """What a deployment does before starting its servers."""
-    manage(env, "migrate", "--no-input", "-v0")
-    manage(env, "collectstatic", "--no-input", "-v0")
-    manage(env, "load_demo")
+    manage(env, "migrate", "--no-input", "-v0", root=root)
+    manage(env, "collectstatic", "--no-input", "-v0", root=root)
+    manage(env, "load_demo", root=root)
 
 
 def production_env(database_url: str, **extra: str) -> dict[str, str]:
@@ -53,10 +53,10 @@ def production_env(database_url: str, **extra: str) -> dict[str, str]:
     return env | extra
 
 
-def manage(env: dict[str, str], *args: str) -> str:
+def manage(env: dict[str, str], *args: str, root: Path = ROOT) -> str:
     result = subprocess.run(
         [sys.executable, "manage.py", *args],
-        cwd=ROOT,
+        cwd=root,
         env=env,
         capture_output=True,
         text=True,
@@ -67,18 +67,23 @@ def manage(env: dict[str, str], *args: str) -> str:
 
 
 @contextlib.contextmanager
-def gunicorn(env: dict[str, str], *, workers: int = 2) -> Iterator[str]:
-    """A gunicorn serving the site; yields its base URL and always stops it."""
+def gunicorn(
+    env: dict[str, str], *, workers: int = 2, started: list | None = None, root: Path = ROOT
+) -> Iterator[str]:
+    """A gunicorn serving the site; yields its base URL and always stops it. Its master
+    process is appended to `started` when given (to send it signals)."""
     port = free_port()
     process = subprocess.Popen(
         [str(GUNICORN), "-c", "gunicorn.conf.py", "lightmysky.wsgi"],
-        cwd=ROOT,
+        cwd=root,
         env=env | {"BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": str(workers)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
     )
     base = f"http://127.0.0.1:{port}"
+    if started is not None:
+        started.append(process)
     try:
         deadline = time.monotonic() + 30
         while True:

@@ -33,11 +33,12 @@ def django(env: dict[str, str], code: str) -> subprocess.CompletedProcess:
     )
 
 
-def test_check_deploy_passes_with_the_documented_environment():
-    env = production_env("sqlite:///" + str(ROOT / "var" / "deploy-check.sqlite3"))
+def test_check_deploy_passes_with_the_documented_environment(tmp_path):
+    env = production_env(f"sqlite:///{tmp_path / 'deploy-check.sqlite3'}")
     env = {k: v for k, v in env.items() if k not in {"SECURE_SSL_REDIRECT", "SECURE_COOKIES"}}
     example = env_example()
     example.pop("DATABASE_URL")  # checks do not connect; keep the local file
+    example.pop("SECRET_KEY")  # the example's placeholder is refused on purpose
     result = subprocess.run(
         [sys.executable, "manage.py", "check", "--deploy", "--fail-level", "WARNING"],
         cwd=ROOT,
@@ -182,3 +183,11 @@ def test_logs_are_one_json_line_per_request_when_asked(prod_db):
         ("GET", "/nope", 404),
     ]
     assert all(isinstance(r["duration_ms"], float) for r in requests)
+
+
+def test_unhashed_static_names_are_not_cached_for_a_year(prod_db):
+    # A changed /static/css/site.css must reach browsers that fetch it by that name.
+    status, headers = headers_of(prod_db, "/static/css/site.css", ["Cache-Control"])
+    assert status == 200
+    assert "immutable" not in headers["Cache-Control"]
+    assert "max-age=60" in headers["Cache-Control"], headers

@@ -1,0 +1,65 @@
+"""Migrations keep the previous release working (docs/deploy.md, "Upgrades").
+
+`migrate` runs while the old code still serves, so a release's migrations may only expand the
+schema: a new column is nullable or has a database default (a plain `default=` lives in Python
+only, and the old code's inserts fail on the NOT NULL column: 247 refused answers in the operators'
+review). Removing or renaming a column or table waits for the release after the one whose code
+stopped using it, and is then listed in CONTRACTIONS with that reason.
+"""
+
+from __future__ import annotations
+
+from django.db import migrations
+from django.db.migrations.loader import MigrationLoader
+from django.db.models import NOT_PROVIDED
+
+LOCAL_APPS = {"lessons", "practice", "lightmysky"}
+# (app, migration): why the code of the release before no longer used what it removes.
+CONTRACTIONS: dict[tuple[str, str], str] = {}
+BREAKING = (
+    migrations.RemoveField,
+    migrations.DeleteModel,
+    migrations.RenameField,
+    migrations.RenameModel,
+)
+
+
+def policy_violations() -> list[str]:
+    loader = MigrationLoader(None, ignore_no_migrations=True)
+    found = []
+    for (app, name), migration in sorted(loader.disk_migrations.items()):
+        if app not in LOCAL_APPS:
+            continue
+        created = {
+            op.name.lower() for op in migration.operations if isinstance(op, migrations.CreateModel)
+        }
+        for op in migration.operations:
+            where = f"{app}.{name}: {op.describe()}"
+            if isinstance(op, migrations.AddField) and op.model_name.lower() not in created:
+                field = op.field
+                if not (field.null or field.many_to_many or field.db_default is not NOT_PROVIDED):
+                    found.append(f"{where} is NOT NULL without db_default")
+            elif isinstance(op, BREAKING) and (app, name) not in CONTRACTIONS:
+                found.append(f"{where} breaks the previous release (see CONTRACTIONS)")
+    return found
+
+
+def test_migrations_keep_the_previous_release_working():
+    assert policy_violations() == []
+
+
+def test_the_policy_catches_a_new_column_with_only_a_python_default(monkeypatch):
+    from django.db import models
+
+    operation = migrations.AddField("review", "client", models.CharField(default="web"))
+    bad = type("Migration", (migrations.Migration,), {"operations": [operation]})
+    original = MigrationLoader.load_disk
+
+    def load_disk(self):
+        original(self)
+        self.disk_migrations[("practice", "9999_client")] = bad("9999_client", "practice")
+
+    monkeypatch.setattr(MigrationLoader, "load_disk", load_disk)
+    assert policy_violations() == [
+        "practice.9999_client: Add field client to review is NOT NULL without db_default"
+    ]
