@@ -138,7 +138,7 @@ class Browser:
 
 
 def answer_form(html: str) -> tuple[str, str] | None:
-    """The token and the first choice's letter of the question on a practice page."""
+    """The token and the first choice shown (its identity) of the question on a practice page."""
     token = re.search(r'name="token" value="([^"]+)"', html)
-    choice = re.search(r'name="choice" value="([A-F])"', html)
+    choice = re.search(r'name="choice" value="([0-9a-f]+)"', html)
     return (token[1], choice[1]) if token and choice else None

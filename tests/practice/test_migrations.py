@@ -18,7 +18,7 @@ def migrate(targets):
     return MigrationExecutor(connection).loader.project_state(targets).apps
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_answers_stored_as_letters_become_the_identities_of_the_same_choices():
     apps = migrate(BEFORE)
     subject = apps.get_model("lessons", "Subject").objects.create(slug="s", name="S")
