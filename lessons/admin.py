@@ -1,10 +1,18 @@
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from django.contrib import admin, messages
-from django.db.models import F, QuerySet
-from django.http import HttpRequest
+from django.contrib.admin import ActionLocation
+from django.contrib.admin.actions import delete_selected
+from django.contrib.admin.utils import unquote
+from django.db import models
+from django.db.models import Count, F, QuerySet
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils.html import format_html, format_html_join
 
@@ -14,21 +22,134 @@ from lessons.forms import (
     LessonAdminForm,
     QuestionAdminForm,
     QuestionInlineFormSet,
+    TextWithNewlines,
     choice_field_names,
 )
 from lessons.item_checks import lesson_item_warnings, question_warnings
 from lessons.models import Area, Flashcard, Lesson, ProblemReport, Question, Subject
 from practice import selectors as practice_selectors
 from practice import services as practice_services
+from practice.models import Memory, Review
 
 ITEM_CHECKS_NOTE = (
     "Cues that let a learner answer without knowing, found in the saved questions. They are "
     "advice: they never stop a lesson being published."
 )
-ANSWER_CHANGE_WARNING = (
-    "Changing which choices are correct on a published question resets every learner's memory "
-    "of it when you save: their stars for it go dark, and their past answers are kept."
+ANSWER_CHANGE_NOTE = (
+    "If learners remember this question and you change which choices are right, saving asks "
+    "whether to reset their memory of it. Rewording or reordering choices is not a change."
 )
+# Line endings are \n in every text box, so saving unchanged text changes nothing.
+TEXT_FIELDS = {models.TextField: {"form_class": TextWithNewlines}}
+MEMORY_DECISION = "_memory"  # "reset" or "keep", from the confirmation page
+CONFIRMATION_FIELDS = {MEMORY_DECISION, "_unpublish", "_delete_answered", "_confirmed"}
+
+
+@dataclass
+class PendingLosses:
+    """What a save would take from learners, for the confirmation page."""
+
+    title: str
+    resets: list[dict] = field(default_factory=list)
+    unpublish_learners: int = 0
+    deleted: list[dict] = field(default_factory=list)
+    unconfirmed: bool = False
+
+
+class ConfirmationNeeded(Exception):
+    """Raised inside the admin's save (its transaction rolls back) to ask the editor first."""
+
+    def __init__(self, pending: PendingLosses) -> None:
+        super().__init__(pending.title)
+        self.pending = pending
+
+
+class AsksBeforeLosingLearnerData(admin.ModelAdmin):
+    """A change page that shows a confirmation page instead of saving when the save would reset
+    learners' memory, take a lesson from them or delete their answers."""
+
+    formfield_overrides = TEXT_FIELDS
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except ConfirmationNeeded as asked:
+            return confirmation_page(self, request, asked.pending)
+
+
+def confirmation_page(model_admin, request: HttpRequest, pending: PendingLosses) -> HttpResponse:
+    hidden = [
+        (name, value)
+        for name, values in request.POST.lists()
+        if name not in CONFIRMATION_FIELDS and name != "csrfmiddlewaretoken"
+        for value in values
+    ]
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.model._meta,
+        "title": "Before saving: learners are affected",
+        "object_title": pending.title,
+        "hidden": hidden,
+        "resets": pending.resets,
+        "unpublish_learners": pending.unpublish_learners,
+        "deleted": pending.deleted,
+        "back_url": request.get_full_path(),
+        "files_dropped": sorted(request.FILES),
+    }
+    return TemplateResponse(request, "admin/lessons/confirm_save.html", context)
+
+
+def right_answer_words(choices: list[dict]) -> str:
+    right = [f"“{c['text']}”" for c in choices if c.get("correct")]
+    return " and ".join(right) or "none"
+
+
+def memory_reset_row(form, position: int | None = None) -> dict | None:
+    """The confirmation line of a question form whose right answer changes, if learners
+    remember the question; None when nobody would be affected."""
+    if not getattr(form, "correct_answer_changed", False):
+        return None
+    learners = Memory.objects.filter(question_id=form.instance.pk).count()
+    if not learners:
+        return None
+    return {
+        "position": position or form.instance.position,
+        "prompt": form.instance.prompt,
+        "before": right_answer_words(form.choices_before),
+        "after": right_answer_words(form.instance.choices),
+        "learners": learners,
+        "question": form.instance,
+    }
+
+
+def answered_deletions(formsets) -> list[dict]:
+    """The questions and flashcards a save deletes that learners have answered."""
+    rows = []
+    for formset in formsets:
+        if formset.model not in (Question, Flashcard):
+            continue
+        gone = [f.instance for f in formset.deleted_forms if f.instance.pk]
+        if not gone:
+            continue
+        kind = formset.model._meta.model_name
+        counts = {
+            row[f"{kind}_id"]: row
+            for row in Review.objects.filter(**{f"{kind}__in": gone})
+            .values(f"{kind}_id")
+            .annotate(answers=Count("pk"), learners=Count("learner_id", distinct=True))
+        }
+        for item in gone:
+            if item.pk in counts:
+                text = item.prompt if kind == "question" else item.front
+                rows.append(
+                    {
+                        "label": f"{kind.capitalize()} {item.position}",
+                        "text": text,
+                        "answers": counts[item.pk]["answers"],
+                        "learners": counts[item.pk]["learners"],
+                    }
+                )
+    return rows
 
 
 class AreaInline(admin.TabularInline):
@@ -39,6 +160,7 @@ class AreaInline(admin.TabularInline):
 
 @admin.register(Subject)
 class SubjectAdmin(admin.ModelAdmin):
+    formfield_overrides = TEXT_FIELDS
     list_display = ["name", "slug", "position"]
     prepopulated_fields = {"slug": ["name"]}
     search_fields = ["name"]
@@ -63,8 +185,9 @@ class QuestionInline(admin.StackedInline):
     extra = 0
     max_num = 8
     show_change_link = True  # the question's own page shows how learners do on it
+    formfield_overrides = TEXT_FIELDS
     fieldsets = [
-        (None, {"fields": ["position", "prompt"], "description": ANSWER_CHANGE_WARNING}),
+        (None, {"fields": ["position", "prompt"]}),
         (
             "Choices: tick the right ones, say why each wrong one is wrong",
             {
@@ -82,13 +205,14 @@ class FlashcardInline(admin.TabularInline):
     model = Flashcard
     extra = 0
     fields = ["position", "front", "back"]
+    formfield_overrides = TEXT_FIELDS
 
     def get_extra(self, request: HttpRequest, obj: Lesson | None = None, **kwargs) -> int:
         return 4 if obj is None else 0
 
 
 @admin.register(Lesson)
-class LessonAdmin(admin.ModelAdmin):
+class LessonAdmin(AsksBeforeLosingLearnerData):
     form = LessonAdminForm
     list_display = ["title", "public_id", "subject", "area", "status", "updated_at", "site_link"]
     list_filter = ["status", "subject", "area", "updated_at"]
@@ -120,6 +244,54 @@ class LessonAdmin(admin.ModelAdmin):
         ("Reports and history", {"fields": ["open_reports", "updated_at"]}),
     ]
 
+    def save_related(self, request, form, formsets, change) -> None:
+        if change:
+            pending = self.pending_losses(request, form, formsets)
+            if pending.unconfirmed:
+                raise ConfirmationNeeded(pending)
+        super().save_related(request, form, formsets, change)
+
+    def pending_losses(self, request, form, formsets) -> PendingLosses:
+        lesson = form.instance
+        pending = PendingLosses(title=lesson.title)
+        for formset in formsets:
+            if formset.model is Question:
+                deleted = {id(f) for f in formset.deleted_forms}
+                for question_form in formset.forms:
+                    if id(question_form) in deleted or not question_form.has_changed():
+                        continue
+                    if row := memory_reset_row(question_form):
+                        pending.resets.append(row)
+        if pending.resets and request.POST.get(MEMORY_DECISION) not in ("reset", "keep"):
+            pending.unconfirmed = True
+        if (
+            form.initial.get("status") == Lesson.Status.PUBLISHED
+            and lesson.status == Lesson.Status.DRAFT
+        ):
+            learners = Memory.objects.filter(lesson=lesson).values("learner_id").distinct()
+            pending.unpublish_learners = learners.count()
+            if pending.unpublish_learners and request.POST.get("_unpublish") != "yes":
+                pending.unconfirmed = True
+        pending.deleted = answered_deletions(formsets)
+        if pending.deleted and request.POST.get("_delete_answered") != "yes":
+            pending.unconfirmed = True
+        return pending
+
+    def delete_view(self, request, object_id, extra_context=None):
+        lesson = self.get_object(request, unquote(object_id))
+        if lesson is not None and lesson.is_published:
+            refuse_published_delete(self, request, [lesson])
+            return redirect(reverse("admin:lessons_lesson_change", args=[lesson.pk]))
+        return super().delete_view(request, object_id, extra_context)
+
+    def get_actions(self, request, action_location=ActionLocation.CHANGE_LIST):
+        actions = super().get_actions(request, action_location)
+        if "delete_selected" in actions:
+            actions["delete_selected"] = dataclasses.replace(
+                actions["delete_selected"], func=delete_drafts_only
+            )
+        return actions
+
     @admin.display(description="Warnings")
     def item_checks(self, lesson: Lesson) -> str:
         if not lesson.pk:
@@ -146,12 +318,13 @@ class LessonAdmin(admin.ModelAdmin):
         return format_html('<a href="{}">{}</a>', lesson.get_absolute_url(), label)
 
     def save_formset(self, request, form, formset, change) -> None:
-        changed = []
+        answer_changed = []
         if formset.model is Question:
-            changed = [
-                f.instance
+            deleted = {id(f) for f in formset.deleted_forms}
+            answer_changed = [
+                f
                 for f in formset.forms
-                if f.has_changed() and getattr(f, "correct_answer_changed", False)
+                if id(f) not in deleted and f.has_changed() and f.correct_answer_changed
             ]
             # Questions that change places step aside first, so a swap never meets the
             # (lesson, position) unique constraint halfway.
@@ -161,12 +334,31 @@ class LessonAdmin(admin.ModelAdmin):
                 if f.instance.pk and "position" in f.changed_data
             ]
             Question.objects.filter(pk__in=moving).update(position=F("position") + 100)
+        rows = [row for f in answer_changed if (row := memory_reset_row(f))]
         super().save_formset(request, form, formset, change)
-        reset_memories(self, request, changed)
+        apply_memory_decision(self, request, rows)
+
+
+def refuse_published_delete(model_admin, request: HttpRequest, lessons: list[Lesson]) -> None:
+    titles = ", ".join(f"“{lesson.title}”" for lesson in lessons)
+    model_admin.message_user(
+        request,
+        f"{titles} {'is' if len(lessons) == 1 else 'are'} published, so learners may be "
+        "practising it: unpublish first (set its status to Draft and save), then delete it.",
+        messages.ERROR,
+    )
+
+
+def delete_drafts_only(modeladmin, request, queryset):
+    published = [lesson for lesson in queryset if lesson.is_published]
+    if published:
+        refuse_published_delete(modeladmin, request, published)
+        return None
+    return delete_selected(modeladmin, request, queryset)
 
 
 @admin.register(Question)
-class QuestionAdmin(admin.ModelAdmin):
+class QuestionAdmin(AsksBeforeLosingLearnerData):
     """Every question with how learners do on it, sortable, so the ones they miss stand out."""
 
     form = QuestionAdminForm
@@ -184,8 +376,14 @@ class QuestionAdmin(admin.ModelAdmin):
     readonly_fields = ["how_learners_do", "choice_picks", "item_checks"]
     fieldsets = [
         ("How learners do", {"fields": ["how_learners_do", "choice_picks"]}),
-        (None, {"fields": ["position", "prompt"], "description": ANSWER_CHANGE_WARNING}),
-        ("Choices", {"fields": [*choice_fieldsets(), "keep_choice_order"]}),
+        (None, {"fields": ["position", "prompt"]}),
+        (
+            "Choices",
+            {
+                "description": ANSWER_CHANGE_NOTE,
+                "fields": [*choice_fieldsets(), "keep_choice_order"],
+            },
+        ),
         (None, {"fields": ["explanation"]}),
         ("Item-writing checks", {"fields": ["item_checks"], "description": ITEM_CHECKS_NOTE}),
     ]
@@ -204,6 +402,18 @@ class QuestionAdmin(admin.ModelAdmin):
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # questions are written on their lesson's page
+
+    def delete_view(self, request, object_id, extra_context=None):
+        question = self.get_object(request, unquote(object_id))
+        if question is not None and question.lesson.is_published:
+            self.message_user(
+                request,
+                "A published lesson keeps its eight questions, so this one cannot be deleted: "
+                "unpublish the lesson first, or rewrite the question instead.",
+                messages.ERROR,
+            )
+            return redirect(reverse("admin:lessons_question_change", args=[question.pk]))
+        return super().delete_view(request, object_id, extra_context)
 
     def has_delete_permission(self, request: HttpRequest, obj: Question | None = None) -> bool:
         # A published lesson keeps its eight questions; delete on the lesson's page, as a draft.
@@ -256,8 +466,11 @@ class QuestionAdmin(admin.ModelAdmin):
         return format_html("<ul>{}</ul>", rows)
 
     def save_model(self, request, obj, form, change) -> None:
+        row = memory_reset_row(form) if change else None
+        if row and request.POST.get(MEMORY_DECISION) not in ("reset", "keep"):
+            raise ConfirmationNeeded(PendingLosses(title=str(obj), resets=[row]))
         super().save_model(request, obj, form, change)
-        reset_memories(self, request, [obj] if form.correct_answer_changed else [])
+        apply_memory_decision(self, request, [row] if row else [])
 
 
 def warning_list(rows: Iterable[tuple[str, str]]) -> str:
@@ -267,16 +480,22 @@ def warning_list(rows: Iterable[tuple[str, str]]) -> str:
     )
 
 
-def reset_memories(model_admin, request: HttpRequest, questions: list[Question]) -> None:
-    """Forget learners' memory of questions whose right answer changed, and say so."""
-    if not questions:
+def apply_memory_decision(model_admin, request: HttpRequest, rows: list[dict]) -> None:
+    """Reset or keep learners' memory of questions whose right answer changed, as the editor
+    chose on the confirmation page, and say which."""
+    if not rows:
         return
-    reset = sum(practice_services.question_memories_reset(question=q) for q in questions)
-    numbers = ", ".join(str(q.position) for q in questions)
+    numbers = ", ".join(str(row["position"]) for row in rows)
+    if request.POST.get(MEMORY_DECISION) != "reset":
+        model_admin.message_user(
+            request, f"Learners' memory of question {numbers} was kept, as you chose."
+        )
+        return
+    reset = sum(practice_services.question_memories_reset(question=row["question"]) for row in rows)
     model_admin.message_user(
         request,
-        f"The right answer changed on question {numbers}: {reset} learner memory "
-        f"state{'s' if reset != 1 else ''} were reset; their answers are kept.",
+        f"The right answer changed on question {numbers}: {reset} learner"
+        f"{'s' if reset != 1 else ''}' memory of it was reset; their answers are kept.",
         messages.WARNING,
     )
 

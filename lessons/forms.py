@@ -18,6 +18,15 @@ CHOICE_SLOTS = 6
 LETTERS = "ABCDEF"
 
 
+class TextWithNewlines(forms.CharField):
+    """A text box whose line endings are \\n, whatever the browser sends (\\r\\n): saving
+    unchanged text changes nothing, and lesson files exported afterwards are byte-stable."""
+
+    def to_python(self, value):
+        value = super().to_python(value)
+        return value.replace("\r\n", "\n").replace("\r", "\n") if isinstance(value, str) else value
+
+
 def choice_field_names(slot: int) -> tuple[str, str, str]:
     return f"choice_{slot}_text", f"choice_{slot}_correct", f"choice_{slot}_why"
 
@@ -54,6 +63,7 @@ class BaseQuestionAdminForm(forms.ModelForm):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         choices = self.instance.choices if self.instance.pk else []
+        self.choices_before = list(choices)
         self._correct_before = correct_choice_ids(choices)
         for slot, choice in enumerate(choices[:CHOICE_SLOTS]):
             text, correct, why = choice_field_names(slot)
