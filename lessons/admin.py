@@ -1,6 +1,8 @@
 from __future__ import annotations
 
 import dataclasses
+import io
+import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
@@ -10,13 +12,14 @@ from django.contrib.admin.actions import delete_selected
 from django.contrib.admin.utils import unquote
 from django.db import models
 from django.db.models import Count, F, QuerySet
-from django.http import HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
-from django.urls import reverse
+from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from lessons import services
+from lessons.files import lesson_to_markdown
 from lessons.forms import (
     CHOICE_SLOTS,
     LessonAdminForm,
@@ -220,7 +223,8 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
     search_fields = ["title", "summary", "public_id"]
     prepopulated_fields = {"slug": ["title"]}
     autocomplete_fields = ["needs_first", "connections"]
-    readonly_fields = ["public_id", "updated_at", "open_reports", "item_checks"]
+    readonly_fields = ["public_id", "updated_at", "open_reports", "item_checks", "lesson_file"]
+    actions = ["download_lesson_files"]
     inlines = [QuestionInline, FlashcardInline]
     save_on_top = True
     fieldsets = [
@@ -241,8 +245,40 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
         ),
         ("Video (optional)", {"fields": ["video", "transcript"], "classes": ["collapse"]}),
         ("Item-writing checks", {"fields": ["item_checks"], "description": ITEM_CHECKS_NOTE}),
-        ("Reports and history", {"fields": ["open_reports", "updated_at"]}),
+        ("Reports and history", {"fields": ["open_reports", "updated_at", "lesson_file"]}),
     ]
+
+    @admin.display(description="As a lesson file")
+    def lesson_file(self, lesson: Lesson) -> str:
+        if not lesson.pk:
+            return "-"
+        url = reverse("admin:lessons_lesson_file", args=[lesson.pk])
+        return format_html(
+            '<a href="{}" download>Download {}.md</a> (the format is in docs/lesson-files.md; '
+            "import it with <code>manage.py import_lessons</code>)",
+            url,
+            lesson.public_id,
+        )
+
+    def get_urls(self):
+        own = [
+            path(
+                "<int:pk>/lesson-file/",
+                self.admin_site.admin_view(self.lesson_file_view),
+                name="lessons_lesson_file",
+            )
+        ]
+        return own + super().get_urls()
+
+    def lesson_file_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        lesson = self.get_object(request, str(pk))
+        if lesson is None or not self.has_view_permission(request, lesson):
+            raise Http404("No such lesson.")
+        return lesson_files_response([lesson])
+
+    @admin.action(description="Download the selected lessons as lesson files")
+    def download_lesson_files(self, request, queryset) -> HttpResponse:
+        return lesson_files_response(list(queryset))
 
     def save_related(self, request, form, formsets, change) -> None:
         if change:
@@ -337,6 +373,23 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
         rows = [row for f in answer_changed if (row := memory_reset_row(f))]
         super().save_formset(request, form, formset, change)
         apply_memory_decision(self, request, rows)
+
+
+def lesson_files_response(lessons: list[Lesson]) -> HttpResponse:
+    """One lesson as its Markdown file; several as a zip of them."""
+    if len(lessons) == 1:
+        response = HttpResponse(
+            lesson_to_markdown(lessons[0]), content_type="text/markdown; charset=utf-8"
+        )
+        response["Content-Disposition"] = f'attachment; filename="{lessons[0].public_id}.md"'
+        return response
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for lesson in lessons:
+            archive.writestr(f"{lesson.public_id}.md", lesson_to_markdown(lesson))
+    response = HttpResponse(buffer.getvalue(), content_type="application/zip")
+    response["Content-Disposition"] = 'attachment; filename="lessons.zip"'
+    return response
 
 
 def refuse_published_delete(model_admin, request: HttpRequest, lessons: list[Lesson]) -> None:

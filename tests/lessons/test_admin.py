@@ -478,3 +478,20 @@ def test_an_admin_save_keeps_newlines_so_exports_are_byte_stable(admin_client, d
     assert "\r" not in Lesson.objects.get(pk=demo.pk).body
     assert lesson_to_markdown(Lesson.objects.get(pk=demo.pk)) == before
     assert "No fields changed." in LogEntry.objects.latest("action_time").get_change_message()
+
+
+def test_an_editor_downloads_a_lesson_as_its_file(admin_client, demo):
+    from lessons.files import lesson_to_markdown
+
+    page = admin_client.get(f"/admin/lessons/lesson/{demo.pk}/change/").content.decode()
+    url = f"/admin/lessons/lesson/{demo.pk}/lesson-file/"
+    assert f'href="{url}"' in page
+    response = admin_client.get(url)
+    assert response["Content-Disposition"] == f'attachment; filename="{demo.public_id}.md"'
+    assert response.content.decode() == lesson_to_markdown(demo)
+    assert Client().get(url).status_code == 302  # to the login page
+    response = admin_client.post(
+        "/admin/lessons/lesson/",
+        {"action": "download_lesson_files", "_selected_action": [str(demo.pk)]},
+    )
+    assert response.content.decode() == lesson_to_markdown(demo)
