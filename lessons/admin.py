@@ -30,6 +30,7 @@ from lessons.forms import (
 )
 from lessons.item_checks import lesson_item_warnings, question_warnings
 from lessons.models import Area, Flashcard, Lesson, ProblemReport, Question, Subject
+from practice import analytics
 from practice import selectors as practice_selectors
 from practice import services as practice_services
 from practice.models import Memory, Review
@@ -41,6 +42,13 @@ ITEM_CHECKS_NOTE = (
 ANSWER_CHANGE_NOTE = (
     "If learners remember this question and you change which choices are right, saving asks "
     "whether to reset their memory of it. Rewording or reordering choices is not a change."
+)
+ANALYTICS_NOTE = (
+    "Only evidence counts: each learner's first answer to a question given on this site, never "
+    "a retry after the answer was shown, nor answers imported from a progress file. "
+    "Discrimination runs from -1 to 1: how much better the learners who got this question "
+    "right did on the lesson's other questions (above 0.2 is good; below 0, check the key). "
+    "Plain-word flags appear once a question has 20 learners."
 )
 # Line endings are \n in every text box, so saving unchanged text changes nothing.
 TEXT_FIELDS = {models.TextField: {"form_class": TextWithNewlines}}
@@ -223,7 +231,15 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
     search_fields = ["title", "summary", "public_id"]
     prepopulated_fields = {"slug": ["title"]}
     autocomplete_fields = ["needs_first", "connections"]
-    readonly_fields = ["public_id", "updated_at", "open_reports", "item_checks", "lesson_file"]
+    readonly_fields = [
+        "public_id",
+        "updated_at",
+        "open_reports",
+        "item_checks",
+        "lesson_file",
+        "question_analytics",
+        "flashcard_analytics",
+    ]
     actions = ["download_lesson_files"]
     inlines = [QuestionInline, FlashcardInline]
     save_on_top = True
@@ -245,8 +261,86 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
         ),
         ("Video (optional)", {"fields": ["video", "transcript"], "classes": ["collapse"]}),
         ("Item-writing checks", {"fields": ["item_checks"], "description": ITEM_CHECKS_NOTE}),
+        (
+            "How learners do",
+            {
+                "fields": ["question_analytics", "flashcard_analytics"],
+                "description": ANALYTICS_NOTE,
+            },
+        ),
         ("Reports and history", {"fields": ["open_reports", "updated_at", "lesson_file"]}),
     ]
+
+    @admin.display(description="Questions")
+    def question_analytics(self, lesson: Lesson) -> str:
+        if not lesson.pk:
+            return "Shown once learners answer the lesson."
+        rows = analytics.lesson_question_rows(lesson)
+        if not any(row.learners for row in rows):
+            return "No learner has answered these questions yet."
+        body = format_html_join(
+            "",
+            '<tr><th scope="row">{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td>'
+            "<td>{}</td></tr>",
+            (
+                (
+                    row.question.position,
+                    percent_of(row.right, row.learners),
+                    format_html_join(
+                        "",
+                        "<li>{}{}: {}</li>",
+                        (
+                            (c.letter, " (right)" if c.correct else "", f"{c.share:.0%}")
+                            for c in row.choices
+                        ),
+                    ),
+                    "-" if row.median_seconds is None else f"{row.median_seconds:.0f} s",
+                    "-" if row.discrimination is None else f"{row.discrimination:+.2f}",
+                    warning_list(("Look at this", flag) for flag in row.flags)
+                    if row.flags
+                    else (
+                        "-"
+                        if row.learners >= analytics.FLAG_FROM_LEARNERS
+                        else f"Flags from {analytics.FLAG_FROM_LEARNERS} learners"
+                    ),
+                )
+                for row in rows
+            ),
+        )
+        return format_html(
+            '<table class="lesson-analytics"><thead><tr><th scope="col">Question</th>'
+            '<th scope="col">Right first time</th><th scope="col">Choices chosen first</th>'
+            '<th scope="col">Median time</th><th scope="col">Discrimination</th>'
+            '<th scope="col">What to look at</th></tr></thead><tbody>{}</tbody></table>',
+            body,
+        )
+
+    @admin.display(description="Flashcards")
+    def flashcard_analytics(self, lesson: Lesson) -> str:
+        if not lesson.pk:
+            return "-"
+        rows = analytics.lesson_flashcard_rows(lesson)
+        if not any(row.ratings for row in rows):
+            return "No learner has rated these flashcards yet."
+        body = format_html_join(
+            "",
+            '<tr><th scope="row">{}</th><td>{}</td><td>{}</td><td>{}</td></tr>',
+            (
+                (
+                    row.position,
+                    row.ratings,
+                    "-" if row.again_share is None else f"{row.again_share:.0%}",
+                    "-" if row.easy_share is None else f"{row.easy_share:.0%}",
+                )
+                for row in rows
+            ),
+        )
+        return format_html(
+            '<table class="lesson-analytics"><thead><tr><th scope="col">Flashcard</th>'
+            '<th scope="col">Ratings</th><th scope="col">“Again” (forgot)</th>'
+            '<th scope="col">“Easy”</th></tr></thead><tbody>{}</tbody></table>',
+            body,
+        )
 
     @admin.display(description="As a lesson file")
     def lesson_file(self, lesson: Lesson) -> str:
@@ -375,6 +469,10 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
         apply_memory_decision(self, request, rows)
 
 
+def percent_of(part: int, whole: int) -> str:
+    return "-" if not whole else f"{part / whole:.0%} of {whole}"
+
+
 def lesson_files_response(lessons: list[Lesson]) -> HttpResponse:
     """One lesson as its Markdown file; several as a zip of them."""
     if len(lessons) == 1:
@@ -486,19 +584,22 @@ class QuestionAdmin(AsksBeforeLosingLearnerData):
             return "-"
         return f"{question.right_first_share:.0%} of {question.learners}"
 
-    @admin.display(description="Lapses", ordering="lapses")
+    @admin.display(description="Forgot after knowing", ordering="lapses")
     def lapses(self, question: Question) -> int:
         return question.lapses
 
-    @admin.display(description="Mean difficulty (1-10)", ordering="mean_difficulty")
+    @admin.display(
+        description="Mean difficulty (1-10, from the scheduler's memory model)",
+        ordering="mean_difficulty",
+    )
     def mean_difficulty(self, question: Question) -> str:
         return "-" if question.mean_difficulty is None else f"{question.mean_difficulty:.1f}"
 
     @admin.display(description="Summary")
     def how_learners_do(self, question: Question) -> str:
         return format_html(
-            "{} attempts by {} learners; right the first time: {}; lapses: {}; "
-            "mean FSRS difficulty: {}.",
+            "{} attempts by {} learners; right the first time: {}; forgot after knowing: {}; "
+            "mean difficulty (1-10, from the scheduler's memory model): {}.",
             question.attempts,
             question.learners,
             self.right_first_time(question),

@@ -167,7 +167,9 @@ def test_question_analytics_show_how_learners_do(admin_client, demo):
     html = response.content.decode()
     # three learners; two missed it first, then one got it right on the retry and one did not:
     # the retries come after the answer was shown, so they are not attempts
-    assert "3 attempts by 3 learners; right the first time: 33% of 3; lapses: 0" in html
+    assert (
+        "3 attempts by 3 learners; right the first time: 33% of 3; forgot after knowing: 0" in html
+    )
     wrong_letter = next(c["letter"] for c in first.labelled_choices if not c["correct"])
     assert f"<li>{wrong_letter} " in html and "picked 2 time(s)" in html
     listing = admin_client.get("/admin/lessons/question/", {"o": "4"}).content.decode()  # by share
