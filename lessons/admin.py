@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import io
 import zipfile
 from collections.abc import Iterable
@@ -10,6 +11,7 @@ from django.contrib import admin, messages
 from django.contrib.admin import ActionLocation
 from django.contrib.admin.actions import delete_selected
 from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
 from django.db import models
 from django.db.models import Count, F, QuerySet
 from django.http import Http404, HttpRequest, HttpResponse
@@ -19,7 +21,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from lessons import services
-from lessons.files import lesson_to_markdown
+from lessons.files import LessonFileError, Problem, lesson_to_markdown, markdown_to_lesson
 from lessons.forms import (
     CHOICE_SLOTS,
     LessonAdminForm,
@@ -360,9 +362,45 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
                 "<int:pk>/lesson-file/",
                 self.admin_site.admin_view(self.lesson_file_view),
                 name="lessons_lesson_file",
-            )
+            ),
+            path(
+                "upload/",
+                self.admin_site.admin_view(self.upload_view),
+                name="lessons_lesson_upload",
+            ),
         ]
         return own + super().get_urls()
+
+    def upload_view(self, request: HttpRequest) -> HttpResponse:
+        """Check an uploaded lesson file, show every problem or what it changes, then apply."""
+        if not (self.has_change_permission(request) and self.has_add_permission(request)):
+            raise PermissionDenied
+        context = {**self.admin_site.each_context(request), "opts": self.model._meta}
+        context["title"] = "Upload a lesson file"
+        if request.method == "POST":
+            name, text, problem = uploaded_text(request)
+            context |= {"name": name, "text": text}
+            if problem:
+                context["problems"] = [problem]
+            elif request.POST.get("apply") == "yes":
+                try:
+                    document = markdown_to_lesson(text, source=name)
+                    result = services.lessons_load(lessons=[document], user_id=request.user.pk)
+                except LessonFileError as error:
+                    context["problems"] = error.problems
+                else:
+                    lesson = services.existing_lesson(document)
+                    done = f"{name}: {result.created} created, {result.updated} updated."
+                    self.message_user(request, " ".join([done, *result.notes]))
+                    target = (
+                        reverse("admin:lessons_lesson_change", args=[lesson.pk])
+                        if lesson
+                        else reverse("admin:lessons_lesson_changelist")
+                    )
+                    return redirect(target)
+            else:
+                context |= upload_preview(name, text)
+        return TemplateResponse(request, "admin/lessons/upload_lesson_file.html", context)
 
     def lesson_file_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         lesson = self.get_object(request, str(pk))
@@ -467,6 +505,48 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
         rows = [row for f in answer_changed if (row := memory_reset_row(f))]
         super().save_formset(request, form, formset, change)
         apply_memory_decision(self, request, rows)
+
+
+MAX_UPLOAD_BYTES = 1_000_000
+
+
+def uploaded_text(request: HttpRequest) -> tuple[str, str, Problem | None]:
+    """The uploaded (or carried over) lesson file's name and text, or why it cannot be read."""
+    upload = request.FILES.get("file")
+    if upload is None:
+        name = request.POST.get("name", "lesson.md")[:100]
+        return name, request.POST.get("text", ""), None
+    name = upload.name[:100]
+    if upload.size > MAX_UPLOAD_BYTES:
+        return name, "", Problem(name, 1, "file", "is over 1 MB: a lesson file is far smaller")
+    try:
+        return name, upload.read().decode("utf-8"), None
+    except UnicodeDecodeError:
+        return name, "", Problem(name, 1, "file", "is not UTF-8 text; save it as UTF-8")
+
+
+def upload_preview(name: str, text: str) -> dict:
+    """Every problem of an uploaded file, or what importing it would change (nothing written)."""
+    try:
+        document = markdown_to_lesson(text, source=name)
+    except LessonFileError as error:
+        return {"problems": error.problems}
+    result, problems = services.lessons_check(lessons=[document])
+    if problems:
+        return {"problems": problems}
+    existing = services.existing_lesson(document)
+    before = lesson_to_markdown(existing).splitlines(keepends=True) if existing else []
+    diff = "".join(
+        difflib.unified_diff(
+            before, text.replace("\r\n", "\n").splitlines(keepends=True), "now", name
+        )
+    )
+    summary = (
+        "A new lesson."
+        if result.created
+        else ("It changes the lesson." if result.updated else "It changes nothing.")
+    )
+    return {"preview": {"summary": summary, "notes": result.notes, "diff": diff}}
 
 
 def percent_of(part: int, whole: int) -> str:

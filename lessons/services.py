@@ -38,7 +38,7 @@ LESSON_FIELDS = [
     "slug", "title", "summary", "age_from", "age_to", "heading", "body", "example", "tip",
     "recap", "transcript", "credits", "video", "status",
 ]  # fmt: skip
-# Where a lesson field's problem is reported when the file names it nowhere.
+# How the admin's History tells an import's entries from editors' saves (see _refuse_conflict).
 IMPORT_LOG_PREFIX = "Imported from the lesson file"
 FILES_USER = "lesson-files"
 
@@ -128,9 +128,6 @@ def _save_if_changed(
     return changed
 
 
-LESSON_LINE_NAMES = {"subject": "subject", "area": "area", "objectives": "objectives"}
-
-
 def lessons_check(
     *, lessons: list[dict[str, Any]], **options: Any
 ) -> tuple[LoadResult, list[Problem]]:
@@ -172,7 +169,7 @@ def lessons_load(
     touched: dict[str, tuple[Lesson, bool, list[str]]] = {}
     for item in lessons:
         problems = _Problems(item, found)
-        lesson = _existing_lesson(item)
+        lesson = existing_lesson(item)
         is_new = lesson is None
         lesson = lesson or Lesson(public_id=item.get("public_id") or new_public_id())
         if is_new and not item.get("public_id"):
@@ -199,9 +196,7 @@ def lessons_load(
             lesson,
             values,
             problems,
-            line_of=lambda name, problems=problems: problems.line(
-                LESSON_LINE_NAMES.get(name, name)
-            ),
+            line_of=problems.line,
             exclude=None if lesson_ok else ["subject", "area"],
             save=lesson_ok,
         )
@@ -288,7 +283,7 @@ def lessons_load(
     return result
 
 
-def _existing_lesson(item: dict[str, Any]) -> Lesson | None:
+def existing_lesson(item: dict[str, Any]) -> Lesson | None:
     """The lesson a file is about: by public id, or for a file without one, by subject and
     slug (so importing a new lesson's file twice does not make two lessons)."""
     if item.get("public_id"):

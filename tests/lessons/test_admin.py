@@ -497,3 +497,42 @@ def test_an_editor_downloads_a_lesson_as_its_file(admin_client, demo):
         {"action": "download_lesson_files", "_selected_action": [str(demo.pk)]},
     )
     assert response.content.decode() == lesson_to_markdown(demo)
+
+
+def upload(admin_client, text: str | bytes, name: str = "lesson.md"):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    content = text.encode() if isinstance(text, str) else text
+    return admin_client.post(
+        "/admin/lessons/lesson/upload/",
+        {"file": SimpleUploadedFile(name, content, content_type="text/markdown")},
+    )
+
+
+def test_an_uploaded_lesson_file_is_checked_and_shown_before_it_is_applied(admin_client, demo):
+    from lessons.files import lesson_to_markdown
+
+    assert "Upload a lesson file" in admin_client.get("/admin/lessons/lesson/").content.decode()
+    text = lesson_to_markdown(demo).replace(demo.heading, "A better heading")
+    page = upload(admin_client, text, f"{demo.public_id}.md")
+    html = page.content.decode()
+    assert "It changes the lesson." in html and "+A better heading" in html
+    assert Lesson.objects.get(pk=demo.pk).heading == demo.heading  # nothing written yet
+    applied = admin_client.post(
+        "/admin/lessons/lesson/upload/",
+        {"name": f"{demo.public_id}.md", "text": text, "apply": "yes"},
+    )
+    assert applied.status_code == 302
+    assert Lesson.objects.get(pk=demo.pk).heading == "A better heading"
+    assert LogEntry.objects.latest("pk").user.username == "ada"
+
+
+def test_an_uploaded_file_with_slips_lists_each_with_its_line(admin_client, demo):
+    from lessons.files import lesson_to_markdown
+
+    text = lesson_to_markdown(demo).replace("::: tip", "::: tipp")
+    html = upload(admin_client, text, "slips.md").content.decode()
+    assert "1 problem in slips.md: nothing was changed" in html
+    assert "slips.md:" in html and "unknown block `::: tipp`" in html
+    html = upload(admin_client, b"\xff\xfe title", "bad.md").content.decode()
+    assert "bad.md:1: file: is not UTF-8 text; save it as UTF-8" in html
