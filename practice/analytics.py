@@ -84,8 +84,8 @@ def _row(question: Question, answers: list[tuple], score: dict[int, int]) -> Que
             c["letter"],
             c["text"],
             c["correct"],
-            picks.get(c["id"], 0),
-            picks.get(c["id"], 0) / learners if learners else 0.0,
+            picks.get(c.get("id", ""), 0),
+            picks.get(c.get("id", ""), 0) / learners if learners else 0.0,
         )
         for c in question.labelled_choices
     ]
