@@ -167,8 +167,18 @@ def lessons_load(
     found: list[Problem] = []
     loaded: dict[str, tuple[Lesson, dict[str, Any], _Problems]] = {}
     touched: dict[str, tuple[Lesson, bool, list[str]]] = {}
+    sources: dict[str, str] = {}
     for item in lessons:
         problems = _Problems(item, found)
+        if pid := item.get("public_id"):
+            if pid in sources:
+                problems.add(
+                    problems.line("public_id"),
+                    "public_id",
+                    f"{pid} is also the public id in {sources[pid]}: one lesson, one file",
+                )
+                continue
+            sources[pid] = problems.source
         lesson = existing_lesson(item)
         is_new = lesson is None
         lesson = lesson or Lesson(public_id=item.get("public_id") or new_public_id())
@@ -256,20 +266,24 @@ def lessons_load(
     for pid, others in list(connected.items()):
         for other in others:
             connected.setdefault(other, set()).add(pid)
-    if not found:
-        for pid, (lesson, item, problems) in loaded.items():
-            if "needs_first" in item:
-                _set_links(lesson.needs_first, item["needs_first"], loaded, problems, "needs_first")
-            if "connections" in item or connected[pid]:
-                names = sorted(
-                    connected[pid]
-                    | set(
-                        lesson.connections.values_list("public_id", flat=True)
-                        if "connections" not in item
-                        else []
-                    )
+    for pid, (lesson, item, problems) in loaded.items():
+        if found or lesson.pk is None:
+            # Nothing will be kept: only say which linked lessons do not exist.
+            for name in ("needs_first", "connections"):
+                _missing_links(item.get(name, []), loaded, problems, name)
+            continue
+        if "needs_first" in item:
+            _set_links(lesson.needs_first, item["needs_first"], loaded, problems, "needs_first")
+        if "connections" in item or connected[pid]:
+            names = sorted(
+                connected[pid]
+                | set(
+                    lesson.connections.values_list("public_id", flat=True)
+                    if "connections" not in item
+                    else []
                 )
-                _set_links(lesson.connections, names, loaded, problems, "connections")
+            )
+            _set_links(lesson.connections, names, loaded, problems, "connections")
     if not found:
         for lesson, _item, problems in loaded.values():
             try:
@@ -545,9 +559,10 @@ def _drop_missing(
     return True
 
 
-def _set_links(
-    manager: Any, public_ids: list[str], loaded: dict, problems: _Problems, name: str
-) -> None:
+def _missing_links(
+    public_ids: list[str], loaded: dict, problems: _Problems, name: str
+) -> list[Lesson]:
+    """The lessons named, each found in this import or the database; the others reported."""
     targets = []
     for pid in public_ids:
         target = loaded[pid][0] if pid in loaded else Lesson.objects.filter(public_id=pid).first()
@@ -555,7 +570,17 @@ def _set_links(
             problems.add(problems.line(name), name, f"names the lesson {pid}, which does not exist")
             continue
         targets.append(target)
-    if {t.pk for t in targets} != set(manager.values_list("pk", flat=True)):
+    return targets
+
+
+def _set_links(
+    manager: Any, public_ids: list[str], loaded: dict, problems: _Problems, name: str
+) -> None:
+    before = len(problems.found)
+    targets = _missing_links(public_ids, loaded, problems, name)
+    if len(problems.found) == before and {t.pk for t in targets} != set(
+        manager.values_list("pk", flat=True)
+    ):
         manager.set(targets)
 
 
@@ -600,7 +625,9 @@ def lessons_import_directory(
         raise ValidationError(f"{directory} holds no lesson files (*.md).")
     lessons, problems = read_lesson_files(paths)
     if problems:
-        return LoadResult(), problems
+        # Still check the files that could be read, so one pass names every problem.
+        _, more = lessons_check(lessons=lessons, **options) if lessons else (None, [])
+        return LoadResult(), problems + more
     if check:
         return lessons_check(lessons=lessons, **options)
     try:

@@ -229,3 +229,21 @@ def test_a_file_with_windows_line_endings_imports_as_unchanged(demo, tmp_path):
     path = seed_file(export(tmp_path), demo)
     path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
     assert "0 created, 0 updated, 3 unchanged" in import_lessons(tmp_path)
+
+
+def test_one_pass_names_the_problems_of_every_file(demo, tmp_path):
+    export(tmp_path)
+    (tmp_path / "tiny.md").write_text('---\ntitle: "Tiny"\n---\n')
+    path = tmp_path / "mt_twcpO-945r.md"
+    text = path.read_text().replace("age_from: 22", "age_from: -3")
+    path.write_text(text.replace("needs_first: []", 'needs_first: ["mt_nope000000"]'))
+    message = refused(tmp_path, "--check")
+    assert "tiny.md:1: subject: the front matter needs `subject:`" in message
+    assert "mt_twcpO-945r.md:11: age_from: Ensure this value is greater than or equal to 0." in (
+        message
+    )
+    assert "mt_twcpO-945r.md:15: needs_first: names the lesson mt_nope000000, which does not" in (
+        message
+    )
+    (tmp_path / "tiny.md").write_text(path.read_text())
+    assert "is also the public id in" in refused(tmp_path)
