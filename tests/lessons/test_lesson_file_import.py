@@ -247,3 +247,26 @@ def test_one_pass_names_the_problems_of_every_file(demo, tmp_path):
     )
     (tmp_path / "tiny.md").write_text(path.read_text())
     assert "is also the public id in" in refused(tmp_path)
+
+
+def test_the_documented_example_is_a_valid_lesson_file():
+    from lessons.files import markdown_to_lesson
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "lesson-files.md").read_text()
+    example = doc.split("```markdown\n", 1)[1].split("\n```", 1)[0]
+    example = re.sub(r"\s*<!--.*?-->", "", example)
+    lesson = markdown_to_lesson(example, source="example.md")
+    assert lesson["title"] == "Caching and Cache Invalidation"
+    assert [q["key"] for q in lesson["questions"]] == ["5f1c9a02", ""]
+    assert lesson["questions"][0]["choices"][2]["explanation"].startswith("Write-back")
+
+
+def test_keep_memories_keeps_them_when_the_right_answer_changes(demo, tmp_path):
+    answer(Client(), demo, right=True)
+    first = demo.questions.get(position=1)
+    path = seed_file(export(tmp_path), demo)
+    right = first.correct_letters[0]
+    path.write_text(swap_verdicts(path.read_text(), right, "C" if right != "C" else "B"))
+    out = import_lessons(tmp_path, "--keep-memories")
+    assert "1 learners' memory of it kept (--keep-memories)" in out
+    assert Memory.objects.filter(question=first).count() == 1
