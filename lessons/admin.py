@@ -1,34 +1,168 @@
 from __future__ import annotations
 
+import dataclasses
+import difflib
+import io
+import zipfile
 from collections.abc import Iterable
+from dataclasses import dataclass, field
 
 from django.contrib import admin, messages
-from django.db.models import F, QuerySet
-from django.http import HttpRequest
-from django.urls import reverse
+from django.contrib.admin import ActionLocation
+from django.contrib.admin.actions import delete_selected
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied
+from django.db import models
+from django.db.models import Count, F, QuerySet
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 
 from lessons import services
+from lessons.files import LessonFileError, Problem, lesson_to_markdown, markdown_to_lesson
 from lessons.forms import (
     CHOICE_SLOTS,
     LessonAdminForm,
     QuestionAdminForm,
     QuestionInlineFormSet,
+    TextWithNewlines,
     choice_field_names,
 )
 from lessons.item_checks import lesson_item_warnings, question_warnings
 from lessons.models import Area, Flashcard, Lesson, ProblemReport, Question, Subject
+from practice import analytics
 from practice import selectors as practice_selectors
 from practice import services as practice_services
+from practice.models import Memory, Review
 
 ITEM_CHECKS_NOTE = (
     "Cues that let a learner answer without knowing, found in the saved questions. They are "
     "advice: they never stop a lesson being published."
 )
-ANSWER_CHANGE_WARNING = (
-    "Changing which choices are correct on a published question resets every learner's memory "
-    "of it when you save: their stars for it go unlit, and their past answers are kept."
+ANSWER_CHANGE_NOTE = (
+    "If learners remember this question and you change which choices are right, saving asks "
+    "whether to reset their memory of it. Rewording or reordering choices is not a change."
 )
+ANALYTICS_NOTE = (
+    "Only evidence counts: each learner's first answer to a question given on this site, never "
+    "a retry after the answer was shown, nor answers imported from a progress file. "
+    "Discrimination runs from -1 to 1: how much better the learners who got this question "
+    "right did on the lesson's other questions (above 0.2 is good; below 0, check the key). "
+    "Plain-word flags appear once a question has 20 learners."
+)
+# Line endings are \n in every text box, so saving unchanged text changes nothing.
+TEXT_FIELDS = {models.TextField: {"form_class": TextWithNewlines}}
+MEMORY_DECISION = "_memory"  # "reset" or "keep", from the confirmation page
+CONFIRMATION_FIELDS = {MEMORY_DECISION, "_unpublish", "_delete_answered", "_confirmed"}
+
+
+@dataclass
+class PendingLosses:
+    """What a save would take from learners, for the confirmation page."""
+
+    title: str
+    resets: list[dict] = field(default_factory=list)
+    unpublish_learners: int = 0
+    deleted: list[dict] = field(default_factory=list)
+    unconfirmed: bool = False
+
+
+class ConfirmationNeeded(Exception):
+    """Raised inside the admin's save (its transaction rolls back) to ask the editor first."""
+
+    def __init__(self, pending: PendingLosses) -> None:
+        super().__init__(pending.title)
+        self.pending = pending
+
+
+class AsksBeforeLosingLearnerData(admin.ModelAdmin):
+    """A change page that shows a confirmation page instead of saving when the save would reset
+    learners' memory, take a lesson from them or delete their answers."""
+
+    formfield_overrides = TEXT_FIELDS
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except ConfirmationNeeded as asked:
+            return confirmation_page(self, request, asked.pending)
+
+
+def confirmation_page(model_admin, request: HttpRequest, pending: PendingLosses) -> HttpResponse:
+    hidden = [
+        (name, value)
+        for name, values in request.POST.lists()
+        if name not in CONFIRMATION_FIELDS and name != "csrfmiddlewaretoken"
+        for value in values
+    ]
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "opts": model_admin.model._meta,
+        "title": "Before saving: learners are affected",
+        "object_title": pending.title,
+        "hidden": hidden,
+        "resets": pending.resets,
+        "unpublish_learners": pending.unpublish_learners,
+        "deleted": pending.deleted,
+        "back_url": request.get_full_path(),
+        "files_dropped": sorted(request.FILES),
+    }
+    return TemplateResponse(request, "admin/lessons/confirm_save.html", context)
+
+
+def right_answer_words(choices: list[dict]) -> str:
+    right = [f"“{c['text']}”" for c in choices if c.get("correct")]
+    return " and ".join(right) or "none"
+
+
+def memory_reset_row(form, position: int | None = None) -> dict | None:
+    """The confirmation line of a question form whose right answer changes, if learners
+    remember the question; None when nobody would be affected."""
+    if not getattr(form, "correct_answer_changed", False):
+        return None
+    learners = Memory.objects.filter(question_id=form.instance.pk).count()
+    if not learners:
+        return None
+    return {
+        "position": position or form.instance.position,
+        "prompt": form.instance.prompt,
+        "before": right_answer_words(form.choices_before),
+        "after": right_answer_words(form.instance.choices),
+        "learners": learners,
+        "question": form.instance,
+    }
+
+
+def answered_deletions(formsets) -> list[dict]:
+    """The questions and flashcards a save deletes that learners have answered."""
+    rows = []
+    for formset in formsets:
+        if formset.model not in (Question, Flashcard):
+            continue
+        gone = [f.instance for f in formset.deleted_forms if f.instance.pk]
+        if not gone:
+            continue
+        kind = formset.model._meta.model_name
+        counts = {
+            row[f"{kind}_id"]: row
+            for row in Review.objects.filter(**{f"{kind}__in": gone})
+            .values(f"{kind}_id")
+            .annotate(answers=Count("pk"), learners=Count("learner_id", distinct=True))
+        }
+        for item in gone:
+            if item.pk in counts:
+                text = item.prompt if kind == "question" else item.front
+                rows.append(
+                    {
+                        "label": f"{kind.capitalize()} {item.position}",
+                        "text": text,
+                        "answers": counts[item.pk]["answers"],
+                        "learners": counts[item.pk]["learners"],
+                    }
+                )
+    return rows
 
 
 class AreaInline(admin.TabularInline):
@@ -39,6 +173,7 @@ class AreaInline(admin.TabularInline):
 
 @admin.register(Subject)
 class SubjectAdmin(admin.ModelAdmin):
+    formfield_overrides = TEXT_FIELDS
     list_display = ["name", "slug", "position"]
     prepopulated_fields = {"slug": ["name"]}
     search_fields = ["name"]
@@ -63,8 +198,9 @@ class QuestionInline(admin.StackedInline):
     extra = 0
     max_num = 8
     show_change_link = True  # the question's own page shows how learners do on it
+    formfield_overrides = TEXT_FIELDS
     fieldsets = [
-        (None, {"fields": ["position", "prompt"], "description": ANSWER_CHANGE_WARNING}),
+        (None, {"fields": ["position", "prompt"]}),
         (
             "Choices: tick the right ones, say why each wrong one is wrong",
             {
@@ -82,13 +218,14 @@ class FlashcardInline(admin.TabularInline):
     model = Flashcard
     extra = 0
     fields = ["position", "front", "back"]
+    formfield_overrides = TEXT_FIELDS
 
     def get_extra(self, request: HttpRequest, obj: Lesson | None = None, **kwargs) -> int:
         return 4 if obj is None else 0
 
 
 @admin.register(Lesson)
-class LessonAdmin(admin.ModelAdmin):
+class LessonAdmin(AsksBeforeLosingLearnerData):
     form = LessonAdminForm
     list_display = ["title", "public_id", "subject", "area", "status", "updated_at", "site_link"]
     list_filter = ["status", "subject", "area", "updated_at"]
@@ -96,7 +233,16 @@ class LessonAdmin(admin.ModelAdmin):
     search_fields = ["title", "summary", "public_id"]
     prepopulated_fields = {"slug": ["title"]}
     autocomplete_fields = ["needs_first", "connections"]
-    readonly_fields = ["public_id", "updated_at", "open_reports", "item_checks"]
+    readonly_fields = [
+        "public_id",
+        "updated_at",
+        "open_reports",
+        "item_checks",
+        "lesson_file",
+        "question_analytics",
+        "flashcard_analytics",
+    ]
+    actions = ["download_lesson_files"]
     inlines = [QuestionInline, FlashcardInline]
     save_on_top = True
     fieldsets = [
@@ -117,8 +263,202 @@ class LessonAdmin(admin.ModelAdmin):
         ),
         ("Video (optional)", {"fields": ["video", "transcript"], "classes": ["collapse"]}),
         ("Item-writing checks", {"fields": ["item_checks"], "description": ITEM_CHECKS_NOTE}),
-        ("Reports and history", {"fields": ["open_reports", "updated_at"]}),
+        (
+            "How learners do",
+            {
+                "fields": ["question_analytics", "flashcard_analytics"],
+                "description": ANALYTICS_NOTE,
+            },
+        ),
+        ("Reports and history", {"fields": ["open_reports", "updated_at", "lesson_file"]}),
     ]
+
+    @admin.display(description="Questions")
+    def question_analytics(self, lesson: Lesson) -> str:
+        if not lesson.pk:
+            return "Shown once learners answer the lesson."
+        rows = analytics.lesson_question_rows(lesson)
+        if not any(row.learners for row in rows):
+            return "No learner has answered these questions yet."
+        body = format_html_join(
+            "",
+            '<tr><th scope="row">{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td>'
+            "<td>{}</td></tr>",
+            (
+                (
+                    row.question.position,
+                    percent_of(row.right, row.learners),
+                    format_html_join(
+                        "",
+                        "<li>{}{}: {}</li>",
+                        (
+                            (c.letter, " (right)" if c.correct else "", f"{c.share:.0%}")
+                            for c in row.choices
+                        ),
+                    ),
+                    "-" if row.median_seconds is None else f"{row.median_seconds:.0f} s",
+                    "-" if row.discrimination is None else f"{row.discrimination:+.2f}",
+                    warning_list(("Look at this", flag) for flag in row.flags)
+                    if row.flags
+                    else (
+                        "-"
+                        if row.learners >= analytics.FLAG_FROM_LEARNERS
+                        else f"Flags from {analytics.FLAG_FROM_LEARNERS} learners"
+                    ),
+                )
+                for row in rows
+            ),
+        )
+        return format_html(
+            '<table class="lesson-analytics"><thead><tr><th scope="col">Question</th>'
+            '<th scope="col">Right first time</th><th scope="col">Choices chosen first</th>'
+            '<th scope="col">Median time</th><th scope="col">Discrimination</th>'
+            '<th scope="col">What to look at</th></tr></thead><tbody>{}</tbody></table>',
+            body,
+        )
+
+    @admin.display(description="Flashcards")
+    def flashcard_analytics(self, lesson: Lesson) -> str:
+        if not lesson.pk:
+            return "-"
+        rows = analytics.lesson_flashcard_rows(lesson)
+        if not any(row.ratings for row in rows):
+            return "No learner has rated these flashcards yet."
+        body = format_html_join(
+            "",
+            '<tr><th scope="row">{}</th><td>{}</td><td>{}</td><td>{}</td></tr>',
+            (
+                (
+                    row.position,
+                    row.ratings,
+                    "-" if row.again_share is None else f"{row.again_share:.0%}",
+                    "-" if row.easy_share is None else f"{row.easy_share:.0%}",
+                )
+                for row in rows
+            ),
+        )
+        return format_html(
+            '<table class="lesson-analytics"><thead><tr><th scope="col">Flashcard</th>'
+            '<th scope="col">Ratings</th><th scope="col">“Again” (forgot)</th>'
+            '<th scope="col">“Easy”</th></tr></thead><tbody>{}</tbody></table>',
+            body,
+        )
+
+    @admin.display(description="As a lesson file")
+    def lesson_file(self, lesson: Lesson) -> str:
+        if not lesson.pk:
+            return "-"
+        url = reverse("admin:lessons_lesson_file", args=[lesson.pk])
+        return format_html(
+            '<a href="{}" download>Download {}.md</a> (the format is in docs/lesson-files.md; '
+            "import it with <code>manage.py import_lessons</code>)",
+            url,
+            lesson.public_id,
+        )
+
+    def get_urls(self):
+        own = [
+            path(
+                "<int:pk>/lesson-file/",
+                self.admin_site.admin_view(self.lesson_file_view),
+                name="lessons_lesson_file",
+            ),
+            path(
+                "upload/",
+                self.admin_site.admin_view(self.upload_view),
+                name="lessons_lesson_upload",
+            ),
+        ]
+        return own + super().get_urls()
+
+    def upload_view(self, request: HttpRequest) -> HttpResponse:
+        """Check an uploaded lesson file, show every problem or what it changes, then apply."""
+        if not (self.has_change_permission(request) and self.has_add_permission(request)):
+            raise PermissionDenied
+        context = {**self.admin_site.each_context(request), "opts": self.model._meta}
+        context["title"] = "Upload a lesson file"
+        if request.method == "POST":
+            name, text, problem = uploaded_text(request)
+            context |= {"name": name, "text": text}
+            if problem:
+                context["problems"] = [problem]
+            elif request.POST.get("apply") == "yes":
+                try:
+                    document = markdown_to_lesson(text, source=name)
+                    result = services.lessons_load(lessons=[document], user_id=request.user.pk)
+                except LessonFileError as error:
+                    context["problems"] = error.problems
+                else:
+                    lesson = services.existing_lesson(document)
+                    done = f"{name}: {result.created} created, {result.updated} updated."
+                    self.message_user(request, " ".join([done, *result.notes]))
+                    target = (
+                        reverse("admin:lessons_lesson_change", args=[lesson.pk])
+                        if lesson
+                        else reverse("admin:lessons_lesson_changelist")
+                    )
+                    return redirect(target)
+            else:
+                context |= upload_preview(name, text)
+        return TemplateResponse(request, "admin/lessons/upload_lesson_file.html", context)
+
+    def lesson_file_view(self, request: HttpRequest, pk: int) -> HttpResponse:
+        lesson = self.get_object(request, str(pk))
+        if lesson is None or not self.has_view_permission(request, lesson):
+            raise Http404("No such lesson.")
+        return lesson_files_response([lesson])
+
+    @admin.action(description="Download the selected lessons as lesson files")
+    def download_lesson_files(self, request, queryset) -> HttpResponse:
+        return lesson_files_response(list(queryset))
+
+    def save_related(self, request, form, formsets, change) -> None:
+        if change:
+            pending = self.pending_losses(request, form, formsets)
+            if pending.unconfirmed:
+                raise ConfirmationNeeded(pending)
+        super().save_related(request, form, formsets, change)
+
+    def pending_losses(self, request, form, formsets) -> PendingLosses:
+        lesson = form.instance
+        pending = PendingLosses(title=lesson.title)
+        for formset in formsets:
+            if formset.model is Question:
+                deleted = {id(f) for f in formset.deleted_forms}
+                for question_form in formset.forms:
+                    if id(question_form) in deleted or not question_form.has_changed():
+                        continue
+                    if row := memory_reset_row(question_form):
+                        pending.resets.append(row)
+        if pending.resets and request.POST.get(MEMORY_DECISION) not in ("reset", "keep"):
+            pending.unconfirmed = True
+        if (
+            form.initial.get("status") == Lesson.Status.PUBLISHED
+            and lesson.status == Lesson.Status.DRAFT
+        ):
+            learners = Memory.objects.filter(lesson=lesson).values("learner_id").distinct()
+            pending.unpublish_learners = learners.count()
+            if pending.unpublish_learners and request.POST.get("_unpublish") != "yes":
+                pending.unconfirmed = True
+        pending.deleted = answered_deletions(formsets)
+        if pending.deleted and request.POST.get("_delete_answered") != "yes":
+            pending.unconfirmed = True
+        return pending
+
+    def delete_view(self, request, object_id, extra_context=None):
+        lesson = self.get_object(request, unquote(object_id))
+        if lesson is not None and lesson.is_published:
+            refuse_published_delete(self, request, [lesson])
+            return redirect(reverse("admin:lessons_lesson_change", args=[lesson.pk]))
+        return super().delete_view(request, object_id, extra_context)
+
+    def get_actions(self, request, action_location=ActionLocation.CHANGE_LIST):
+        actions = super().get_actions(request, action_location)
+        if "delete_selected" in actions:
+            actions["delete_selected"] = dataclasses.replace(
+                actions["delete_selected"], func=delete_drafts_only
+            )
+        return actions
 
     @admin.display(description="Warnings")
     def item_checks(self, lesson: Lesson) -> str:
@@ -146,12 +486,13 @@ class LessonAdmin(admin.ModelAdmin):
         return format_html('<a href="{}">{}</a>', lesson.get_absolute_url(), label)
 
     def save_formset(self, request, form, formset, change) -> None:
-        changed = []
+        answer_changed = []
         if formset.model is Question:
-            changed = [
-                f.instance
+            deleted = {id(f) for f in formset.deleted_forms}
+            answer_changed = [
+                f
                 for f in formset.forms
-                if f.has_changed() and getattr(f, "correct_answer_changed", False)
+                if id(f) not in deleted and f.has_changed() and f.correct_answer_changed
             ]
             # Questions that change places step aside first, so a swap never meets the
             # (lesson, position) unique constraint halfway.
@@ -161,12 +502,94 @@ class LessonAdmin(admin.ModelAdmin):
                 if f.instance.pk and "position" in f.changed_data
             ]
             Question.objects.filter(pk__in=moving).update(position=F("position") + 100)
+        rows = [row for f in answer_changed if (row := memory_reset_row(f))]
         super().save_formset(request, form, formset, change)
-        reset_memories(self, request, changed)
+        apply_memory_decision(self, request, rows)
+
+
+MAX_UPLOAD_BYTES = 1_000_000
+
+
+def uploaded_text(request: HttpRequest) -> tuple[str, str, Problem | None]:
+    """The uploaded (or carried over) lesson file's name and text, or why it cannot be read."""
+    upload = request.FILES.get("file")
+    if upload is None:
+        name = request.POST.get("name", "lesson.md")[:100]
+        return name, request.POST.get("text", ""), None
+    name = upload.name[:100]
+    if upload.size > MAX_UPLOAD_BYTES:
+        return name, "", Problem(name, 1, "file", "is over 1 MB: a lesson file is far smaller")
+    try:
+        return name, upload.read().decode("utf-8"), None
+    except UnicodeDecodeError:
+        return name, "", Problem(name, 1, "file", "is not UTF-8 text; save it as UTF-8")
+
+
+def upload_preview(name: str, text: str) -> dict:
+    """Every problem of an uploaded file, or what importing it would change (nothing written)."""
+    try:
+        document = markdown_to_lesson(text, source=name)
+    except LessonFileError as error:
+        return {"problems": error.problems}
+    result, problems = services.lessons_check(lessons=[document])
+    if problems:
+        return {"problems": problems}
+    existing = services.existing_lesson(document)
+    before = lesson_to_markdown(existing).splitlines(keepends=True) if existing else []
+    diff = "".join(
+        difflib.unified_diff(
+            before, text.replace("\r\n", "\n").splitlines(keepends=True), "now", name
+        )
+    )
+    summary = (
+        "A new lesson."
+        if result.created
+        else ("It changes the lesson." if result.updated else "It changes nothing.")
+    )
+    return {"preview": {"summary": summary, "notes": result.notes, "diff": diff}}
+
+
+def percent_of(part: int, whole: int) -> str:
+    return "-" if not whole else f"{part / whole:.0%} of {whole}"
+
+
+def lesson_files_response(lessons: list[Lesson]) -> HttpResponse:
+    """One lesson as its Markdown file; several as a zip of them."""
+    if len(lessons) == 1:
+        response = HttpResponse(
+            lesson_to_markdown(lessons[0]), content_type="text/markdown; charset=utf-8"
+        )
+        response["Content-Disposition"] = f'attachment; filename="{lessons[0].public_id}.md"'
+        return response
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w", zipfile.ZIP_DEFLATED) as archive:
+        for lesson in lessons:
+            archive.writestr(f"{lesson.public_id}.md", lesson_to_markdown(lesson))
+    response = HttpResponse(buffer.getvalue(), content_type="application/zip")
+    response["Content-Disposition"] = 'attachment; filename="lessons.zip"'
+    return response
+
+
+def refuse_published_delete(model_admin, request: HttpRequest, lessons: list[Lesson]) -> None:
+    titles = ", ".join(f"“{lesson.title}”" for lesson in lessons)
+    model_admin.message_user(
+        request,
+        f"{titles} {'is' if len(lessons) == 1 else 'are'} published, so learners may be "
+        "practising it: unpublish first (set its status to Draft and save), then delete it.",
+        messages.ERROR,
+    )
+
+
+def delete_drafts_only(modeladmin, request, queryset):
+    published = [lesson for lesson in queryset if lesson.is_published]
+    if published:
+        refuse_published_delete(modeladmin, request, published)
+        return None
+    return delete_selected(modeladmin, request, queryset)
 
 
 @admin.register(Question)
-class QuestionAdmin(admin.ModelAdmin):
+class QuestionAdmin(AsksBeforeLosingLearnerData):
     """Every question with how learners do on it, sortable, so the ones they miss stand out."""
 
     form = QuestionAdminForm
@@ -184,8 +607,14 @@ class QuestionAdmin(admin.ModelAdmin):
     readonly_fields = ["how_learners_do", "choice_picks", "item_checks"]
     fieldsets = [
         ("How learners do", {"fields": ["how_learners_do", "choice_picks"]}),
-        (None, {"fields": ["position", "prompt"], "description": ANSWER_CHANGE_WARNING}),
-        ("Choices", {"fields": [*choice_fieldsets(), "keep_choice_order"]}),
+        (None, {"fields": ["position", "prompt"]}),
+        (
+            "Choices",
+            {
+                "description": ANSWER_CHANGE_NOTE,
+                "fields": [*choice_fieldsets(), "keep_choice_order"],
+            },
+        ),
         (None, {"fields": ["explanation"]}),
         ("Item-writing checks", {"fields": ["item_checks"], "description": ITEM_CHECKS_NOTE}),
     ]
@@ -205,6 +634,18 @@ class QuestionAdmin(admin.ModelAdmin):
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # questions are written on their lesson's page
 
+    def delete_view(self, request, object_id, extra_context=None):
+        question = self.get_object(request, unquote(object_id))
+        if question is not None and question.lesson.is_published:
+            self.message_user(
+                request,
+                "A published lesson keeps its eight questions, so this one cannot be deleted: "
+                "unpublish the lesson first, or rewrite the question instead.",
+                messages.ERROR,
+            )
+            return redirect(reverse("admin:lessons_question_change", args=[question.pk]))
+        return super().delete_view(request, object_id, extra_context)
+
     def has_delete_permission(self, request: HttpRequest, obj: Question | None = None) -> bool:
         # A published lesson keeps its eight questions; delete on the lesson's page, as a draft.
         if obj is not None and obj.lesson.status == Lesson.Status.PUBLISHED:
@@ -223,19 +664,22 @@ class QuestionAdmin(admin.ModelAdmin):
             return "-"
         return f"{question.right_first_share:.0%} of {question.learners}"
 
-    @admin.display(description="Lapses", ordering="lapses")
+    @admin.display(description="Forgot after knowing", ordering="lapses")
     def lapses(self, question: Question) -> int:
         return question.lapses
 
-    @admin.display(description="Mean difficulty (1-10)", ordering="mean_difficulty")
+    @admin.display(
+        description="Mean difficulty (1-10, from the scheduler's memory model)",
+        ordering="mean_difficulty",
+    )
     def mean_difficulty(self, question: Question) -> str:
         return "-" if question.mean_difficulty is None else f"{question.mean_difficulty:.1f}"
 
     @admin.display(description="Summary")
     def how_learners_do(self, question: Question) -> str:
         return format_html(
-            "{} attempts by {} learners; right the first time: {}; lapses: {}; "
-            "mean FSRS difficulty: {}.",
+            "{} attempts by {} learners; right the first time: {}; forgot after knowing: {}; "
+            "mean difficulty (1-10, from the scheduler's memory model): {}.",
             question.attempts,
             question.learners,
             self.right_first_time(question),
@@ -256,8 +700,11 @@ class QuestionAdmin(admin.ModelAdmin):
         return format_html("<ul>{}</ul>", rows)
 
     def save_model(self, request, obj, form, change) -> None:
+        row = memory_reset_row(form) if change else None
+        if row and request.POST.get(MEMORY_DECISION) not in ("reset", "keep"):
+            raise ConfirmationNeeded(PendingLosses(title=str(obj), resets=[row]))
         super().save_model(request, obj, form, change)
-        reset_memories(self, request, [obj] if form.correct_answer_changed else [])
+        apply_memory_decision(self, request, [row] if row else [])
 
 
 def warning_list(rows: Iterable[tuple[str, str]]) -> str:
@@ -267,16 +714,22 @@ def warning_list(rows: Iterable[tuple[str, str]]) -> str:
     )
 
 
-def reset_memories(model_admin, request: HttpRequest, questions: list[Question]) -> None:
-    """Forget learners' memory of questions whose right answer changed, and say so."""
-    if not questions:
+def apply_memory_decision(model_admin, request: HttpRequest, rows: list[dict]) -> None:
+    """Reset or keep learners' memory of questions whose right answer changed, as the editor
+    chose on the confirmation page, and say which."""
+    if not rows:
         return
-    reset = sum(practice_services.question_memories_reset(question=q) for q in questions)
-    numbers = ", ".join(str(q.position) for q in questions)
+    numbers = ", ".join(str(row["position"]) for row in rows)
+    if request.POST.get(MEMORY_DECISION) != "reset":
+        model_admin.message_user(
+            request, f"Learners' memory of question {numbers} was kept, as you chose."
+        )
+        return
+    reset = sum(practice_services.question_memories_reset(question=row["question"]) for row in rows)
     model_admin.message_user(
         request,
-        f"The right answer changed on question {numbers}: {reset} learner memory "
-        f"state{'s' if reset != 1 else ''} were reset; their answers are kept.",
+        f"The right answer changed on question {numbers}: {reset} learner"
+        f"{'s' if reset != 1 else ''}' memory of it was reset; their answers are kept.",
         messages.WARNING,
     )
 

@@ -6,6 +6,8 @@ choices, and each flashcard. A question whose choices are shown in the written o
 shuffled, carries `keep-choice-order` after its key. A text line that itself starts with `::: `
 is written as `\\::: `.
 
+The format, with a commented example, is documented in docs/lesson-files.md.
+
     ---
     public_id: "mt__e-JwIxHek"
     title: "Training Across Many Devices"
@@ -29,33 +31,69 @@ is written as `\\::: `.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
-from typing import Any
+from typing import Any, NamedTuple
 
 from lessons.models import Lesson
 
 FRONT_MATTER = [
     "public_id", "slug", "title", "status", "subject", "subject_name", "subject_description",
     "area", "area_name", "age_from", "age_to", "credits", "video", "needs_first", "connections",
+    "revision",
 ]  # fmt: skip
+# What a new lesson cannot do without; every other key has a default (see docs/lesson-files.md).
+REQUIRED_FRONT_MATTER = ["title", "subject", "area", "age_from", "age_to"]
+INTEGER_KEYS = {"age_from", "age_to"}
+LIST_KEYS = {"needs_first", "connections"}
+# Not part of a lesson's revision: the subject's and area's own texts, shared by many lessons.
+SHARED_KEYS = {"subject_name", "subject_description", "area_name", "revision"}
 TEXT_BLOCKS = ["summary", "objectives", "heading", "body", "example", "tip", "recap", "transcript"]
 MARKER = "::: "
 KEY_PATTERN = re.compile(r"^[0-9a-f]{1,16}$")
 KEEP_CHOICE_ORDER = "keep-choice-order"
+LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+MAX_CHOICES = 6
+KEY_HELP = "an item's key is 1 to 16 hex digits (or leave it out and the import assigns one)"
+
+
+class Problem(NamedTuple):
+    """One thing wrong with a lesson file, where it is and which field it concerns."""
+
+    source: str
+    line: int
+    field: str
+    message: str
+
+    def __str__(self) -> str:
+        return f"{self.source}:{self.line}: {self.field}: {self.message}"
 
 
 class LessonFileError(ValueError):
-    """A lesson file that cannot be read; the message says where and why."""
+    """Lesson files that cannot be imported; each problem says where and why."""
+
+    def __init__(self, problems: list[Problem] | str) -> None:
+        if isinstance(problems, str):
+            problems = [Problem("the file", 1, "file", problems)]
+        self.problems = problems
+        super().__init__("\n".join(str(problem) for problem in problems))
+
+
+def _normalise(text: str) -> str:
+    return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
 def _block(header: str, text: str) -> str:
+    text = _normalise(text)
     lines = [("\\" + line) if line.startswith(MARKER) else line for line in text.split("\n")]
     return f"\n{MARKER}{header}\n" + "\n".join(lines).strip("\n") + "\n"
 
 
 def lesson_to_markdown(lesson: Lesson) -> str:
-    """One lesson as a Markdown file, the same bytes for the same content."""
+    """One lesson as a Markdown file, the same bytes for the same content. Its `revision`
+    names the lesson's content as exported, so an import can tell whether the lesson was
+    changed in the admin since."""
     values: dict[str, Any] = {
         "public_id": lesson.public_id,
         "slug": lesson.slug,
@@ -63,7 +101,7 @@ def lesson_to_markdown(lesson: Lesson) -> str:
         "status": lesson.status,
         "subject": lesson.subject.slug,
         "subject_name": lesson.subject.name,
-        "subject_description": lesson.subject.description,
+        "subject_description": _normalise(lesson.subject.description),
         "area": lesson.area.slug,
         "area_name": lesson.area.name,
         "age_from": lesson.age_from,
@@ -73,45 +111,111 @@ def lesson_to_markdown(lesson: Lesson) -> str:
         "needs_first": sorted(other.public_id for other in lesson.needs_first.all()),
         "connections": sorted(other.public_id for other in lesson.connections.all()),
     }
-    parts = ["---\n"]
-    parts += [f"{name}: {json.dumps(values[name], ensure_ascii=False)}\n" for name in FRONT_MATTER]
-    parts.append("---\n")
-    for name in TEXT_BLOCKS:
-        parts.append(_block(name, getattr(lesson, name)))
+    blocks = [_block(name, getattr(lesson, name)) for name in TEXT_BLOCKS]
     for question in lesson.questions.all():
         header = f"question {question.position} {question.key}"
         if question.keep_choice_order:
             header += f" {KEEP_CHOICE_ORDER}"
-        parts.append(_block(header, question.prompt))
+        blocks.append(_block(header, question.prompt))
         for choice in question.labelled_choices:
             verdict = "right" if choice["correct"] else "wrong"
-            parts.append(_block(f"choice {choice['letter']} {verdict}", choice["text"]))
+            blocks.append(_block(f"choice {choice['letter']} {verdict}", choice["text"]))
             if choice.get("explanation"):
-                parts.append(_block(f"why {choice['letter']}", choice["explanation"]))
-        parts.append(_block("explanation", question.explanation))
+                blocks.append(_block(f"why {choice['letter']}", choice["explanation"]))
+        blocks.append(_block("explanation", question.explanation))
     for card in lesson.flashcards.all():
-        parts.append(_block(f"flashcard {card.position} {card.key}", card.front))
-        parts.append(_block("back", card.back))
-    return "".join(parts)
+        blocks.append(_block(f"flashcard {card.position} {card.key}", card.front))
+        blocks.append(_block("back", card.back))
+    values["revision"] = content_revision(values, "".join(blocks))
+    parts = ["---\n"]
+    parts += [f"{name}: {json.dumps(values[name], ensure_ascii=False)}\n" for name in FRONT_MATTER]
+    parts.append("---\n")
+    return "".join(parts + blocks)
+
+
+def content_revision(front_matter: dict[str, Any], blocks: str) -> str:
+    """A short fingerprint of a lesson's own content (not its subject's or area's texts)."""
+    own = {name: value for name, value in front_matter.items() if name not in SHARED_KEYS}
+    text = json.dumps(own, sort_keys=True, ensure_ascii=False) + _normalise(blocks)
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def lesson_revision(lesson: Lesson) -> str:
+    """The revision an export of the lesson would carry now."""
+    return markdown_to_lesson(lesson_to_markdown(lesson))["revision"]
 
 
 def markdown_to_lesson(text: str, *, source: str = "the file") -> dict[str, Any]:
-    """A lesson file read back into the document `lessons_load` takes."""
-    lines = text.replace("\r\n", "\n").split("\n")
-    if not lines or lines[0] != "---" or "---" not in lines[1:]:
-        raise LessonFileError(f"{source}: it must open with front matter between --- lines.")
-    end = lines.index("---", 1)
-    lesson: dict[str, Any] = {}
+    """A lesson file read back into the document `lessons_load` takes, with the line of each
+    part (`lines`, and `line` on each question, choice and flashcard). Raises LessonFileError
+    naming every problem found, not just the first."""
+    problems: list[Problem] = []
+
+    def problem(line: int, field: str, message: str) -> None:
+        problems.append(Problem(source, line, field, message))
+
+    lines = _normalise(text).split("\n")
+    if not lines or lines[0].strip() != "---" or "---" not in [x.strip() for x in lines[1:]]:
+        raise LessonFileError(
+            [
+                Problem(
+                    source,
+                    1,
+                    "front matter",
+                    "the file must open with front matter between --- lines",
+                )
+            ]
+        )
+    end = [x.strip() for x in lines].index("---", 1)
+    lesson: dict[str, Any] = {"source": source, "lines": {"front matter": 1, "end": end + 1}}
     for number, line in enumerate(lines[1:end], start=2):
-        name, sep, raw = line.partition(": ")
+        if not line.strip():
+            continue
+        name, sep, raw = line.partition(":")
+        name, raw = name.strip(), raw.strip()
         if not sep or name not in FRONT_MATTER:
-            raise LessonFileError(f"{source}, line {number}: expected `name: value`, not {line!r}.")
+            problem(
+                number,
+                name or "front matter",
+                f"expected one of the keys `name: value` ({', '.join(FRONT_MATTER)}), not {line!r}",
+            )
+            continue
+        if name in lesson["lines"]:
+            problem(number, name, f"appears twice (first on line {lesson['lines'][name]})")
+            continue
+        lesson["lines"][name] = number
         try:
-            lesson[name] = json.loads(raw)
+            value = json.loads(raw)
         except json.JSONDecodeError:
-            raise LessonFileError(f"{source}, line {number}: {name}'s value is not JSON.") from None
-    if missing := [name for name in FRONT_MATTER if name not in lesson]:
-        raise LessonFileError(f"{source}: the front matter lacks {', '.join(missing)}.")
+            if name in INTEGER_KEYS:
+                problem(number, name, f"expected a whole number, not {raw!r}")
+            elif name in LIST_KEYS:
+                problem(
+                    number, name, 'expected a list of lesson ids in JSON, like ["mt_twcpO-945r"]'
+                )
+            else:
+                problem(
+                    number,
+                    name,
+                    f"put the text in double quotes, like {json.dumps(raw, ensure_ascii=False)}",
+                )
+            continue
+        if name in INTEGER_KEYS:
+            ok = isinstance(value, int) and not isinstance(value, bool)
+            expected = "a whole number"
+        elif name in LIST_KEYS:
+            ok = isinstance(value, list) and all(isinstance(x, str) for x in value)
+            expected = "a list of lesson ids"
+        else:
+            ok = isinstance(value, str)
+            expected = "text in double quotes"
+        if not ok:
+            problem(number, name, f"expected {expected}, not {raw}")
+            continue
+        lesson[name] = value
+    for name in REQUIRED_FRONT_MATTER:
+        if name not in lesson["lines"]:
+            problem(1, name, f"the front matter needs `{name}:` (every other key may be left out)")
 
     blocks: list[tuple[str, int, list[str]]] = []
     for number, line in enumerate(lines[end + 1 :], start=end + 2):
@@ -120,77 +224,179 @@ def markdown_to_lesson(text: str, *, source: str = "the file") -> dict[str, Any]
         elif blocks:
             blocks[-1][2].append(line[1:] if line.startswith("\\" + MARKER) else line)
         elif line.strip():
-            raise LessonFileError(f"{source}, line {number}: text before the first ::: block.")
+            problem(number, "text", "text before the first ::: block")
 
     lesson |= {"questions": [], "flashcards": []}
+    previous = ""  # the kind of the block before, with its letter for choices
     for header, number, body in blocks:
         content = "\n".join(body).strip("\n")
         words = header.split()
         kind = words[0] if words else ""
-        where = f"{source}, line {number}"
+        block = f"::: {header}"
         if kind in TEXT_BLOCKS and len(words) == 1:
+            if kind in lesson["lines"]:
+                problem(number, kind, f"appears twice (first on line {lesson['lines'][kind]})")
+            lesson["lines"][kind] = number
             lesson[kind] = content
-        elif kind == "question" and len(words) in (3, 4):
-            if words[3:] not in ([], [KEEP_CHOICE_ORDER]):
-                raise LessonFileError(
-                    f"{where}: after a question's key only `{KEEP_CHOICE_ORDER}` may follow, "
-                    f"not {words[3]!r}."
+        elif kind == "question" and 2 <= len(words) <= 4:
+            rest = words[2:]
+            keep = bool(rest) and rest[-1] == KEEP_CHOICE_ORDER
+            if keep:
+                rest = rest[:-1]
+            if len(rest) > 1 or (rest and rest[0] == KEEP_CHOICE_ORDER):
+                problem(
+                    number,
+                    f"question {words[1]}",
+                    f"after a question's key only `{KEEP_CHOICE_ORDER}` may follow, "
+                    f"not {rest[-1]!r}",
+                )
+                rest = rest[:1]
+            if rest and not KEY_PATTERN.match(rest[0]):
+                problem(
+                    number,
+                    f"question {words[1]}",
+                    f"{KEY_HELP}, not {rest[0]!r}",
                 )
             lesson["questions"].append(
                 {
-                    "position": _number(words[1], where),
-                    "key": _key(words[2], where),
-                    "keep_choice_order": len(words) == 4,
+                    "position": _number(words[1], number, "question", problem),
+                    "key": rest[0] if rest else "",
+                    "keep_choice_order": keep,
                     "prompt": content,
                     "choices": [],
                     "explanation": "",
+                    "line": number,
                 }
             )
         elif kind == "choice" and len(words) == 3 and words[2] in {"right", "wrong"}:
-            _current(lesson["questions"], where)["choices"].append(
-                {"text": content, "correct": words[2] == "right", "explanation": ""}
-            )
+            question = _current(lesson["questions"], number, block, problem)
+            if question is not None:
+                expected = (
+                    LETTERS[len(question["choices"])]
+                    if len(question["choices"]) < len(LETTERS)
+                    else "?"
+                )
+                if words[1] != expected:
+                    problem(
+                        number,
+                        f"choice {words[1]}",
+                        "choice letters run A, B, C… in order: this is choice "
+                        f"{expected} of question {question['position']}",
+                    )
+                if not content.strip():
+                    problem(number, f"choice {words[1]}", "this choice has no text")
+                if len(question["choices"]) == MAX_CHOICES:
+                    problem(
+                        number,
+                        f"choice {words[1]}",
+                        f"a question has at most {MAX_CHOICES} choices",
+                    )
+                question["choices"].append(
+                    {
+                        "text": content,
+                        "correct": words[2] == "right",
+                        "explanation": "",
+                        "line": number,
+                    }
+                )
+                previous = f"choice {words[1]}"
+                continue
         elif kind == "why" and len(words) == 2:
-            choices = _current(lesson["questions"], where)["choices"]
-            if not choices:
-                raise LessonFileError(f"{where}: a `why` block must follow its choice.")
-            choices[-1]["explanation"] = content
+            question = _current(lesson["questions"], number, block, problem)
+            if question is not None:
+                if previous != f"choice {words[1]}":
+                    follows = (
+                        f"it follows {previous}"
+                        if previous.startswith("choice")
+                        else "no choice comes just before it"
+                    )
+                    problem(
+                        number,
+                        f"why {words[1]}",
+                        f"a `why {words[1]}` block must follow choice {words[1]} "
+                        f"directly ({follows})",
+                    )
+                else:
+                    question["choices"][-1]["explanation"] = content
         elif kind == "explanation" and len(words) == 1:
-            _current(lesson["questions"], where)["explanation"] = content
-        elif kind == "flashcard" and len(words) == 3:
+            question = _current(lesson["questions"], number, block, problem)
+            if question is not None:
+                question["explanation"] = content
+                question["explanation_line"] = number
+        elif kind == "flashcard" and len(words) in (2, 3):
+            if len(words) == 3 and not KEY_PATTERN.match(words[2]):
+                problem(
+                    number,
+                    f"flashcard {words[1]}",
+                    f"{KEY_HELP}, not {words[2]!r}",
+                )
             lesson["flashcards"].append(
                 {
-                    "position": _number(words[1], where),
-                    "key": _key(words[2], where),
+                    "position": _number(words[1], number, "flashcard", problem),
+                    "key": words[2] if len(words) == 3 else "",
                     "front": content,
                     "back": "",
+                    "line": number,
                 }
             )
         elif kind == "back" and len(words) == 1:
-            _current(lesson["flashcards"], where)["back"] = content
+            card = _current(lesson["flashcards"], number, block, problem)
+            if card is not None:
+                card["back"] = content
         else:
-            raise LessonFileError(f"{where}: unknown block `::: {header}`.")
-    lesson["objectives"] = [line for line in lesson.get("objectives", "").split("\n")]
+            problem(number, "block", f"unknown block `{block}`")
+        previous = kind
+    if "objectives" in lesson:
+        lesson["objectives"] = lesson["objectives"].split("\n")
     for kind in ("questions", "flashcards"):
-        keys = [item["key"] for item in lesson[kind]]
-        if len(set(keys)) != len(keys):
-            raise LessonFileError(f"{source}: two {kind} share one key.")
+        singular = kind[:-1]
+        seen_keys: dict[str, int] = {}
+        seen_positions: dict[int, int] = {}
+        for item in lesson[kind]:
+            where = f"{singular} {item['position']}"
+            if item["key"] in seen_keys:
+                problem(
+                    item["line"],
+                    where,
+                    f"key {item['key']} is already used on line {seen_keys[item['key']]}",
+                )
+            if item["position"] in seen_positions and kind == "questions":
+                problem(
+                    item["line"],
+                    where,
+                    f"position {item['position']} is already used on line "
+                    f"{seen_positions[item['position']]}",
+                )
+            if item["key"]:
+                seen_keys.setdefault(item["key"], item["line"])
+            seen_positions.setdefault(item["position"], item["line"])
+    if lesson.get("status") == "published":
+        for question in lesson["questions"]:
+            if question["choices"] and not any(c["correct"] for c in question["choices"]):
+                problem(
+                    question["line"],
+                    f"question {question['position']}",
+                    "no choice is marked right (`::: choice X right`); a published lesson "
+                    "needs a right answer for each question",
+                )
+    if problems:
+        raise LessonFileError(sorted(problems, key=lambda p: p.line))
+    lesson["revision_of_file"] = content_revision(
+        {name: lesson[name] for name in FRONT_MATTER if name in lesson},
+        "".join(_block(h, "\n".join(b)) for h, _, b in blocks),
+    )
     return lesson
 
 
-def _number(text: str, where: str) -> int:
+def _number(text: str, line: int, kind: str, problem) -> int:
     if not text.isascii() or not text.isdigit() or len(text) > 4:
-        raise LessonFileError(f"{where}: {text!r} is not a position.")
+        problem(line, kind, f"{text!r} is not a position (a whole number)")
+        return 0
     return int(text)
 
 
-def _key(text: str, where: str) -> str:
-    if not KEY_PATTERN.match(text):
-        raise LessonFileError(f"{where}: an item's key is 1 to 16 hex digits, not {text!r}.")
-    return text
-
-
-def _current(items: list[dict], where: str) -> dict:
+def _current(items: list[dict], line: int, block: str, problem) -> dict | None:
     if not items:
-        raise LessonFileError(f"{where}: this block must follow a question or flashcard.")
+        problem(line, "block", f"`{block}` must follow a question or flashcard")
+        return None
     return items[-1]

@@ -18,6 +18,15 @@ CHOICE_SLOTS = 6
 LETTERS = "ABCDEF"
 
 
+class TextWithNewlines(forms.CharField):
+    """A text box whose line endings are \\n, whatever the browser sends (\\r\\n): saving
+    unchanged text changes nothing, and lesson files exported afterwards are byte-stable."""
+
+    def to_python(self, value):
+        value = super().to_python(value)
+        return value.replace("\r\n", "\n").replace("\r", "\n") if isinstance(value, str) else value
+
+
 def choice_field_names(slot: int) -> tuple[str, str, str]:
     return f"choice_{slot}_text", f"choice_{slot}_correct", f"choice_{slot}_why"
 
@@ -54,6 +63,7 @@ class BaseQuestionAdminForm(forms.ModelForm):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         choices = self.instance.choices if self.instance.pk else []
+        self.choices_before = list(choices)
         self._correct_before = correct_choice_ids(choices)
         for slot, choice in enumerate(choices[:CHOICE_SLOTS]):
             text, correct, why = choice_field_names(slot)
@@ -152,19 +162,30 @@ class QuestionInlineFormSet(BaseInlineFormSet):
 
 def publish_problems(questions: list[tuple[int | None, Question]]) -> list[str]:
     """Which publish rules a lesson's questions break, in words an editor can act on."""
-    problems = []
+    return [message for _, message in publish_problem_items(questions)]
+
+
+def publish_problem_items(
+    questions: list[tuple[int | None, Question]],
+) -> list[tuple[int | None, str]]:
+    """The publish rule's problems, each with the position of the question it is about (None
+    for the lesson as a whole), so lesson files can point at the line."""
+    problems: list[tuple[int | None, str]] = []
     if len(questions) != QUESTIONS_PER_LESSON:
         problems.append(
-            f"A published lesson needs exactly {QUESTIONS_PER_LESSON} questions; "
-            f"it has {len(questions)}."
+            (
+                None,
+                f"A published lesson needs exactly {QUESTIONS_PER_LESSON} questions; "
+                f"it has {len(questions)}.",
+            )
         )
     for position, question in sorted(questions, key=lambda pair: pair[0] or 0):
         if not any(choice.get("correct") for choice in question.choices):
-            problems.append(f"Question {position} has no correct choice.")
+            problems.append((position, f"Question {position} has no correct choice."))
         if len(question.choices) < 2:
-            problems.append(f"Question {position} needs at least two choices.")
+            problems.append((position, f"Question {position} needs at least two choices."))
         if not question.explanation.strip():
-            problems.append(f"Question {position} has no explanation.")
+            problems.append((position, f"Question {position} has no explanation."))
     return problems
 
 

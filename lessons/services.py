@@ -2,15 +2,27 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from django.core.exceptions import ValidationError
+from django.contrib.admin.models import ADDITION, CHANGE, LogEntry
+from django.contrib.auth.models import User
+from django.contrib.contenttypes.models import ContentType
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import models, transaction
+from django.db.models import Count
+from django.utils.text import slugify
 
-from lessons.files import LessonFileError, lesson_to_markdown, markdown_to_lesson
-from lessons.forms import publish_problems
+from lessons.files import (
+    LessonFileError,
+    Problem,
+    lesson_revision,
+    lesson_to_markdown,
+    markdown_to_lesson,
+)
+from lessons.forms import publish_problem_items
 from lessons.models import (
     Area,
     Flashcard,
@@ -19,12 +31,26 @@ from lessons.models import (
     Question,
     Subject,
     carry_choice_ids,
+    new_public_id,
 )
 
 LESSON_FIELDS = [
     "slug", "title", "summary", "age_from", "age_to", "heading", "body", "example", "tip",
     "recap", "transcript", "credits", "video", "status",
 ]  # fmt: skip
+# How the admin's History tells an import's entries from editors' saves (see _refuse_conflict).
+IMPORT_LOG_PREFIX = "Imported from the lesson file"
+FILES_USER = "lesson-files"
+
+
+@dataclass
+class AssignedKey:
+    """A key (or public id) an import gave an item the file left without one."""
+
+    source: str
+    line: int
+    kind: str  # "question", "flashcard" or "lesson"
+    key: str
 
 
 @dataclass
@@ -32,6 +58,38 @@ class LoadResult:
     created: int = 0
     updated: int = 0
     unchanged: int = 0
+    notes: list[str] = field(default_factory=list)
+    assigned: list[AssignedKey] = field(default_factory=list)
+
+
+class _Problems:
+    """The problems found in one lesson file, each with its line."""
+
+    def __init__(self, item: dict[str, Any], found: list[Problem]) -> None:
+        self.item = item
+        self.found = found
+        self.source = item.get("source") or f"{item.get('public_id', 'lesson')}"
+
+    def line(self, name: str) -> int:
+        lines = self.item.get("lines", {})
+        return lines.get(name) or lines.get("end") or 1
+
+    def add(self, line: int, field_name: str, message: str) -> None:
+        self.found.append(Problem(self.source, line, field_name, message))
+
+    def add_error(self, error: ValidationError, *, line_of, prefix: str = "") -> None:
+        if hasattr(error, "error_dict"):
+            for name, errors in error.error_dict.items():
+                for message in ValidationError(errors).messages:
+                    label = (
+                        f"{prefix}{name}"
+                        if name != NON_FIELD_ERRORS
+                        else prefix.strip() or "lesson"
+                    )
+                    self.add(line_of(name), label, message)
+        else:
+            for message in error.messages:
+                self.add(line_of(NON_FIELD_ERRORS), prefix.strip() or "lesson", message)
 
 
 def _assign(instance: models.Model, values: dict[str, Any]) -> bool:
@@ -44,92 +102,304 @@ def _assign(instance: models.Model, values: dict[str, Any]) -> bool:
     return changed
 
 
-def _save_if_changed(instance: models.Model, values: dict[str, Any]) -> bool:
+def _save_if_changed(
+    instance: models.Model,
+    values: dict[str, Any],
+    problems: _Problems | None = None,
+    *,
+    line_of=None,
+    prefix: str = "",
+    exclude: list[str] | None = None,
+    save: bool = True,
+) -> bool:
+    """Assign, validate and save; with `problems`, validation errors are collected there (and
+    the row is not saved) instead of raised."""
     changed = _assign(instance, values) or instance.pk is None
     if changed:
-        instance.full_clean(validate_unique=False, validate_constraints=False)
-        instance.save()
+        try:
+            instance.full_clean(exclude=exclude, validate_unique=False, validate_constraints=False)
+        except ValidationError as error:
+            if problems is None:
+                raise
+            problems.add_error(error, line_of=line_of or problems.line, prefix=prefix)
+            return changed
+        if save:
+            instance.save()
     return changed
 
 
+def lessons_check(
+    *, lessons: list[dict[str, Any]], **options: Any
+) -> tuple[LoadResult, list[Problem]]:
+    """What loading these lessons would do and every problem it would meet; writes nothing."""
+    result = LoadResult()
+    problems: list[Problem] = []
+    try:
+        with transaction.atomic():
+            result = lessons_load(lessons=lessons, **options)
+            transaction.set_rollback(True)
+    except LessonFileError as error:
+        problems = error.problems
+    return result, problems
+
+
 @transaction.atomic
-def lessons_load(*, lessons: list[dict[str, Any]]) -> LoadResult:
+def lessons_load(
+    *,
+    lessons: list[dict[str, Any]],
+    allow_delete: bool = False,
+    update_subjects: bool = False,
+    force: bool = False,
+    keep_memories: bool = False,
+    user_id: int | None = None,
+) -> LoadResult:
     """Create or update lessons (with their subjects and areas) by public id.
 
-    Loading the same lessons again writes nothing. A published lesson must pass the publish
-    rule; anything wrong raises ValidationError and nothing is kept.
+    Loading the same lessons again writes nothing. Refused, with every problem named by file
+    and line (LessonFileError), and nothing kept: a published lesson that breaks the publish
+    rule, an answered question or flashcard missing from its file (unless `allow_delete`), a
+    lesson changed in the admin since its file was exported (unless `force`). A question whose
+    right choices change (by identity) resets learners' memory of it (unless `keep_memories`).
+    A subject's or area's name and description are only set when it is new (or with
+    `update_subjects`). Every lesson created or changed gets an admin log entry.
     """
     result = LoadResult()
-    loaded: dict[str, tuple[Lesson, dict[str, Any]]] = {}
+    found: list[Problem] = []
+    loaded: dict[str, tuple[Lesson, dict[str, Any], _Problems]] = {}
+    touched: dict[str, tuple[Lesson, bool, list[str]]] = {}
+    sources: dict[str, str] = {}
     for item in lessons:
-        lesson = Lesson.objects.filter(public_id=item["public_id"]).first()
-        is_new = lesson is None
-        lesson = lesson or Lesson(public_id=item["public_id"])
-        subject = _subject(item)
-        area = _area(subject, item)
-        values = {name: item.get(name, "") for name in LESSON_FIELDS}
-        values |= {"subject_id": subject.pk, "area_id": area.pk}
-        values["objectives"] = "\n".join(item["objectives"])
-        if not values["status"]:
-            values["status"] = Lesson.Status.DRAFT
-        changed = _save_if_changed(lesson, values)
-        changed |= _load_questions(lesson, item["questions"])
-        changed |= _load_flashcards(lesson, item.get("flashcards", []))
-        if lesson.status == Lesson.Status.PUBLISHED:
-            questions = list(lesson.questions.all())
-            if problems := publish_problems([(q.position, q) for q in questions]):
-                raise ValidationError(
-                    f"{lesson.public_id} cannot be published: {' '.join(problems)}"
+        problems = _Problems(item, found)
+        if pid := item.get("public_id"):
+            if pid in sources:
+                problems.add(
+                    problems.line("public_id"),
+                    "public_id",
+                    f"{pid} is also the public id in {sources[pid]}: one lesson, one file",
                 )
-        loaded[lesson.public_id] = (lesson, item)
+                continue
+            sources[pid] = problems.source
+        lesson = existing_lesson(item)
+        is_new = lesson is None
+        lesson = lesson or Lesson(public_id=item.get("public_id") or new_public_id())
+        if is_new and not item.get("public_id"):
+            result.assigned.append(AssignedKey(problems.source, 1, "lesson", lesson.public_id))
+            result.notes.append(f"{problems.source}: new lesson, public id {lesson.public_id}")
+        if not is_new and not force:
+            _refuse_conflict(lesson, item, problems)
+        subject = _subject(item, update_subjects, problems)
+        area = _area(subject, item, update_subjects, problems)
+        values = {name: item[name] for name in LESSON_FIELDS if name in item}
+        if "objectives" in item:
+            values["objectives"] = "\n".join(item["objectives"])
+        if is_new:
+            values.setdefault("slug", slugify(item.get("title", ""))[:200])
+            defaults = {name: "" for name in LESSON_FIELDS if name not in ("age_from", "age_to")}
+            values = defaults | {"objectives": ""} | values
+        if not values.get("status", lesson.status):
+            values["status"] = Lesson.Status.DRAFT
+        if subject.pk and area.pk:
+            values |= {"subject_id": subject.pk, "area_id": area.pk}
+        lesson_ok = subject.pk is not None and area.pk is not None
+        before = len(found)
+        changed = _save_if_changed(
+            lesson,
+            values,
+            problems,
+            line_of=problems.line,
+            exclude=None if lesson_ok else ["subject", "area"],
+            save=lesson_ok,
+        )
+        lesson_ok = lesson_ok and len(found) == before
+        notes: list[str] = []
+        changed |= _load_questions(
+            lesson,
+            item.get("questions", []),
+            problems,
+            result,
+            notes,
+            save=lesson_ok,
+            allow_delete=allow_delete,
+            keep_memories=keep_memories,
+        )
+        changed |= _load_flashcards(
+            lesson,
+            item.get("flashcards", []),
+            problems,
+            result,
+            notes,
+            save=lesson_ok,
+            allow_delete=allow_delete,
+        )
+        if lesson.status == Lesson.Status.PUBLISHED:
+            questions = (
+                [
+                    (q["position"], Question(choices=q["choices"], explanation=q["explanation"]))
+                    for q in item.get("questions", [])
+                ]
+                if not lesson_ok
+                else [(q.position, q) for q in lesson.questions.all()]
+            )
+            lines = {q["position"]: q["line"] for q in item.get("questions", []) if "line" in q}
+            for position, message in publish_problem_items(questions):
+                line = lines.get(position) if position else problems.line("status")
+                where = f"question {position}" if position else "status"
+                problems.add(
+                    line or problems.line("status"), where, f"cannot be published: {message}"
+                )
+        loaded[lesson.public_id] = (lesson, item, problems)
         if is_new:
             result.created += 1
         elif changed:
             result.updated += 1
         else:
             result.unchanged += 1
+        if is_new or changed:
+            touched[lesson.public_id] = (lesson, is_new, notes)
+        result.notes += notes
 
     # Connections go both ways: a link named on either side counts for both.
-    connected = {pid: set(item.get("connections", [])) for pid, (_, item) in loaded.items()}
+    connected = {pid: set(item.get("connections", [])) for pid, (_, item, _) in loaded.items()}
+    for pid, (_, item, _) in loaded.items():
+        if "connections" not in item:
+            connected[pid] = set()
     for pid, others in list(connected.items()):
         for other in others:
             connected.setdefault(other, set()).add(pid)
-    for pid, (lesson, item) in loaded.items():
-        _set_links(lesson.needs_first, item.get("needs_first", []), loaded)
-        _set_links(lesson.connections, sorted(connected[pid]), loaded)
-    for lesson, _ in loaded.values():
-        try:
-            lesson.validate_needs_first(lesson.needs_first.all())
-        except ValidationError as error:
-            raise ValidationError(f"{lesson.public_id}: {' '.join(error.messages)}") from error
+    for pid, (lesson, item, problems) in loaded.items():
+        if found or lesson.pk is None:
+            # Nothing will be kept: only say which linked lessons do not exist.
+            for name in ("needs_first", "connections"):
+                _missing_links(item.get(name, []), loaded, problems, name)
+            continue
+        if "needs_first" in item:
+            _set_links(lesson.needs_first, item["needs_first"], loaded, problems, "needs_first")
+        if "connections" in item or connected[pid]:
+            names = sorted(
+                connected[pid]
+                | set(
+                    lesson.connections.values_list("public_id", flat=True)
+                    if "connections" not in item
+                    else []
+                )
+            )
+            _set_links(lesson.connections, names, loaded, problems, "connections")
+    if not found:
+        for lesson, _item, problems in loaded.values():
+            try:
+                lesson.validate_needs_first(lesson.needs_first.all())
+            except ValidationError as error:
+                for message in error.messages:
+                    problems.add(problems.line("needs_first"), "needs_first", message)
+    if found:
+        raise LessonFileError(sorted(found, key=lambda p: (p.source, p.line)))
+    _log_imports(touched, user_id)
     return result
 
 
-def _subject(item: dict[str, Any]) -> Subject:
-    subject = Subject.objects.filter(slug=item["subject"]).first() or Subject(slug=item["subject"])
+def existing_lesson(item: dict[str, Any]) -> Lesson | None:
+    """The lesson a file is about: by public id, or for a file without one, by subject and
+    slug (so importing a new lesson's file twice does not make two lessons)."""
+    if item.get("public_id"):
+        return Lesson.objects.filter(public_id=item["public_id"]).first()
+    slug = item.get("slug") or slugify(item.get("title", ""))
+    return Lesson.objects.filter(subject__slug=item.get("subject"), slug=slug).first()
+
+
+def _refuse_conflict(lesson: Lesson, item: dict[str, Any], problems: _Problems) -> None:
+    """A file exported before the lesson was last saved in the admin would undo that save."""
+    exported = item.get("revision")
+    if not exported:
+        return
+    current = lesson_revision(lesson)
+    if current in (exported, item.get("revision_of_file")):
+        return
+    ct = ContentType.objects.get_for_model(Lesson)
+    last = (
+        LogEntry.objects.filter(content_type=ct, object_id=str(lesson.pk))
+        .order_by("-action_time", "-pk")
+        .first()
+    )
+    if last is None or last.change_message.startswith(IMPORT_LOG_PREFIX):
+        return  # last changed by an import (or outside the admin), not by an editor's save
+    who = f" by {last.user} on {last.action_time:%Y-%m-%d %H:%M} UTC"
+    problems.add(
+        problems.line("revision"),
+        "revision",
+        f"the lesson was changed in the admin{who} since this file was exported, and "
+        "importing it would undo that change. Export the lesson again and redo your edits "
+        "there, or import with --force to overwrite it.",
+    )
+
+
+def _subject(item: dict[str, Any], update: bool, problems: _Problems) -> Subject:
+    if not item.get("subject"):
+        return Subject()
+    subject = Subject.objects.filter(slug=item["subject"]).first()
+    if subject is not None and not update:
+        return subject
+    subject = subject or Subject(slug=item["subject"])
     values = {"name": item.get("subject_name") or subject.name or item["subject"]}
     if "subject_description" in item:
         values["description"] = item["subject_description"]
-    _save_if_changed(subject, values)
+    line = problems.line("subject")
+    before = len(problems.found)
+    _save_if_changed(
+        subject, values, problems, line_of=lambda name: line, prefix="subject ", save=False
+    )
+    if len(problems.found) == before and (subject.pk is None or update):
+        subject.save()
     return subject
 
 
-def _area(subject: Subject, item: dict[str, Any]) -> Area:
-    area = Area.objects.filter(subject=subject, slug=item["area"]).first() or Area(
-        subject=subject, slug=item["area"]
-    )
-    _save_if_changed(area, {"name": item.get("area_name") or area.name or item["area"]})
+def _area(subject: Subject, item: dict[str, Any], update: bool, problems: _Problems) -> Area:
+    if not item.get("area") or subject.pk is None:
+        return Area()
+    area = Area.objects.filter(subject=subject, slug=item["area"]).first()
+    if area is not None and not update:
+        return area
+    area = area or Area(subject=subject, slug=item["area"])
+    values = {"name": item.get("area_name") or area.name or item["area"]}
+    line = problems.line("area")
+    before = len(problems.found)
+    _save_if_changed(area, values, problems, line_of=lambda name: line, prefix="area ", save=False)
+    if len(problems.found) == before:
+        area.save()
     return area
 
 
-def _load_questions(lesson: Lesson, items: list[dict[str, Any]]) -> bool:
-    """Questions matched by key, so a row (and every learner's memory of it) keeps its text."""
-    changed = _drop_missing(lesson.questions.all(), items)
-    existing = {question.key: question for question in lesson.questions.all()}
-    for number, item in enumerate(items, start=1):
-        position = item.get("position") or number
-        question = _keep_place(existing.get(item.get("key")), position, lesson, "question")
-        question = question or Question(lesson=lesson, position=position)
+def _load_questions(
+    lesson: Lesson,
+    items: list[dict[str, Any]],
+    problems: _Problems,
+    result: LoadResult,
+    notes: list[str],
+    *,
+    save: bool,
+    allow_delete: bool,
+    keep_memories: bool,
+) -> bool:
+    """Questions matched by key (or, without one, by position), so a row (and every learner's
+    memory of it) keeps its text."""
+    stored = list(lesson.questions.all()) if lesson.pk else []
+    existing = _match(stored, items)
+    before = len(problems.found)
+    changed = _drop_missing(lesson, stored, existing, problems, allow_delete, save, notes)
+    save = save and len(problems.found) == before  # a refused delete keeps every row
+    for item in items:
+        where = f"question {item['position']}"
+        line = item.get("line") or problems.line("end")
+        question = existing.get(id(item))
+        if question is not None and question.position != item["position"]:
+            problems.add(
+                line,
+                where,
+                f"question {question.key} is at position {question.position} in the admin and "
+                f"{item['position']} in the file. Reorder questions in the admin, not in files.",
+            )
+            continue
+        question = question or Question(lesson=lesson, position=item["position"])
+        right_before = question.correct_ids if question.pk else None
         values = {
             "prompt": item["prompt"],
             "choices": carry_choice_ids(
@@ -148,68 +418,262 @@ def _load_questions(lesson: Lesson, items: list[dict[str, Any]]) -> bool:
         }
         if item.get("key"):
             values["key"] = item["key"]
-        changed |= _save_if_changed(question, values)
+        is_new = question.pk is None
+        before = len(problems.found)
+        changed |= _save_if_changed(
+            question,
+            values,
+            problems,
+            line_of=lambda name, line=line: line,
+            prefix=f"{where} ",
+            exclude=["lesson"] if not save else None,
+            save=save,
+        )
+        if len(problems.found) != before or not save:
+            continue
+        if is_new and not item.get("key"):
+            result.assigned.append(AssignedKey(problems.source, line, "question", question.key))
+            notes.append(f"{problems.source}:{line}: {where}: new key {question.key}")
+        if right_before is not None and right_before != question.correct_ids:
+            _right_answer_changed(question, problems, line, where, notes, keep_memories)
     return changed
 
 
-def _load_flashcards(lesson: Lesson, items: list[dict[str, Any]]) -> bool:
-    changed = _drop_missing(lesson.flashcards.all(), items)
-    existing = {card.key: card for card in lesson.flashcards.all()}
-    for number, item in enumerate(items, start=1):
-        position = item.get("position", number)
-        card = existing.get(item.get("key")) or Flashcard(lesson=lesson)
-        values = {"front": item["front"], "back": item["back"], "position": position}
+def _right_answer_changed(question, problems, line, where, notes, keep_memories) -> None:
+    from practice import services as practice_services
+    from practice.models import Memory
+
+    remembering = Memory.objects.filter(question=question).count()
+    if not remembering:
+        return
+    if keep_memories:
+        notes.append(
+            f"{problems.source}:{line}: {where}: the right answer changed; {remembering} "
+            "learners' memory of it kept (--keep-memories)"
+        )
+        return
+    reset = practice_services.question_memories_reset(question=question)
+    notes.append(
+        f"{problems.source}:{line}: {where}: the right answer changed; {reset} learners' "
+        "memory of it reset (their answers are kept)"
+    )
+
+
+def _load_flashcards(
+    lesson: Lesson,
+    items: list[dict[str, Any]],
+    problems: _Problems,
+    result: LoadResult,
+    notes: list[str],
+    *,
+    save: bool,
+    allow_delete: bool,
+) -> bool:
+    stored = list(lesson.flashcards.all()) if lesson.pk else []
+    existing = _match(stored, items)
+    before = len(problems.found)
+    changed = _drop_missing(lesson, stored, existing, problems, allow_delete, save, notes)
+    save = save and len(problems.found) == before
+    for item in items:
+        where = f"flashcard {item['position']}"
+        line = item.get("line") or problems.line("end")
+        card = existing.get(id(item)) or Flashcard(lesson=lesson)
+        values = {"front": item["front"], "back": item["back"], "position": item["position"]}
         if item.get("key"):
             values["key"] = item["key"]
-        changed |= _save_if_changed(card, values)
+        is_new = card.pk is None
+        before = len(problems.found)
+        changed |= _save_if_changed(
+            card,
+            values,
+            problems,
+            line_of=lambda name, line=line: line,
+            prefix=f"{where} ",
+            exclude=["lesson"] if not save else None,
+            save=save,
+        )
+        if len(problems.found) == before and save and is_new and not item.get("key"):
+            result.assigned.append(AssignedKey(problems.source, line, "flashcard", card.key))
+            notes.append(f"{problems.source}:{line}: {where}: new key {card.key}")
     return changed
 
 
-def _drop_missing(rows, items: list[dict[str, Any]]) -> bool:
-    """Delete the stored items the file no longer has (matched by key; unkeyed: by position)."""
-    keys = {item.get("key") for item in items}
-    positions = {item.get("position") for item in items if not item.get("key")}
-    gone = [row.pk for row in rows if row.key not in keys and row.position not in positions]
-    if gone:
-        rows.model.objects.filter(pk__in=gone).delete()
-    return bool(gone)
-
-
-def _keep_place(question: Question | None, position: int, lesson: Lesson, kind: str):
-    """A question keeps its position: moving questions around is done in the admin."""
-    if question is not None and question.position != position:
-        raise ValidationError(
-            f"{lesson.public_id}: {kind} {question.key} is at position {question.position} here "
-            f"and {position} in the file. Reorder questions in the admin, not in files."
+def _match(stored: list, items: list[dict[str, Any]]) -> dict[int, Any]:
+    """The stored row each file item is (by key; an item without a key is the row at its
+    position whose key the file does not name), as {id(item): row}."""
+    by_key = {row.key: row for row in stored}
+    named = {item.get("key") for item in items if item.get("key")}
+    by_position = {row.position: row for row in stored if row.key not in named}
+    matched: dict[int, Any] = {}
+    for item in items:
+        row = (
+            by_key.get(item["key"]) if item.get("key") else by_position.pop(item["position"], None)
         )
-    return question
+        if row is not None:
+            matched[id(item)] = row
+    return matched
 
 
-def _set_links(
-    manager: Any, public_ids: list[str], loaded: dict[str, tuple[Lesson, dict[str, Any]]]
-) -> None:
+def _drop_missing(
+    lesson: Lesson,
+    stored: list,
+    matched: dict[int, Any],
+    problems: _Problems,
+    allow_delete: bool,
+    save: bool,
+    notes: list[str],
+) -> bool:
+    """Delete the stored items the file no longer has; one that learners have answered only
+    with `allow_delete`."""
+    from practice.models import Review
+
+    kept = {row.pk for row in matched.values()}
+    gone = [row for row in stored if row.pk not in kept]
+    if not gone:
+        return False
+    model = type(gone[0])
+    kind = model._meta.model_name
+    answers = {
+        row[f"{kind}_id"]: (row["answers"], row["learners"])
+        for row in Review.objects.filter(**{f"{kind}__in": gone})
+        .values(f"{kind}_id")
+        .annotate(answers=Count("pk"), learners=Count("learner_id", distinct=True))
+    }
+    for row in gone:
+        count, learners = answers.get(row.pk, (0, 0))
+        what = f"{kind} {row.key} (position {row.position})"
+        if count and not allow_delete:
+            problems.add(
+                problems.line("end"),
+                f"{kind} {row.position}",
+                f"{what} has {count} answer{'s' if count != 1 else ''} from {learners} "
+                f"learner{'s' if learners != 1 else ''} and is missing from the file: put it "
+                "back (with its key), or import with --allow-delete to delete it and its answers",
+            )
+        elif count:
+            notes.append(
+                f"{problems.source}: {what} deleted with {count} answers from {learners} learners"
+            )
+    if save and not (any(answers.values()) and not allow_delete):
+        model.objects.filter(pk__in=[row.pk for row in gone]).delete()
+    return True
+
+
+def _missing_links(
+    public_ids: list[str], loaded: dict, problems: _Problems, name: str
+) -> list[Lesson]:
+    """The lessons named, each found in this import or the database; the others reported."""
     targets = []
     for pid in public_ids:
         target = loaded[pid][0] if pid in loaded else Lesson.objects.filter(public_id=pid).first()
         if target is None:
-            raise ValidationError(f"A link names the lesson {pid}, which does not exist.")
+            problems.add(problems.line(name), name, f"names the lesson {pid}, which does not exist")
+            continue
         targets.append(target)
-    if {t.pk for t in targets} != set(manager.values_list("pk", flat=True)):
+    return targets
+
+
+def _set_links(
+    manager: Any, public_ids: list[str], loaded: dict, problems: _Problems, name: str
+) -> None:
+    before = len(problems.found)
+    targets = _missing_links(public_ids, loaded, problems, name)
+    if len(problems.found) == before and {t.pk for t in targets} != set(
+        manager.values_list("pk", flat=True)
+    ):
         manager.set(targets)
 
 
-def lessons_import_directory(*, directory: Path) -> LoadResult:
-    """Create or update every lesson in a folder of lesson files (*.md), all or nothing."""
+def _log_imports(touched: dict[str, tuple[Lesson, bool, list[str]]], user_id: int | None) -> None:
+    """An admin log entry for every lesson an import created or changed, so History shows it."""
+    if not touched:
+        return
+    if user_id is None:
+        user_id = _files_user_id()
+    for lesson, is_new, notes in touched.values():
+        message = f"{IMPORT_LOG_PREFIX}."
+        if notes:
+            message = f"{IMPORT_LOG_PREFIX}: " + "; ".join(n.split(": ", 1)[-1] for n in notes)
+        LogEntry.objects.log_actions(
+            user_id=user_id,
+            queryset=[lesson],
+            action_flag=ADDITION if is_new else CHANGE,
+            change_message=message[:2000],
+            single_object=True,
+        )
+
+
+def _files_user_id() -> int:
+    """The account imports from the command line are logged under: inactive, no password."""
+    user, created = User.objects.get_or_create(
+        username=FILES_USER, defaults={"is_active": False, "first_name": "Lesson files"}
+    )
+    if created:
+        user.set_unusable_password()
+        user.save(update_fields=["password"])
+    return user.pk
+
+
+def lessons_import_directory(
+    *, directory: Path, check: bool = False, **options: Any
+) -> tuple[LoadResult, list[Problem]]:
+    """Create or update every lesson in a folder of lesson files (*.md), all or nothing; with
+    `check`, only say what would happen. Returns the result and every problem (with problems,
+    nothing was written)."""
     paths = sorted(directory.glob("*.md"))
     if not paths:
         raise ValidationError(f"{directory} holds no lesson files (*.md).")
+    lessons, problems = read_lesson_files(paths)
+    if problems:
+        # Still check the files that could be read, so one pass names every problem.
+        _, more = lessons_check(lessons=lessons, **options) if lessons else (None, [])
+        return LoadResult(), problems + more
+    if check:
+        return lessons_check(lessons=lessons, **options)
     try:
-        lessons = [
-            markdown_to_lesson(path.read_text(encoding="utf-8"), source=path.name) for path in paths
-        ]
-    except (OSError, UnicodeDecodeError, LessonFileError) as error:
-        raise ValidationError(str(error)) from error
-    return lessons_load(lessons=lessons)
+        return lessons_load(lessons=lessons, **options), []
+    except LessonFileError as error:
+        return LoadResult(), error.problems
+
+
+def read_lesson_files(paths: list[Path]) -> tuple[list[dict[str, Any]], list[Problem]]:
+    lessons, problems = [], []
+    for path in paths:
+        try:
+            lessons.append(markdown_to_lesson(path.read_text(encoding="utf-8"), source=path.name))
+        except LessonFileError as error:
+            problems += error.problems
+        except (OSError, UnicodeDecodeError) as error:
+            problems.append(Problem(path.name, 1, "file", f"cannot be read: {error}"))
+    return lessons, problems
+
+
+def lesson_files_write_keys(*, directory: Path, assigned: list[AssignedKey]) -> int:
+    """Write the keys an import assigned back into their files; returns how many."""
+    by_source: dict[str, list[AssignedKey]] = {}
+    for key in assigned:
+        by_source.setdefault(key.source, []).append(key)
+    count = 0
+    for source, keys in by_source.items():
+        path = directory / source
+        lines = path.read_text(encoding="utf-8").replace("\r\n", "\n").split("\n")
+        for key in keys:
+            if key.kind == "lesson":
+                lines.insert(1, f"public_id: {json.dumps(key.key)}")
+                continue
+        offset = 1 if any(k.kind == "lesson" for k in keys) else 0
+        for key in keys:
+            if key.kind == "lesson":
+                continue
+            index = key.line - 1 + offset
+            words = lines[index].split()
+            # `::: question 3` or `::: question 3 keep-choice-order`: the key goes after the number
+            words.insert(3, key.key)
+            lines[index] = " ".join(words)
+            count += 1
+        count += offset
+        path.write_text("\n".join(lines), encoding="utf-8")
+    return count
 
 
 def lessons_export_directory(*, directory: Path) -> int:

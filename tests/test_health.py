@@ -91,7 +91,9 @@ def test_readyz_is_503_when_the_cache_is_down(client, db):
 @override_settings(RATE_LIMIT_REDIS_URL=DEAD_REDIS)
 def test_answers_go_through_uncounted_when_the_cache_is_down(client, demo, caplog):
     question, token = current_question(client, practice_url(demo))
-    response = client.post(practice_url(demo), {"token": token, "choice": sorted(question.correct_ids)})
+    response = client.post(
+        practice_url(demo), {"token": token, "choice": sorted(question.correct_ids)}
+    )
     assert response.status_code == 302
     assert Review.objects.count() == 1
     assert any("rate limit not counted" in r.getMessage() for r in caplog.records)

@@ -5,7 +5,9 @@ from __future__ import annotations
 import io
 
 import pytest
+from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import User
+from django.contrib.messages import get_messages
 from django.core.management import call_command
 from django.test import Client
 
@@ -165,7 +167,9 @@ def test_question_analytics_show_how_learners_do(admin_client, demo):
     html = response.content.decode()
     # three learners; two missed it first, then one got it right on the retry and one did not:
     # the retries come after the answer was shown, so they are not attempts
-    assert "3 attempts by 3 learners; right the first time: 33% of 3; lapses: 0" in html
+    assert (
+        "3 attempts by 3 learners; right the first time: 33% of 3; forgot after knowing: 0" in html
+    )
     wrong_letter = next(c["letter"] for c in first.labelled_choices if not c["correct"])
     assert f"<li>{wrong_letter} " in html and "picked 2 time(s)" in html
     listing = admin_client.get("/admin/lessons/question/", {"o": "4"}).content.decode()  # by share
@@ -195,22 +199,44 @@ def test_lapses_count_misses_after_a_pass(admin_client, demo):
     assert '<td class="field-lapses">1</td>' in listing
 
 
-def test_changing_the_right_answer_resets_learners_memory_but_keeps_their_log(admin_client, demo):
+def question_page_data(admin_client, question) -> dict:
+    page = admin_client.get(f"/admin/lessons/question/{question.pk}/change/")
+    form = page.context["adminform"].form
+    data = {f.name: form[f.name].value() for f in form}
+    return {k: v for k, v in data.items() if v not in (None, False)}
+
+
+def move_right_answer(data: dict, question, prefix: str = "") -> str:
+    """Tick another choice as the only right one; returns its letter."""
+    old_right = question.correct_letters[0]
+    new_right = next(c["letter"] for c in question.labelled_choices if not c["correct"])
+    data.pop(f"{prefix}choice_{'ABCDEF'.index(old_right)}_correct")
+    data[f"{prefix}choice_{'ABCDEF'.index(new_right)}_correct"] = "on"
+    return new_right
+
+
+def test_changing_the_right_answer_asks_first_then_resets_memory_but_keeps_the_log(
+    admin_client, demo
+):
     learner = Client()
     answer(learner, demo, right=True)
     question = demo.questions.get(position=1)
     assert Memory.objects.filter(question=question).count() == 1
-    page = admin_client.get(f"/admin/lessons/question/{question.pk}/change/")
-    assert "resets every learner's memory" in page.content.decode()
-    form = page.context["adminform"].form
-    data = {name: value for name, value in form.initial.items() if value is not None}
-    data |= {f.name: form[f.name].value() for f in form}
-    data = {k: v for k, v in data.items() if v not in (None, False)}
-    old_right = question.correct_letters[0]
-    new_right = next(c["letter"] for c in question.labelled_choices if not c["correct"])
-    data.pop(f"choice_{'ABCDEF'.index(old_right)}_correct")
-    data[f"choice_{'ABCDEF'.index(new_right)}_correct"] = "on"
-    response = admin_client.post(f"/admin/lessons/question/{question.pk}/change/", data)
+    data = question_page_data(admin_client, question)
+    new_right = move_right_answer(data, question)
+    url = f"/admin/lessons/question/{question.pk}/change/"
+    asked = admin_client.post(url, data)
+    html = asked.content.decode()
+    assert asked.status_code == 200
+    assert "<strong>Question 1</strong>" in html and "1 learner remembers it." in html
+    for label in ("Reset their memory and save", "Keep their memory and save", "Cancel"):
+        assert label in html
+    question.refresh_from_db()
+    assert question.correct_letters != [new_right]  # nothing saved yet
+    # the page carries the edited form back
+    assert f'name="choice_{"ABCDEF".index(new_right)}_correct" value="on"' in html
+
+    response = admin_client.post(url, data | {"_memory": "reset"})
     assert response.status_code == 302, response.content.decode()[:2000]
     question.refresh_from_db()
     assert question.correct_letters == [new_right]
@@ -219,13 +245,49 @@ def test_changing_the_right_answer_resets_learners_memory_but_keeps_their_log(ad
     assert ": unlit, not answered yet" in learner.get("/sky").content.decode()
 
 
+def test_keep_their_memory_saves_the_new_answer_and_keeps_memory(admin_client, demo):
+    answer(Client(), demo, right=True)
+    question = demo.questions.get(position=1)
+    data = question_page_data(admin_client, question)
+    new_right = move_right_answer(data, question)
+    url = f"/admin/lessons/question/{question.pk}/change/"
+    response = admin_client.post(url, data | {"_memory": "keep"}, follow=True)
+    assert "Learners&#x27; memory of question 1 was kept" in response.content.decode()
+    question.refresh_from_db()
+    assert question.correct_letters == [new_right]
+    assert Memory.objects.filter(question=question).count() == 1
+
+
+def test_no_question_is_asked_when_nobody_remembers_the_question(admin_client, demo):
+    question = demo.questions.get(position=1)
+    data = question_page_data(admin_client, question)
+    new_right = move_right_answer(data, question)
+    response = admin_client.post(f"/admin/lessons/question/{question.pk}/change/", data)
+    assert response.status_code == 302
+    said = [str(message) for message in get_messages(response.wsgi_request)]
+    assert said and not [message for message in said if "memory" in message]
+    question.refresh_from_db()
+    assert question.correct_letters == [new_right]
+
+
+def test_moving_the_right_choice_elsewhere_is_not_a_change_of_answer(admin_client, demo):
+    answer(Client(), demo, right=True)
+    question = demo.questions.get(position=1)
+    data = question_page_data(admin_client, question)
+    # swap choices A and B whole (text, tick and reason): the same choices in another order
+    for suffix in ("text", "correct", "why"):
+        a, b = f"choice_0_{suffix}", f"choice_1_{suffix}"
+        data[a], data[b] = data.get(b), data.get(a)
+    data = {k: v for k, v in data.items() if v is not None}
+    url = f"/admin/lessons/question/{question.pk}/change/"
+    assert admin_client.post(url, data).status_code == 302
+    assert Memory.objects.filter(question=question).count() == 1
+
+
 def test_editing_a_typo_in_a_choice_keeps_memories(admin_client, demo):
     answer(Client(), demo, right=True)
     question = demo.questions.get(position=1)
-    page = admin_client.get(f"/admin/lessons/question/{question.pk}/change/")
-    form = page.context["adminform"].form
-    data = {f.name: form[f.name].value() for f in form}
-    data = {k: v for k, v in data.items() if v not in (None, False)}
+    data = question_page_data(admin_client, question)
     data["choice_0_text"] = data["choice_0_text"] + "."
     assert (
         admin_client.post(f"/admin/lessons/question/{question.pk}/change/", data).status_code == 302
@@ -335,3 +397,142 @@ def test_a_prerequisite_that_makes_no_circle_is_saved(admin_client, demo):
     response = admin_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
     assert response.status_code == 302, response.content.decode()[:2000]
     assert basics in demo.needs_first.all()
+
+
+def test_the_lesson_page_asks_before_resetting_and_names_each_question(admin_client, demo):
+    answer(Client(), demo, right=True)
+    question = demo.questions.get(position=1)
+    data = change_page_data(admin_client, demo)
+    index = next(i for i in range(8) if str(data.get(f"questions-{i}-id")) == str(question.pk))
+    new_right = move_right_answer(data, question, prefix=f"questions-{index}-")
+    url = f"/admin/lessons/lesson/{demo.pk}/change/"
+    asked = admin_client.post(url, data)
+    html = asked.content.decode()
+    assert asked.status_code == 200 and "<strong>Question 1</strong>" in html
+    assert "1 learner remembers it." in html and "Question 2<" not in html
+    response = admin_client.post(url, data | {"_memory": "reset"})
+    assert response.status_code == 302, response.content.decode()[:2000]
+    question.refresh_from_db()
+    assert question.correct_letters == [new_right]
+    assert not Memory.objects.filter(question=question).exists()
+
+
+def test_setting_a_lesson_with_learners_back_to_draft_asks_first(admin_client, demo):
+    answer(Client(), demo, right=True)
+    data = change_page_data(admin_client, demo) | {"status": "draft"}
+    url = f"/admin/lessons/lesson/{demo.pk}/change/"
+    asked = admin_client.post(url, data)
+    assert asked.status_code == 200
+    assert "1 learner has progress in this lesson" in asked.content.decode()
+    assert Lesson.objects.get(pk=demo.pk).is_published
+    assert admin_client.post(url, data | {"_unpublish": "yes"}).status_code == 302
+    assert not Lesson.objects.get(pk=demo.pk).is_published
+
+
+def test_a_lesson_nobody_has_practised_goes_back_to_draft_without_a_question(admin_client, demo):
+    data = change_page_data(admin_client, demo) | {"status": "draft"}
+    response = admin_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
+    assert response.status_code == 302
+    assert not Lesson.objects.get(pk=demo.pk).is_published
+
+
+def test_a_refused_delete_says_unpublish_first(admin_client, demo):
+    response = admin_client.get(f"/admin/lessons/lesson/{demo.pk}/delete/", follow=True)
+    html = response.content.decode()
+    assert "is published, so learners may be practising it: unpublish first" in html
+    assert "permission" not in html
+    question = demo.questions.get(position=1)
+    response = admin_client.get(f"/admin/lessons/question/{question.pk}/delete/", follow=True)
+    assert "unpublish the lesson first" in response.content.decode()
+    response = admin_client.post(
+        "/admin/lessons/lesson/",
+        {"action": "delete_selected", "_selected_action": [str(demo.pk)]},
+        follow=True,
+    )
+    assert "unpublish first" in response.content.decode()
+    assert Lesson.objects.filter(pk=demo.pk).exists()
+
+
+def test_deleting_an_answered_question_from_a_draft_asks_first(admin_client, demo):
+    answer(Client(), demo, right=True)
+    demo.status = Lesson.Status.DRAFT
+    demo.save()
+    question = demo.questions.get(position=1)
+    data = change_page_data(admin_client, demo)
+    index = next(i for i in range(8) if str(data.get(f"questions-{i}-id")) == str(question.pk))
+    data[f"questions-{index}-DELETE"] = "on"
+    url = f"/admin/lessons/lesson/{demo.pk}/change/"
+    asked = admin_client.post(url, data)
+    assert "1 answer from 1 learner, deleted with it." in asked.content.decode()
+    assert demo.questions.filter(pk=question.pk).exists()
+    assert admin_client.post(url, data | {"_delete_answered": "yes"}).status_code == 302
+    assert not demo.questions.filter(pk=question.pk).exists()
+
+
+def test_an_admin_save_keeps_newlines_so_exports_are_byte_stable(admin_client, demo, tmp_path):
+    from lessons.files import lesson_to_markdown
+
+    before = lesson_to_markdown(Lesson.objects.get(pk=demo.pk))
+    data = change_page_data(admin_client, demo)
+    data = {k: v.replace("\n", "\r\n") if isinstance(v, str) else v for k, v in data.items()}
+    response = admin_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data, follow=True)
+    assert response.status_code == 200
+    assert "\r" not in Lesson.objects.get(pk=demo.pk).body
+    assert lesson_to_markdown(Lesson.objects.get(pk=demo.pk)) == before
+    assert "No fields changed." in LogEntry.objects.latest("action_time").get_change_message()
+
+
+def test_an_editor_downloads_a_lesson_as_its_file(admin_client, demo):
+    from lessons.files import lesson_to_markdown
+
+    page = admin_client.get(f"/admin/lessons/lesson/{demo.pk}/change/").content.decode()
+    url = f"/admin/lessons/lesson/{demo.pk}/lesson-file/"
+    assert f'href="{url}"' in page
+    response = admin_client.get(url)
+    assert response["Content-Disposition"] == f'attachment; filename="{demo.public_id}.md"'
+    assert response.content.decode() == lesson_to_markdown(demo)
+    assert Client().get(url).status_code == 302  # to the login page
+    response = admin_client.post(
+        "/admin/lessons/lesson/",
+        {"action": "download_lesson_files", "_selected_action": [str(demo.pk)]},
+    )
+    assert response.content.decode() == lesson_to_markdown(demo)
+
+
+def upload(admin_client, text: str | bytes, name: str = "lesson.md"):
+    from django.core.files.uploadedfile import SimpleUploadedFile
+
+    content = text.encode() if isinstance(text, str) else text
+    return admin_client.post(
+        "/admin/lessons/lesson/upload/",
+        {"file": SimpleUploadedFile(name, content, content_type="text/markdown")},
+    )
+
+
+def test_an_uploaded_lesson_file_is_checked_and_shown_before_it_is_applied(admin_client, demo):
+    from lessons.files import lesson_to_markdown
+
+    assert "Upload a lesson file" in admin_client.get("/admin/lessons/lesson/").content.decode()
+    text = lesson_to_markdown(demo).replace(demo.heading, "A better heading")
+    page = upload(admin_client, text, f"{demo.public_id}.md")
+    html = page.content.decode()
+    assert "It changes the lesson." in html and "+A better heading" in html
+    assert Lesson.objects.get(pk=demo.pk).heading == demo.heading  # nothing written yet
+    applied = admin_client.post(
+        "/admin/lessons/lesson/upload/",
+        {"name": f"{demo.public_id}.md", "text": text, "apply": "yes"},
+    )
+    assert applied.status_code == 302
+    assert Lesson.objects.get(pk=demo.pk).heading == "A better heading"
+    assert LogEntry.objects.latest("pk").user.username == "ada"
+
+
+def test_an_uploaded_file_with_slips_lists_each_with_its_line(admin_client, demo):
+    from lessons.files import lesson_to_markdown
+
+    text = lesson_to_markdown(demo).replace("::: tip", "::: tipp")
+    html = upload(admin_client, text, "slips.md").content.decode()
+    assert "1 problem in slips.md: nothing was changed" in html
+    assert "slips.md:" in html and "unknown block `::: tipp`" in html
+    html = upload(admin_client, b"\xff\xfe title", "bad.md").content.decode()
+    assert "bad.md:1: file: is not UTF-8 text; save it as UTF-8" in html

@@ -244,7 +244,7 @@ def test_check_lessons_explains_a_bad_file(tmp_path):
     (tmp_path / "bad.md").write_text(text.replace("::: question 2 97600647", "::: question 2 x"))
     out, error = check_lessons(tmp_path)
     assert error is not None and error.returncode == 2
-    assert "bad.md, line" in str(error) and "an item's key is 1 to 16 hex digits" in str(error)
+    assert "bad.md:96: question 2: an item's key is 1 to 16 hex digits" in str(error)
 
 
 def test_keep_choice_order_goes_through_lesson_files_both_ways(tmp_path, db):

@@ -79,8 +79,14 @@ def test_a_published_lesson_file_must_pass_the_publish_rule(demo, tmp_path):
     ("spoil", "message"),
     [
         (lambda t: t.replace("---\n", "", 1), "must open with front matter"),
-        (lambda t: t.replace('status: "published"', "status: published"), "value is not JSON"),
-        (lambda t: t.replace("::: summary", "::: sumary"), "unknown block"),
+        (
+            lambda t: t.replace('status: "published"', "status: published"),
+            ':5: status: put the text in double quotes, like "published"',
+        ),
+        (
+            lambda t: t.replace("::: summary", "::: sumary"),
+            r":\d+: block: unknown block `::: sumary`",
+        ),
     ],
 )
 def test_a_bad_file_is_refused_with_where_and_why_and_nothing_changes(

@@ -25,9 +25,12 @@ class Command(BaseCommand):
             self.stdout.write("Lessons already exist; demo content not loaded.")
             return
         try:
-            result = lessons_import_directory(directory=DEMO_DIRECTORY)
+            result, problems = lessons_import_directory(directory=DEMO_DIRECTORY)
         except ValidationError as error:
             raise CommandError(f"The demo content could not be loaded: {error}") from error
+        if problems:
+            details = "\n".join(str(problem) for problem in problems)
+            raise CommandError(f"The demo content could not be loaded:\n{details}")
         self.stdout.write(
             f"Demo content: {result.created} lessons created, {result.updated} updated, "
             f"{result.unchanged} unchanged."

@@ -1,0 +1,272 @@
+"""Importing lesson files without losing learner data, and checking them before anything changes."""
+
+from __future__ import annotations
+
+import io
+import re
+from pathlib import Path
+
+import pytest
+from django.contrib.admin.models import CHANGE, LogEntry
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.test import Client
+
+from lessons.models import Flashcard, Lesson, Question, Subject
+from practice.models import Memory, Review
+from tests.lessons.test_admin import admin_client, change_page_data, editor  # noqa: F401
+from tests.practice.helpers import answer
+
+
+def export(directory: Path) -> Path:
+    call_command("export_lessons", str(directory), stdout=io.StringIO())
+    return directory
+
+
+def import_lessons(directory: Path, *options: str) -> str:
+    out = io.StringIO()
+    call_command("import_lessons", str(directory), *options, stdout=out)
+    return out.getvalue()
+
+
+def refused(directory: Path, *options: str) -> str:
+    with pytest.raises(CommandError) as error:
+        import_lessons(directory, *options)
+    return str(error.value)
+
+
+def seed_file(directory: Path, demo: Lesson) -> Path:
+    return directory / f"{demo.public_id}.md"
+
+
+def test_an_answered_question_missing_from_its_file_is_not_deleted(demo, tmp_path):
+    answer(Client(), demo, right=True)  # the first round asks question 1 first
+    first = demo.questions.get(position=1)
+    path = seed_file(export(tmp_path), demo)
+    path.write_text(
+        path.read_text().replace(f"::: question 1 {first.key}", "::: question 1 abc123")
+    )
+    message = refused(tmp_path)
+    assert re.search(
+        rf"{path.name}:\d+: question 1: question {first.key} \(position 1\) has 1 answer from "
+        r"1 learner and is missing from the file: put it back \(with its key\), or import with "
+        r"--allow-delete",
+        message,
+    ), message
+    assert Question.objects.filter(pk=first.pk).exists() and Review.objects.count() == 1
+
+    out = import_lessons(tmp_path, "--allow-delete")
+    assert f"question {first.key} (position 1) deleted with 1 answers from 1 learners" in out
+    assert not Question.objects.filter(pk=first.pk).exists()
+    assert demo.questions.get(position=1).key == "abc123"
+
+
+def test_every_lesson_an_import_changes_is_in_the_admin_history(demo, tmp_path):
+    path = seed_file(export(tmp_path), demo)
+    path.write_text(path.read_text().replace(demo.heading, "A better heading"))
+    import_lessons(tmp_path)
+    entries = LogEntry.objects.filter(object_id=str(demo.pk), action_flag=CHANGE)
+    assert [(e.action_flag, e.user.username) for e in entries] == [(CHANGE, "lesson-files")]
+    assert entries[0].change_message.startswith("Imported from the lesson file")
+    assert not LogEntry.objects.exclude(object_id=str(demo.pk)).filter(action_flag=CHANGE)
+
+
+def swap_verdicts(text: str, first: str, second: str) -> str:
+    """Make choice `second` of question 1 right and `first` wrong, in the file's first question."""
+    head, question_1, rest = text.partition("::: question 1 ")
+    body, sep, tail = rest.partition("::: question 2 ")
+    body = body.replace(f"::: choice {first} right", f"::: choice {first} wrong")
+    body = body.replace(f"::: choice {second} wrong", f"::: choice {second} right")
+    return head + question_1 + body + sep + tail
+
+
+def test_an_import_resets_memory_only_when_the_right_answer_really_changes(demo, tmp_path):
+    answer(Client(), demo, right=True)
+    first = demo.questions.get(position=1)
+    right = first.correct_letters[0]
+    path = seed_file(export(tmp_path), demo)
+    original = path.read_text()
+    # Reworded right answer (a punctuation fix): the same choice, memory kept.
+    right_text = next(c["text"] for c in first.labelled_choices if c["correct"])
+    path.write_text(original.replace(f"\n{right_text}\n", f"\n{right_text}!\n", 1))
+    out = import_lessons(tmp_path)
+    assert "right answer changed" not in out and Memory.objects.count() == 1
+
+    path.write_text(swap_verdicts(path.read_text(), right, "C" if right != "C" else "B"))
+    out = import_lessons(tmp_path)
+    assert re.search(
+        r":\d+: question 1: the right answer changed; 1 learners' memory of it reset", out
+    ), out
+    assert Memory.objects.filter(question=first).count() == 0
+    assert Review.objects.filter(question=first).count() == 1
+
+
+def test_check_reports_every_slip_with_its_line_and_writes_nothing(demo, tmp_path):
+    path = seed_file(export(tmp_path), demo)
+    lines = path.read_text().split("\n")
+    q1 = next(line for line in lines if line.startswith("::: question 1 "))
+    q2 = next(line for line in lines if line.startswith("::: question 2 "))
+    q3 = next(line for line in lines if line.startswith("::: question 3 "))
+    text = "\n".join(lines)
+    text = text.replace("::: heading", "::: heading\nA new heading", 1)
+    text = text.replace(q2, f"::: question 2 {q1.split()[3]}")  # a duplicate key
+    # question 3: its choices lettered A, C, … and the whys of B grouped after the choices
+    start = text.index(q3)
+    end = text.index("::: explanation", start)
+    block = text[start:end].replace("::: choice B ", "::: choice C ", 1)
+    text = text[:start] + block + "::: why B\nMisplaced.\n\n" + text[end:]
+    start, end = text.index(q1), text.index("::: question 2 ")
+    text = text[:start] + text[start:end].replace(" right\n", " wrong\n") + text[end:]
+    text = text.replace("::: tip", "::: tipp", 1)
+    path.write_text(text)
+    with pytest.raises(CommandError) as error:
+        import_lessons(tmp_path, "--check")
+    report = str(error.value)
+    name = path.name
+    new_lines = text.split("\n")
+    at = {line: n for n, line in reversed(list(enumerate(new_lines, start=1)))}
+    why_b = text[: text.index("::: why B\nMisplaced")].count("\n") + 1
+    assert f"{name}:{at['::: tipp']}: block: unknown block `::: tipp`" in report
+    assert (
+        f"{name}:{at[f'::: question 2 {q1.split()[3]}']}: question 2: key {q1.split()[3]}" in report
+    )
+    assert re.search(
+        rf"{name}:\d+: choice C: choice letters run A, B, C… in order: "
+        "this is choice B of question 3",
+        report,
+    )
+    assert f"{name}:{why_b}: why B: a `why B` block must follow choice B directly" in report
+    assert f"{name}:{at[q1]}: question 1: no choice is marked right" in report
+    assert "nothing was written" in report
+    assert Lesson.objects.get(pk=demo.pk).heading == demo.heading
+
+
+def test_check_of_a_good_file_says_what_would_change_and_writes_nothing(demo, tmp_path):
+    path = seed_file(export(tmp_path), demo)
+    path.write_text(path.read_text().replace(demo.heading, "A better heading"))
+    logged = LogEntry.objects.count()
+    out = import_lessons(tmp_path, "--check")
+    assert "Check passed. Lessons: 0 created, 1 updated, 2 unchanged. (nothing was written)" in out
+    assert Lesson.objects.get(pk=demo.pk).heading == demo.heading
+    assert LogEntry.objects.count() == logged
+
+
+def test_new_flashcards_and_questions_may_leave_their_key_out(demo, tmp_path):
+    demo.status = Lesson.Status.DRAFT
+    demo.save()
+    path = seed_file(export(tmp_path), demo)
+    text = path.read_text()
+    last = demo.questions.get(position=8)
+    text = text.replace(f"::: question 8 {last.key}\n", "::: question 8\n")
+    path.write_text(text + "\n::: flashcard 9\nA new front\n\n::: back\nA new back\n")
+    out = import_lessons(tmp_path)
+    card = Flashcard.objects.get(lesson=demo, front="A new front")
+    assert re.search(rf":\d+: flashcard 9: new key {card.key}", out), out
+    assert demo.questions.get(position=8).pk == last.pk  # no key: the question at its place
+    assert "--write-keys" in out
+    import_lessons(tmp_path, "--write-keys")  # matched by place again; nothing new
+    assert Flashcard.objects.filter(lesson=demo, front="A new front").count() == 1
+
+    path.write_text(path.read_text() + "\n::: flashcard 10\nAnother\n\n::: back\nBack\n")
+    out = import_lessons(tmp_path, "--write-keys")
+    card = Flashcard.objects.get(lesson=demo, front="Another")
+    assert f"::: flashcard 10 {card.key}\n" in path.read_text()
+    assert "0 created, 0 updated, 3 unchanged" in import_lessons(tmp_path)
+
+
+def test_a_short_new_lesson_file_is_enough_and_never_rewrites_its_subject(demo, tmp_path):
+    description = Subject.objects.get(slug="computing").description
+    (tmp_path / "caching.md").write_text(
+        "---\n"
+        'title: "Caching"\n'
+        'subject: "computing"\n'
+        'subject_description: ""\n'
+        'area: "systems"\n'
+        "age_from: 16\n"
+        "age_to: 18\n"
+        "---\n\n::: summary\nKeep what you read often close by.\n"
+        + "".join(
+            f"\n::: {name}\nSome {name}.\n"
+            for name in ["objectives", "heading", "body", "example", "recap"]
+        )
+    )
+    out = import_lessons(tmp_path)
+    lesson = Lesson.objects.get(title="Caching")
+    assert lesson.slug == "caching" and lesson.status == Lesson.Status.DRAFT
+    assert f"caching.md: new lesson, public id {lesson.public_id}" in out
+    assert Subject.objects.get(slug="computing").description == description
+    assert lesson.area.name == "systems"
+    assert "0 created, 0 updated, 1 unchanged" in import_lessons(tmp_path)  # found by slug
+    import_lessons(tmp_path, "--update-subjects")
+    assert Subject.objects.get(slug="computing").description == ""
+
+
+def test_an_import_refuses_a_lesson_changed_in_the_admin_since_export(
+    demo,
+    tmp_path,
+    admin_client,  # noqa: F811
+):
+    path = seed_file(export(tmp_path), demo)
+    path.write_text(path.read_text().replace(demo.heading, "The file's heading"))
+    data = change_page_data(admin_client, demo) | {"heading": "The admin's heading"}
+    assert admin_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data).status_code == 302
+    message = refused(tmp_path)
+    assert re.search(
+        rf"{path.name}:\d+: revision: the lesson was changed in the admin by ada on .* since "
+        r"this file was exported",
+        message,
+    ), message
+    assert Lesson.objects.get(pk=demo.pk).heading == "The admin's heading"
+    import_lessons(tmp_path, "--force")
+    assert Lesson.objects.get(pk=demo.pk).heading == "The file's heading"
+    # An import is not an admin change: the same file, edited again, imports.
+    path.write_text(path.read_text().replace("The file's heading", "Edited again"))
+    import_lessons(tmp_path)
+    assert Lesson.objects.get(pk=demo.pk).heading == "Edited again"
+
+
+def test_a_file_with_windows_line_endings_imports_as_unchanged(demo, tmp_path):
+    path = seed_file(export(tmp_path), demo)
+    path.write_bytes(path.read_bytes().replace(b"\n", b"\r\n"))
+    assert "0 created, 0 updated, 3 unchanged" in import_lessons(tmp_path)
+
+
+def test_one_pass_names_the_problems_of_every_file(demo, tmp_path):
+    export(tmp_path)
+    (tmp_path / "tiny.md").write_text('---\ntitle: "Tiny"\n---\n')
+    path = tmp_path / "mt_twcpO-945r.md"
+    text = path.read_text().replace("age_from: 22", "age_from: -3")
+    path.write_text(text.replace("needs_first: []", 'needs_first: ["mt_nope000000"]'))
+    message = refused(tmp_path, "--check")
+    assert "tiny.md:1: subject: the front matter needs `subject:`" in message
+    assert "mt_twcpO-945r.md:11: age_from: Ensure this value is greater than or equal to 0." in (
+        message
+    )
+    assert "mt_twcpO-945r.md:15: needs_first: names the lesson mt_nope000000, which does not" in (
+        message
+    )
+    (tmp_path / "tiny.md").write_text(path.read_text())
+    assert "is also the public id in" in refused(tmp_path)
+
+
+def test_the_documented_example_is_a_valid_lesson_file():
+    from lessons.files import markdown_to_lesson
+
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "lesson-files.md").read_text()
+    example = doc.split("```markdown\n", 1)[1].split("\n```", 1)[0]
+    example = re.sub(r"\s*<!--.*?-->", "", example)
+    lesson = markdown_to_lesson(example, source="example.md")
+    assert lesson["title"] == "Caching and Cache Invalidation"
+    assert [q["key"] for q in lesson["questions"]] == ["5f1c9a02", ""]
+    assert lesson["questions"][0]["choices"][2]["explanation"].startswith("Write-back")
+
+
+def test_keep_memories_keeps_them_when_the_right_answer_changes(demo, tmp_path):
+    answer(Client(), demo, right=True)
+    first = demo.questions.get(position=1)
+    path = seed_file(export(tmp_path), demo)
+    right = first.correct_letters[0]
+    path.write_text(swap_verdicts(path.read_text(), right, "C" if right != "C" else "B"))
+    out = import_lessons(tmp_path, "--keep-memories")
+    assert "1 learners' memory of it kept (--keep-memories)" in out
+    assert Memory.objects.filter(question=first).count() == 1
