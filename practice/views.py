@@ -164,7 +164,7 @@ def practice_round(
     elif progress.finished and "missed" in request.GET:
         context |= _missed_practice(request, learner, lesson, progress)
     elif progress.finished and "summary" in request.GET:
-        pass  # the round's summary, straight after its last answer
+        context["round_end"] = True  # the round's summary, on the lesson's constellation
     elif request.GET.get("new") or progress.round is None or progress.finished:
         memories = selectors.lesson_memories(learner=learner, lesson=lesson)
         round_key = _next_round_key(request, lesson, after=progress.round)
@@ -175,11 +175,65 @@ def practice_round(
         context["progress"] = progress
     else:
         context |= _question_form(lesson, progress, progress.round.key)
-    if not request.htmx:
+    if not request.htmx or context.get("round_end"):
         context["constellation"] = selectors.constellation_for(
             learner=learner, lesson=lesson, items=page.items, now=now, memories=memories
         )
+    if context.get("round_end"):
+        context["outcome"] = _round_outcome(progress, context["constellation"], now)
+    if "feedback" in context and "constellation" in context:
+        feedback = context["feedback"]
+        context["reward"] = _reward(
+            feedback["review"], feedback["question"], context["constellation"]
+        )
     return render(request, _page_or_partial(request, ROUND_TEMPLATE, "practice-card"), context)
+
+
+def _reward(
+    review: Review, question: Question, constellation: selectors.Constellation
+) -> str | None:
+    """'kindled' or 'lit' when this answer left its star so: the star shown beside the verdict."""
+    if not review.correct or review.practice:
+        return None
+    star = next(
+        (s for s in constellation.stars if s.kind == "question" and s.key == question.key), None
+    )
+    word = star.state.word if star else None
+    return word if word in (sky.KINDLED, sky.LIT) else None
+
+
+def _round_outcome(
+    progress: rounds.RoundProgress, constellation: selectors.Constellation, now: datetime
+) -> dict:
+    """What the round did to the lesson's stars, and when its questions come back."""
+    stars = {s.key: s for s in constellation.stars if s.kind == "question"}
+    first_right = [row["question"] for row in progress.results() if row["first_right"]]
+    words = [stars[q.key].state.word for q in first_right if q.key in stars]
+    comes_back: dict[str, int] = {}
+    dues = sorted(
+        star.state.due
+        for question in progress.questions
+        if (star := stars.get(question.key)) and star.state.due and star.state.due > now
+    )
+    for due in dues:
+        day = _day_words(due, now)
+        comes_back[day] = comes_back.get(day, 0) + 1
+    return {
+        "kindled": words.count(sky.KINDLED),
+        "lit": words.count(sky.LIT),
+        "comes_back": list(comes_back.items()),
+    }
+
+
+def _day_words(moment: datetime, now: datetime) -> str:
+    days = (moment.date() - now.date()).days
+    if days <= 0:
+        return "later today"
+    if days == 1:
+        return "tomorrow"
+    if days < 14:
+        return f"in {days} days"
+    return f"on {moment:%a} {moment.day} {moment:%b}"
 
 
 def _next_round_key(request: HttpRequest, lesson: Lesson, *, after: Round | None) -> str:
@@ -307,14 +361,16 @@ def _practice_answer(request: HttpRequest, page: LessonPage) -> HttpResponse:
     if not request.htmx:
         shown_as = "q" if already_answered else "answered"
         return redirect(f"{practice_url}?{shown_as}={number}#feedback")
+    constellation = selectors.constellation_for(
+        learner=request.learner, lesson=lesson, items=page.items, now=now
+    )
     context = {
         "lesson": lesson,
         "progress": progress,
         "already_answered": already_answered,
         "feedback": feedback_for(review, question, progress),
-        "constellation": selectors.constellation_for(
-            learner=request.learner, lesson=lesson, items=page.items, now=now
-        ),
+        "constellation": constellation,
+        "reward": _reward(review, question, constellation),
         "oob_updates": True,
     }
     response = render(request, f"{ROUND_TEMPLATE}#practice-card", context)

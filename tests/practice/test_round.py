@@ -287,3 +287,23 @@ def test_after_a_round_the_missed_ones_can_be_practised_without_scheduling(clien
     assert "The ones you missed, practised" in done
     assert Review.objects.count() == reviews + 2
     assert {m.question_id: m.memory_state for m in Memory.objects.all()} == memories
+
+
+def test_the_star_an_answer_kindles_glows_beside_the_verdict(client, demo):
+    right = client.get(answer(client, demo, right=True)["Location"]).content.decode()
+    assert "Star kindled" in right
+    wrong = client.get(answer(client, demo, right=False)["Location"]).content.decode()
+    assert "Star kindled" not in wrong and "Star lit" not in wrong
+    htmx = answer(client, demo, right=True, htmx=True).content.decode()
+    assert "Star kindled" in htmx
+    assert 'id="round-progress"' in htmx and "3 of 8 answered · 1 to retry" in htmx
+
+
+def test_the_round_ends_on_its_constellation_with_what_it_kindled(client, demo):
+    finish_round(client, demo, [True, False] + [True] * 6 + [True])
+    html = client.get(practice_url(demo) + "?summary=1").content.decode()
+    assert f'id="constellation-{demo.public_id}-end"' in html
+    assert "This round kindled <strong>7 stars</strong>." in html
+    back = re.search(r"Coming back: ([^<]+)\.</p>", html).group(1)
+    assert sum(int(part.split()[0]) for part in back.split(", ")) == 8
+    assert "1 tomorrow" in back  # the miss comes back the next day
