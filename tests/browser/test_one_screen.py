@@ -28,10 +28,17 @@ INSIDE = """(selectors) => {
 }"""
 
 
-@pytest.mark.parametrize("size", list(SIZES))
-def test_every_question_and_its_verdict_fit_one_screen(browser, live_server, seed, size):
+@pytest.mark.parametrize(
+    ("size", "javascript"), [("phone", True), ("laptop", True), ("phone", False)]
+)
+def test_every_question_and_its_verdict_fit_one_screen(
+    browser, live_server, seed, size, javascript
+):
     context = browser.new_context(
-        viewport=SIZES[size], is_mobile=size == "phone", has_touch=size == "phone"
+        viewport=SIZES[size],
+        is_mobile=size == "phone",
+        has_touch=size == "phone",
+        java_script_enabled=javascript,
     )
     page = context.new_page()
     problems = []
@@ -48,6 +55,7 @@ def test_every_question_and_its_verdict_fit_one_screen(browser, live_server, see
             ]
             answer_right(page, lesson)
             expect(page.locator(".verdict")).to_be_visible()
+            page.wait_for_load_state()  # without JavaScript: the redirect's scroll to #feedback
             problems += [
                 f"{lesson.slug} q{number} after answering: {where}"
                 for where in page.evaluate(INSIDE, [".verdict", "[data-continue]"])

@@ -291,11 +291,11 @@ def test_after_a_round_the_missed_ones_can_be_practised_without_scheduling(clien
 
 def test_the_star_an_answer_kindles_glows_beside_the_verdict(client, demo):
     right = client.get(answer(client, demo, right=True)["Location"]).content.decode()
-    assert "Star kindled" in right
+    assert "Star </span>kindled" in right
     wrong = client.get(answer(client, demo, right=False)["Location"]).content.decode()
-    assert "Star kindled" not in wrong and "Star lit" not in wrong
+    assert 'class="reward' not in wrong
     htmx = answer(client, demo, right=True, htmx=True).content.decode()
-    assert "Star kindled" in htmx
+    assert "Star </span>kindled" in htmx
     assert 'id="round-progress"' in htmx and "3 of 8 answered · 1 to retry" in htmx
 
 
