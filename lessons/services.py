@@ -418,22 +418,12 @@ def _load_questions(
         }
         if item.get("key"):
             values["key"] = item["key"]
-        is_new = question.pk is None
-        before = len(problems.found)
-        changed |= _save_if_changed(
-            question,
-            values,
-            problems,
-            line_of=lambda name, line=line: line,
-            prefix=f"{where} ",
-            exclude=["lesson"] if not save else None,
-            save=save,
+        item_changed, saved = _save_item(
+            question, values, item, "question", where, line, problems, result, notes, save=save
         )
-        if len(problems.found) != before or not save:
+        changed |= item_changed
+        if not saved:
             continue
-        if is_new and not item.get("key"):
-            result.assigned.append(AssignedKey(problems.source, line, "question", question.key))
-            notes.append(f"{problems.source}:{line}: {where}: new key {question.key}")
         if right_before is not None and right_before != question.correct_ids:
             _right_answer_changed(question, problems, line, where, notes, keep_memories)
     return changed
@@ -481,21 +471,32 @@ def _load_flashcards(
         values = {"front": item["front"], "back": item["back"], "position": item["position"]}
         if item.get("key"):
             values["key"] = item["key"]
-        is_new = card.pk is None
-        before = len(problems.found)
-        changed |= _save_if_changed(
-            card,
-            values,
-            problems,
-            line_of=lambda name, line=line: line,
-            prefix=f"{where} ",
-            exclude=["lesson"] if not save else None,
-            save=save,
+        item_changed, _ = _save_item(
+            card, values, item, "flashcard", where, line, problems, result, notes, save=save
         )
-        if len(problems.found) == before and save and is_new and not item.get("key"):
-            result.assigned.append(AssignedKey(problems.source, line, "flashcard", card.key))
-            notes.append(f"{problems.source}:{line}: {where}: new key {card.key}")
+        changed |= item_changed
     return changed
+
+
+def _save_item(row, values, item, kind, where, line, problems, result, notes, *, save: bool):
+    """Save one question or flashcard of a file if it changed (or only check it), and report
+    the key given to a new item the file left without one. Returns (changed, saved)."""
+    is_new = row.pk is None
+    before = len(problems.found)
+    changed = _save_if_changed(
+        row,
+        values,
+        problems,
+        line_of=lambda name: line,
+        prefix=f"{where} ",
+        exclude=["lesson"] if not save else None,
+        save=save,
+    )
+    saved = save and len(problems.found) == before
+    if saved and is_new and not item.get("key"):
+        result.assigned.append(AssignedKey(problems.source, line, kind, row.key))
+        notes.append(f"{problems.source}:{line}: {where}: new key {row.key}")
+    return changed, saved
 
 
 def _match(stored: list, items: list[dict[str, Any]]) -> dict[int, Any]:
