@@ -29,5 +29,16 @@ def test_screenshots_for_the_readme(browser, live_server, seed):
     page.goto(live_server.url + "/sky")
     page.locator(".sky-figure").screenshot(path=str(SHOTS / "sky.png"))
     context.close()
-    for name in ("lesson.png", "question-feedback.png", "sky.png"):
+    phone = browser.new_context(
+        viewport={"width": 360, "height": 740},
+        is_mobile=True,
+        has_touch=True,
+        reduced_motion="reduce",
+    )
+    page = phone.new_page()
+    page.goto(live_server.url + SEED_PATH + "/practice")
+    expect(page.get_by_role("button", name="Check my answer")).to_be_visible()
+    page.screenshot(path=str(SHOTS / "question-phone.png"))
+    phone.close()
+    for name in ("lesson.png", "question-feedback.png", "sky.png", "question-phone.png"):
         assert (SHOTS / name).stat().st_size > 10_000
