@@ -307,3 +307,12 @@ def test_the_round_ends_on_its_constellation_with_what_it_kindled(client, demo):
     back = re.search(r"Coming back: ([^<]+)\.</p>", html).group(1)
     assert sum(int(part.split()[0]) for part in back.split(", ")) == 8
     assert "1 tomorrow" in back  # the miss comes back the next day
+
+
+def test_every_question_links_to_a_report_about_it(client, demo):
+    page = client.get(practice_url(demo))
+    question = page.context["question"]
+    link = f"{demo.get_absolute_url()}/report?question={question.position}"
+    assert f'href="{link}"' in page.content.decode()
+    form = client.get(link).context["form"]
+    assert form["question"].value() == str(question.position)
