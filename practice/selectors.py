@@ -300,7 +300,11 @@ class Constellation(StarCounts):
             learned += f" ({self.lit} lit, {self.kindled} kindled)"
         others = [
             f"{count} {word}"
-            for count, word in ((self.due, sky.DUE), (self.missed, sky.MISSED), (self.unlit, sky.UNLIT))
+            for count, word in (
+                (self.due, sky.DUE),
+                (self.missed, sky.MISSED),
+                (self.unlit, sky.UNLIT),
+            )
             if count
         ]
         return ", ".join([learned, *others])
@@ -356,8 +360,8 @@ class SkyView(StarCounts):
 
     @property
     def forecast_bars(self) -> list[dict]:
-        """The forecast as bars of a 420 x 146 chart (two lines of labels): 96 units for the
-        busiest day."""
+        """The forecast as bars of a 420 x 160 chart, labelled with weekday, day and month below:
+        96 units for the busiest day."""
         busiest = max([count for _, count in self.forecast] + [1])
         bars = []
         for index, (day, count) in enumerate(self.forecast):

@@ -46,7 +46,8 @@ def test_a_new_browsers_sky_counts_nothing_and_shows_every_lesson_as_not_started
     assert '<a href="/">Choose a lesson to start</a>' in html
     for lesson in lessons:
         assert f'aria-label="{lesson.title}: not started"' in html
-        assert f'<a href="{lesson.get_absolute_url()}">{lesson.title}</a> <span class="muted">not started</span>' in html
+        link = f'<a href="{lesson.get_absolute_url()}">{lesson.title}</a>'
+        assert f'{link} <span class="muted">not started</span>' in html
     assert 'class="sky-card"' not in html
     assert not response.cookies
 
@@ -87,7 +88,8 @@ def test_a_started_lesson_is_a_card_with_its_counts_in_words(client, demo):
     )
     # The whole sky links every constellation to its lesson, reachable by keyboard.
     assert 'tabindex="-1"' not in whole_sky(html)
-    assert f'<a class="constellation-link" href="{demo.get_absolute_url()}" aria-label="{demo.title}: 4 of {total} learned' in html
+    link = f'<a class="constellation-link" href="{demo.get_absolute_url()}"'
+    assert f'{link} aria-label="{demo.title}: 4 of {total} learned' in html
 
 
 def test_a_returning_learner_sees_what_they_achieved_and_what_to_do_next(client, demo):
@@ -103,7 +105,11 @@ def test_a_returning_learner_sees_what_they_achieved_and_what_to_do_next(client,
     # says what to do next before anything else.
     assert "<strong>Stars ever lit: 3</strong>" in html
     assert '<a class="button" href="/review">8 due: review now</a>' in html
-    assert html.index("Stars ever lit") < html.index("8 due: review now") < html.index("Your constellations")
+    assert (
+        html.index("Stars ever lit")
+        < html.index("8 due: review now")
+        < html.index("Your constellations")
+    )
     assert "<strong>0 learned so far</strong> (0 lit, 0 kindled), 8 due" in html
     assert ": due, came due 3 days ago" in html
 
@@ -118,7 +124,7 @@ def test_the_forecast_counts_the_overdue_under_today_in_dates_a_person_reads(cli
     with time_machine.travel(timezone.now() + timedelta(days=5), tick=False):
         html = client.get("/sky").content.decode()
     assert "<td>Today, with those already due</td><td>8</td>" in html
-    assert '>Today</text>' in html
+    assert ">Today</text>" in html
 
 
 def test_needs_first_links_are_drawn_between_constellations(client, demo):
