@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 from datetime import datetime
+from functools import cached_property
 
 from django.contrib.sessions.backends.base import SessionBase
 from django.db import models
@@ -274,6 +275,65 @@ class Constellation(StarCounts):
         """The constellation's figure: its questions joined in order."""
         return " ".join(f"{s.x},{s.y}" for s in self.stars if s.kind == "question")
 
+    @property
+    def started(self) -> bool:
+        """Whether the learner has answered any of its items (a star with a memory has a due)."""
+        return any(star.state.due is not None for star in self.stars)
+
+    @property
+    def card_viewbox(self) -> str:
+        """A window on the whole sky around this constellation alone: its phone card reuses the
+        same circles, so the card costs no second layout."""
+        half = sky.CONSTELLATION_RADIUS + CARD_MARGIN
+        return f"{self.x - half:.1f} {self.y - half:.1f} {2 * half} {2 * half}"
+
+    @property
+    def card_origin(self) -> tuple[str, str]:
+        half = sky.CONSTELLATION_RADIUS + CARD_MARGIN
+        return f"{self.x - half:.1f}", f"{self.y - half:.1f}"
+
+    @property
+    def counts_in_words(self) -> str:
+        """'5 of 14 learned (2 lit, 3 kindled), 3 due, 6 unlit': the states it has, in words."""
+        learned = f"{self.learned} of {len(self.stars)} learned"
+        if self.learned:
+            learned += f" ({self.lit} lit, {self.kindled} kindled)"
+        others = [
+            f"{count} {word}"
+            for count, word in (
+                (self.due, sky.DUE),
+                (self.missed, sky.MISSED),
+                (self.unlit, sky.UNLIT),
+            )
+            if count
+        ]
+        return ", ".join([learned, *others])
+
+    @property
+    def name_lines(self) -> list[str]:
+        """The title in lines short enough for the whole sky's label width, so that no name is
+        cut off: two lines, or three for the longest titles."""
+        return wrap_words(self.title, CONSTELLATION_NAME_CHARS)
+
+
+# Room around a constellation's outermost stars in its phone card, in sky units.
+CARD_MARGIN = 10
+# About as many characters of a constellation's name as fit one line under it in the whole sky
+# (sky.LABEL_HALF_WIDTH on each side, at the 12-unit font of .constellation-name).
+CONSTELLATION_NAME_CHARS = 28
+
+
+def wrap_words(text: str, width: int) -> list[str]:
+    """Text broken between words into lines of at most `width` characters (a longer word keeps
+    a line to itself)."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
 
 @dataclass
 class SkyView(StarCounts):
@@ -282,13 +342,26 @@ class SkyView(StarCounts):
     links: list[tuple[float, float, float, float]]
     forecast: list[tuple[datetime, int]]
 
+    @cached_property
+    def started(self) -> list[Constellation]:
+        """The lessons the learner has answered something in: the sky's counts cover these."""
+        return [c for c in self.constellations if c.started]
+
+    @cached_property
+    def not_started(self) -> list[Constellation]:
+        """Lessons never answered: faint outlines with their names, never counted as unlit."""
+        return [c for c in self.constellations if not c.started]
+
     @property
     def stars(self) -> list[Star]:  # type: ignore[override]
-        return [star for c in self.constellations for star in c.stars]
+        """The stars of started lessons only, so a first visit is not "35 unlit" of a catalogue
+        the learner has not opened."""
+        return [star for c in self.started for star in c.stars]
 
     @property
     def forecast_bars(self) -> list[dict]:
-        """The forecast as bars of a 420 x 130 chart: 96 units for the busiest day."""
+        """The forecast as bars of a 420 x 160 chart, labelled with weekday, day and month below:
+        96 units for the busiest day."""
         busiest = max([count for _, count in self.forecast] + [1])
         bars = []
         for index, (day, count) in enumerate(self.forecast):

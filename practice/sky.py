@@ -245,13 +245,12 @@ def background_stars(count: int = 140) -> list[tuple[float, float, float, float]
 
 
 def forecast(dues: list[datetime], now: datetime, days: int = 14) -> list[tuple[datetime, int]]:
-    """How many items come due on each of the next days (day 1 is today, from now on)."""
+    """How many items are due on each of the next days. Day 1 is today, and it counts what is
+    overdue too: those items are waiting today, and a "Today: 0" above 14 overdue would mislead."""
     start = now.replace(hour=0, minute=0, second=0, microsecond=0)
     counts = [0] * days
     for due in dues:
-        if due <= now:
-            continue
-        index = (due - start) // timedelta(days=1)
+        index = max((due - start) // timedelta(days=1), 0)
         if 0 <= index < days:
             counts[index] += 1
     return [(start + timedelta(days=i), counts[i]) for i in range(days)]

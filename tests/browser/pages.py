@@ -16,6 +16,12 @@ def answer_first_question(page: Page, base: str) -> None:
     expect(page.locator("#feedback")).to_be_visible()
 
 
+def sky_after_an_answer(page: Page, base: str) -> None:
+    """The sky of a learner who has started one lesson: a card, a canvas, outlines."""
+    answer_first_question(page, base)
+    page.goto(base + "/sky")
+
+
 def show_answer_key(page: Page, base: str) -> None:
     page.goto(base + SEED_PATH + "/worksheet")
     page.get_by_text("Show the answer key").click()
@@ -39,6 +45,7 @@ PAGES = {
     "flashcard revealed": (None, reveal_flashcard),
     "review": ("/review", None),
     "sky": ("/sky", None),
+    "sky of a started lesson": (None, sky_after_an_answer),
     "sky table": ("/sky/table", None),
     "progress": ("/progress", None),
     "worksheet": (SEED_PATH + "/worksheet", None),

@@ -242,7 +242,8 @@ def test_changing_the_right_answer_asks_first_then_resets_memory_but_keeps_the_l
     assert question.correct_letters == [new_right]
     assert Memory.objects.filter(question=question).count() == 0
     assert Review.objects.filter(question=question).count() == 1
-    assert ": unlit, not answered yet" in learner.get("/sky").content.decode()
+    # The learner's only memory in the lesson is gone: it is "not started" again.
+    assert f'aria-label="{demo.title}: not started"' in learner.get("/sky").content.decode()
 
 
 def test_keep_their_memory_saves_the_new_answer_and_keeps_memory(admin_client, demo):

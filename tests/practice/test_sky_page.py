@@ -7,6 +7,8 @@ import time_machine
 from django.utils import timezone
 
 from lessons.models import Flashcard, Question
+from practice import sky
+from practice.models import Memory
 from tests.conftest import SEED_PATH
 from tests.factories import make_lesson
 from tests.practice.helpers import answer, finish_round
@@ -21,25 +23,32 @@ def seed_stars(lesson) -> int:
     return lesson.questions.count() + lesson.flashcards.count()
 
 
+def whole_sky(html: str) -> str:
+    """The wide screens' canvas alone (the phone cards repeat the started stars, hidden)."""
+    return html[html.index('<figure class="sky-figure">') : html.index("</figure>")]
+
+
 def star_labels(html: str) -> list[str]:
-    return re.findall(r'<circle class="star [^"]*"[^>]*role="img"><title>([^<]*)</title>', html)
+    return re.findall(
+        r'<circle class="star [^"]*"[^>]*role="img"><title>([^<]*)</title>', whole_sky(html)
+    )
 
 
-def test_a_new_browsers_sky_is_all_unlit(client, demo):
+def test_a_new_browsers_sky_counts_nothing_and_shows_every_lesson_as_not_started(client, demo):
     response = client.get("/sky")
     html = response.content.decode()
-    labels = star_labels(html)
-    total = sum(
-        lesson.questions.count() + lesson.flashcards.count()
-        for lesson in type(demo).objects.published()
-    )
-    assert len(labels) == total == all_stars()
-    assert all(": unlit, not answered yet" in label for label in labels)
-    assert (
-        "<strong>0 learned so far</strong> (0 lit, 0 kindled), 0 due, 0 missed and "
-        f"{total} unlit" in html
-    )
+    lessons = list(type(demo).objects.published())
+    # No star is drawn, and none is counted as "unlit": the catalogue is not the learner's.
+    assert star_labels(html) == []
+    assert "unlit, of" not in html and "learned so far" not in html
     assert "<strong>Stars ever lit: 0</strong>" in html
+    assert "You have not started a lesson yet. 3 lessons not started yet." in html
+    assert '<a href="/">Choose a lesson to start</a>' in html
+    for lesson in lessons:
+        assert f'aria-label="{lesson.title}: not started"' in html
+        link = f'<a href="{lesson.get_absolute_url()}">{lesson.title}</a>'
+        assert f'{link} <span class="muted">not started</span>' in html
+    assert 'class="sky-card"' not in html
     assert not response.cookies
 
 
@@ -55,23 +64,67 @@ def test_a_half_right_round_kindles_exactly_the_stars_it_passed(client, demo):
     assert sorted(missed) == sorted(
         f"Question {n} of {demo.title}: missed, back in 24 hours" for n in (2, 4, 6, 8)
     )
-    unlit = all_stars() - 8
+    # Only the started lesson's stars count; the two others are "not started", not "unlit".
+    assert len(star_labels(html)) == seed_stars(demo)
+    unlit = seed_stars(demo) - 8
     assert (
-        "<strong>4 learned so far</strong> (0 lit, 4 kindled), 0 due, 4 missed and "
-        f"{unlit} unlit" in html
+        "In the 1 lesson you have started: <strong>4 learned so far</strong> (0 lit, 4 kindled), "
+        f"0 due, 4 missed and {unlit} unlit, of {seed_stars(demo)} stars. "
+        "2 lessons not started yet." in html
     )
+    assert "Nothing is due right now." in html
 
 
-def test_stars_come_due_and_the_forecast_shows_them_coming(client, demo):
-    finish_round(client, demo, [True] * 8)
+def test_a_started_lesson_is_a_card_with_its_counts_in_words(client, demo):
+    finish_round(client, demo, [True, False] * 4 + [False] * 4)
     html = client.get("/sky").content.decode()
-    assert "Items coming due, day by day" in html
-    assert re.search(r"<td>\w{3} \d+ \w{3}</td><td>8</td>", html)
+    cards = re.findall(r'<a class="sky-card" href="([^"]+)">', html)
+    assert cards == [demo.get_absolute_url()]
+    assert f'<span class="card-name">{demo.title}</span>' in html
+    total, unlit = seed_stars(demo), seed_stars(demo) - 8
+    assert (
+        f'<span class="card-counts">4 of {total} learned (0 lit, 4 kindled), 4 missed, '
+        f"{unlit} unlit</span>" in html
+    )
+    # The whole sky links every constellation to its lesson, reachable by keyboard.
+    assert 'tabindex="-1"' not in whole_sky(html)
+    link = f'<a class="constellation-link" href="{demo.get_absolute_url()}"'
+    assert f'{link} aria-label="{demo.title}: 4 of {total} learned' in html
+
+
+def test_a_returning_learner_sees_what_they_achieved_and_what_to_do_next(client, demo):
+    finish_round(client, demo, [True] * 8)
+    Memory.objects.filter(question__position__lte=3).update(
+        evidence=sky.CONFIRMED, lit_at=timezone.now()
+    )
+    html = client.get("/sky").content.decode()
+    assert "<strong>Stars ever lit: 3</strong>" in html
     with time_machine.travel(timezone.now() + timedelta(days=5), tick=False):
         html = client.get("/sky").content.decode()
-        assert "<strong>0 learned so far</strong> (0 lit, 0 kindled), 8 due" in html
-        assert ": due, came due 3 days ago" in html
-        assert '<a href="/review">Revisit the due ones</a>' in html
+    # All eight have come due: nothing is lit now, yet the stars ever lit stay, and the page
+    # says what to do next before anything else.
+    assert "<strong>Stars ever lit: 3</strong>" in html
+    assert '<a class="button" href="/review">8 due: review now</a>' in html
+    assert (
+        html.index("Stars ever lit")
+        < html.index("8 due: review now")
+        < html.index("Your constellations")
+    )
+    assert "<strong>0 learned so far</strong> (0 lit, 0 kindled), 8 due" in html
+    assert ": due, came due 3 days ago" in html
+
+
+def test_the_forecast_counts_the_overdue_under_today_in_dates_a_person_reads(client, demo):
+    finish_round(client, demo, [True] * 8)
+    html = client.get("/sky").content.decode()
+    assert "<summary>The numbers, day by day</summary>" in html
+    assert "<td>Today, with those already due</td><td>0</td>" in html
+    day = (timezone.now() + timedelta(days=2)).strftime("%a %-d %b")  # kindled: back in 2 days
+    assert f"<td>{day}</td><td>8</td>" in html
+    with time_machine.travel(timezone.now() + timedelta(days=5), tick=False):
+        html = client.get("/sky").content.decode()
+    assert "<td>Today, with those already due</td><td>8</td>" in html
+    assert ">Today</text>" in html
 
 
 def test_needs_first_links_are_drawn_between_constellations(client, demo):

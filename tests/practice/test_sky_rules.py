@@ -175,15 +175,16 @@ def test_constellations_of_a_region_never_share_a_place(count):
     assert len(set(centres.values())) == count
 
 
-def test_forecast_counts_each_day_from_today():
+def test_forecast_counts_each_day_from_today_with_the_overdue_under_today():
     dues = [
         NOON + timedelta(hours=1),
         NOON + timedelta(days=1),
         NOON + timedelta(days=1, hours=2),
         NOON - timedelta(days=1),
+        NOON - timedelta(days=30),
         NOON + timedelta(days=20),
     ]
     days = sky.forecast(dues, NOON)
     assert len(days) == 14
-    assert [count for _, count in days[:3]] == [1, 2, 0]
-    assert sum(count for _, count in days) == 3
+    assert [count for _, count in days[:3]] == [3, 2, 0]
+    assert sum(count for _, count in days) == 5

@@ -69,7 +69,9 @@ def review_all(client: Client, *, miss: set[int] = frozenset()) -> None:
 
 def test_a_new_browser_answering_the_seed_round_right_sees_kindled_stars_not_lit(client, demo):
     before = client.get("/sky").content.decode()
-    assert set(words(before, demo)) == {"unlit"}
+    # Not started: an outline with its name, no stars counted as unlit.
+    assert words(before, demo) == []
+    assert f'aria-label="{demo.title}: not started"' in before
     finish_round(client, demo, [True] * 8)
 
     html = client.get("/sky").content.decode()

@@ -1,0 +1,75 @@
+"""The sky at every size: on a 360 x 740 phone a column of readable constellation cards, on a
+wide screen the whole canvas with whole names; either way every constellation is a link that
+the keyboard reaches."""
+
+from __future__ import annotations
+
+from playwright.sync_api import expect
+
+from tests.browser.pages import sky_after_an_answer
+from tests.conftest import SEED_PATH
+
+PHONE = {"width": 360, "height": 740}
+WIDE = {"width": 1280, "height": 800}
+
+
+def test_on_a_phone_the_sky_is_cards_large_enough_to_read(browser, live_server, seed):
+    context = browser.new_context(viewport=PHONE, has_touch=True, is_mobile=True)
+    page = context.new_page()
+    sky_after_an_answer(page, live_server.url)
+    expect(page.locator(".sky-figure")).to_be_hidden()
+    card = page.locator("a.sky-card")
+    expect(card).to_have_count(1)
+    expect(card).to_be_visible()
+    name = card.locator(".card-name")
+    expect(name).to_have_text(seed.title)
+    font_size = name.evaluate("el => parseFloat(getComputedStyle(el).fontSize)")
+    assert font_size >= 14, font_size
+    expect(card.locator(".card-counts")).to_contain_text("learned")
+    sizes = card.locator("circle.star").evaluate_all(
+        "stars => stars.map(s => { const b = s.getBoundingClientRect();"
+        " return Math.min(b.width, b.height); })"
+    )
+    assert len(sizes) == seed.questions.count() + seed.flashcards.count()
+    assert min(sizes) >= 6, sizes
+    assert page.evaluate("document.documentElement.scrollWidth") <= PHONE["width"]
+    card.tap()
+    expect(page).to_have_url(live_server.url + SEED_PATH)
+    context.close()
+
+
+def test_on_a_wide_screen_names_are_whole_and_the_keyboard_reaches_every_constellation(
+    browser, live_server, seed
+):
+    context = browser.new_context(viewport=WIDE)
+    page = context.new_page()
+    sky_after_an_answer(page, live_server.url)
+    expect(page.locator(".sky-cards")).to_be_hidden()
+    canvas = page.locator(".sky-figure svg").bounding_box()
+    assert canvas
+    for box in page.locator(".sky-figure text.constellation-name").evaluate_all(
+        "names => names.map(n => { const b = n.getBoundingClientRect();"
+        " return [b.left, b.right, b.bottom]; })"
+    ):
+        left, right, bottom = box
+        assert canvas["x"] <= left and right <= canvas["x"] + canvas["width"], box
+        assert bottom <= canvas["y"] + canvas["height"], box
+    links = page.locator(".sky-figure a.constellation-link")
+    expected = set(links.evaluate_all("links => links.map(a => a.getAttribute('href'))"))
+    assert len(expected) == 3
+    reached = set()
+    for _ in range(60):
+        page.keyboard.press("Tab")
+        href = page.evaluate(
+            "() => document.activeElement.closest('.sky-figure') ?"
+            " document.activeElement.getAttribute('href') : null"
+        )
+        if href:
+            reached.add(href)
+        if reached == expected:
+            break
+    assert reached == expected
+    focused = page.evaluate("document.activeElement.getAttribute('href')")
+    page.keyboard.press("Enter")
+    page.wait_for_url(live_server.url + focused)
+    context.close()
