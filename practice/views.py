@@ -192,8 +192,9 @@ def practice_round(
 def _reward(
     review: Review, question: Question, constellation: selectors.Constellation
 ) -> str | None:
-    """'kindled' or 'lit' when this answer left its star so: the star shown beside the verdict."""
-    if not review.correct or review.practice:
+    """'kindled' or 'lit' when this answer left its star so: the star shown beside the verdict.
+    A practice answer or a right guess is no evidence of memory, so it shows none."""
+    if not review.correct or review.practice or review.rating == scheduling.HARD:
         return None
     star = next(
         (s for s in constellation.stars if s.kind == "question" and s.key == question.key), None

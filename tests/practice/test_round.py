@@ -316,3 +316,13 @@ def test_every_question_links_to_a_report_about_it(client, demo):
     assert f'href="{link}"' in page.content.decode()
     form = client.get(link).context["form"]
     assert form["question"].value() == str(question.position)
+
+
+def test_a_right_guess_shows_no_star_beside_the_verdict(client, demo):
+    question, token = current_question(client, practice_url(demo))
+    response = client.post(
+        practice_url(demo),
+        {"token": token, "choice": right_choices(question), "guessed": "yes"},
+    )
+    html = client.get(response["Location"]).content.decode()
+    assert "Right" in html and 'class="reward' not in html
