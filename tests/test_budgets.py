@@ -180,3 +180,38 @@ def test_other_learner_pages_have_a_fixed_query_count(demo, path):
             assert client.get(path).status_code == 200
         counts.append(len(captured))
     assert counts[0] == counts[1] <= 6, counts
+
+
+@pytest.mark.parametrize(
+    ("path", "queries"),
+    [
+        # session; lessons; the header's counter; lesson states; the latest lessons' items and
+        # the learner's memories of them
+        ("/", 6),
+        # session; subject; lesson states; lessons; the header's counter
+        ("/learn/computing/", 5),
+        # session; lessons started and stars learned by week; what is stored (2); the counter
+        ("/progress", 5),
+    ],
+)
+def test_the_pages_that_show_a_learners_lessons_cost_the_same_for_1_or_500_items(
+    demo, path, queries
+):
+    """Lesson states, the home page's sky and /progress's record cost the same for a learner
+    with one memory as for one with 500 across 50 lessons (6 of them drawn on the home page)."""
+    counts = []
+    for items in (1, 500):
+        client = Client()
+        learner_with(client, demo, items)
+        client.get(path)  # warm the content caches
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(path).status_code == 200
+        counts.append(len(captured))
+    assert counts == [queries, queries], counts
+
+
+def test_a_new_browsers_home_page_is_one_query_once_warm(client, demo, django_assert_num_queries):
+    client.get("/")
+    with django_assert_num_queries(1):  # the content version; the page comes from the cache
+        html = client.get("/").content.decode()
+    assert "Start here:" in html
