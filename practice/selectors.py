@@ -39,8 +39,9 @@ def learner_for_request(request: HttpRequest) -> Learner | None:
     """The browser's learner for reading pages, without a query when the session names it.
 
     Writes verify the learner (services.learner_get_or_create); reads trust the session, which
-    the server alone writes and which ends with the learner (forget flushes it, and sessions
-    expire before prune_learners removes an idle learner).
+    the server alone writes and which forget flushes. A session can outlive its learner, when
+    prune_learners removes an idle one (LEARNER_IDLE_DAYS and SESSION_COOKIE_AGE are set
+    separately): reads then find no memories, and the next write starts a new learner.
     """
     if not hasattr(request, "learner"):
         pk = request.session.get(LEARNER_PK_SESSION_KEY)

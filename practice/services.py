@@ -76,7 +76,7 @@ def learner_bind_session(*, session: SessionBase, learner: Learner, now: datetim
     session[LEARNER_SEEN_SESSION_KEY] = now.isoformat()
 
 
-def forget_learner_in_session(session: SessionBase) -> None:
+def learner_session_clear(session: SessionBase) -> None:
     for key in (LEARNER_SESSION_KEY, LEARNER_PK_SESSION_KEY, LEARNER_SEEN_SESSION_KEY):
         session.pop(key, None)
 

@@ -72,7 +72,7 @@ def recover_lost_learner(view):
                     "target": "main",
                 }
                 return render(request, "practice/bad_submission.html", context, status=409)
-            services.forget_learner_in_session(request.session)
+            services.learner_session_clear(request.session)
             request.__dict__.pop("learner", None)
             return view(request, *args, **kwargs)
 

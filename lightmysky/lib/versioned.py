@@ -1,4 +1,5 @@
-"""Values cached under the content version: rebuilt once after any edit, on every server."""
+"""Values cached under the content version: rebuilt after any edit, once in each process that
+reads them (the "pages" cache is per process unless CACHE_URL shares it)."""
 
 from __future__ import annotations
 
