@@ -7,7 +7,7 @@ import secrets
 import string
 from collections import defaultdict, deque
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 from django.core.exceptions import ValidationError
 from django.core.validators import (
@@ -18,8 +18,10 @@ from django.core.validators import (
 )
 from django.db import models
 from django.db.models import Count, Exists, OuterRef, Q
+from django.http import HttpRequest
 from django.urls import reverse
 
+from lightmysky.lib.http import SiteRequest
 from lightmysky.lib.markdown import render_markdown
 
 PUBLIC_ID_ALPHABET = string.ascii_letters + string.digits + "_-"
@@ -557,6 +559,16 @@ class ContentVersion(models.Model):
     def current(cls) -> int:
         row = cls.objects.filter(pk=1).values_list("number", flat=True).first()
         return row if row is not None else 0
+
+    @classmethod
+    def for_request(cls, request: HttpRequest | None = None) -> int:
+        """The version, read once per request (one small query)."""
+        if request is None:
+            return cls.current()
+        site_request = cast(SiteRequest, request)
+        if not hasattr(site_request, "content_version"):
+            site_request.content_version = cls.current()
+        return site_request.content_version
 
     @classmethod
     def bump(cls) -> None:

@@ -15,8 +15,6 @@ import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
-from lightmysky.lib.ratelimit import Limit
-
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 
@@ -317,17 +315,18 @@ FSRS_MAXIMUM_INTERVAL = env_int("FSRS_MAXIMUM_INTERVAL", 36500)  # days
 FSRS_ENABLE_FUZZING = env_bool("FSRS_ENABLE_FUZZING", default=not TESTING)
 # Anonymous learners idle for longer than this are removed by `manage.py prune_learners`.
 LEARNER_IDLE_DAYS = env_int("LEARNER_IDLE_DAYS", 400)
-# Rate limits for writes, per browser and per address (a whole school may share one address).
+# Rate limits for writes: (per browser, per address, window in seconds); a whole school may
+# share one address.
 # RATE_LIMIT_SCALE multiplies them all, for load tests.
 _scale = env_int("RATE_LIMIT_SCALE", 1)
 RATE_LIMITS = {
-    "answer": Limit(per_browser=60 * _scale, per_address=600 * _scale, seconds=60),
-    "report": Limit(per_browser=5 * _scale, per_address=30 * _scale, seconds=600),
-    "import": Limit(per_browser=10 * _scale, per_address=60 * _scale, seconds=3600),
-    "adopt": Limit(per_browser=10 * _scale, per_address=30 * _scale, seconds=3600),
-    "api_check": Limit(per_browser=0, per_address=300 * _scale, seconds=60),
+    "answer": (60 * _scale, 600 * _scale, 60),
+    "report": (5 * _scale, 30 * _scale, 600),
+    "import": (10 * _scale, 60 * _scale, 3600),
+    "adopt": (10 * _scale, 30 * _scale, 3600),
+    "api_check": (0, 300 * _scale, 60),
     # Downloading one's progress is rare; a loop of the largest exports would tie up workers.
-    "export": Limit(per_browser=20 * _scale, per_address=120 * _scale, seconds=3600),
+    "export": (20 * _scale, 120 * _scale, 3600),
 }
 
 # Rate-limit counters live in a table of their own in the database: shared by every process,

@@ -15,11 +15,10 @@ from django.views import defaults
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
 
-from lessons.models import Lesson
+from lessons.models import ContentVersion, Lesson
 from lessons.selectors import lesson_page
 from lightmysky.api import error_response
 from lightmysky.lib.negotiation import MARKDOWN_TYPE, markdown_response
-from lightmysky.lib.versioned import content_version
 from lightmysky.middleware import API_PREFIX
 
 
@@ -66,7 +65,7 @@ def llms_full_txt(request: HttpRequest) -> HttpResponse:
     twins = [
         render_to_string(
             "agent/lesson.md",
-            lesson_page(lesson.public_id, content_version(request)).context(),
+            lesson_page(lesson.public_id, ContentVersion.for_request(request)).context(),
             request=request,
         )
         for lesson in Lesson.objects.for_listing().for_page()
