@@ -65,7 +65,10 @@ class LearnerItem(models.Model):
 
     @property
     def item(self) -> Question | Flashcard:
-        return self.question if self.question_id else self.flashcard
+        item = self.question if self.question_id else self.flashcard
+        if item is None:  # the table's check constraint rules this out
+            raise ValueError(f"{self} names neither a question nor a flashcard")
+        return item
 
 
 def one_item_constraint(name: str) -> models.CheckConstraint:
