@@ -80,7 +80,8 @@ def home(request: HttpRequest, markdown: bool = False) -> HttpResponse:
     context = {
         "learner": learner,
         "sky_counter": counter,
-        "lessons": selectors.with_progress(lessons, progress),
+        "lessons": lessons,
+        "cards": selectors.lesson_cards(lessons, progress),
         "recent": recent,
         "next_step": selectors.next_step(learner=learner, due=due, recent=recent, lessons=lessons),
     }
@@ -102,7 +103,8 @@ def subject(request: HttpRequest, subject: str, markdown: bool = False) -> HttpR
     context = {
         "subject": subject_obj,
         "learner": learner,
-        "lessons": selectors.with_progress(lessons, progress),
+        "lessons": lessons,
+        "cards": selectors.lesson_cards(lessons, progress),
     }
     return page_or_twin(
         request, context, html="lessons/subject.html", markdown="agent/subject.md", twin=markdown

@@ -14,7 +14,7 @@ from django.db.models.functions import Coalesce
 from django.http import HttpRequest
 from django.utils.html import format_html_join
 
-from lessons.models import Flashcard, Lesson, Question
+from lessons.models import Area, Flashcard, Lesson, Question, Subject
 from lessons.selectors import items_of
 from lightmysky.lib.http import SiteRequest
 from lightmysky.lib.versioned import versioned
@@ -723,11 +723,24 @@ def lesson_progress(
     }
 
 
-def with_progress(lessons: list[Lesson], progress: dict[int, LessonProgress]) -> list[Lesson]:
-    """The lessons, each with `.progress` for its card (None: not started)."""
-    for lesson in lessons:
-        lesson.progress = progress.get(lesson.pk)
-    return lessons
+@dataclass(frozen=True)
+class LessonCard:
+    """A lesson in a list, with its state for this learner (None: not started)."""
+
+    lesson: Lesson
+    progress: LessonProgress | None
+
+    @property
+    def subject(self) -> Subject:  # the home page groups cards by subject
+        return self.lesson.subject
+
+    @property
+    def area(self) -> Area:  # and a subject page by area
+        return self.lesson.area
+
+
+def lesson_cards(lessons: list[Lesson], progress: dict[int, LessonProgress]) -> list[LessonCard]:
+    return [LessonCard(lesson, progress.get(lesson.pk)) for lesson in lessons]
 
 
 def recent_constellations(
