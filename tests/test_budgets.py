@@ -19,6 +19,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from lessons.models import Lesson
+from practice import sky
 from practice.models import Learner, Memory, Review
 from tests.conftest import SEED_PATH
 from tests.factories import make_lesson
@@ -215,3 +216,42 @@ def test_a_new_browsers_home_page_is_one_query_once_warm(client, demo, django_as
     with django_assert_num_queries(1):  # the content version; the page comes from the cache
         html = client.get("/").content.decode()
     assert "Start here:" in html
+
+
+@pytest.mark.parametrize("lessons", [1, 20])
+def test_home_page_for_a_learner_with_every_started_lesson_learned(
+    demo, lessons, django_assert_num_queries
+):
+    """The one branch that looks further: nothing due and the latest lessons all learned, so
+    the call to action names the next lesson to learn, one more query whatever the history."""
+    client = Client()
+    learner = learner_with(client, demo, 1)
+    Memory.objects.filter(learner=learner).delete()
+    now = timezone.now()
+    started = [demo] + [
+        make_lesson(title=f"Learned {n}", slug=f"learned-{n}") for n in range(lessons - 1)
+    ]
+    Memory.objects.bulk_create(
+        Memory(
+            learner=learner,
+            lesson=lesson,
+            **{kind: item},
+            state=2,
+            stability=30.0,
+            difficulty=5.0,
+            due=now + timedelta(days=20),
+            last_review=now - timedelta(days=1),
+            last_rating=3,
+            evidence=sky.CONFIRMED,
+        )
+        for lesson in started
+        for kind, items in (
+            ("question", lesson.questions.all()),
+            ("flashcard", lesson.flashcards.all()),
+        )
+        for item in items
+    )
+    client.get("/")
+    with django_assert_num_queries(7):
+        html = client.get("/").content.decode()
+    assert "Continue: " in html and "Review " not in html
