@@ -743,6 +743,12 @@ def lesson_cards(lessons: list[Lesson], progress: dict[int, LessonProgress]) -> 
     return [LessonCard(lesson, progress.get(lesson.pk)) for lesson in lessons]
 
 
+@dataclass(frozen=True)
+class RecentLesson:
+    constellation: Constellation
+    progress: LessonProgress
+
+
 def recent_constellations(
     *,
     learner: Learner | None,
@@ -778,12 +784,6 @@ def recent_constellations(
         )
         for pk in recent
     ]
-
-
-@dataclass(frozen=True)
-class RecentLesson:
-    constellation: Constellation
-    progress: LessonProgress
 
 
 @dataclass(frozen=True)
