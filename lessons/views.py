@@ -67,7 +67,24 @@ def redirect_if_not_canonical(
 @vary_on_cookie
 @cache_for_visitors
 def home(request: HttpRequest, markdown: bool = False) -> HttpResponse:
-    context = {"lessons": list(Lesson.objects.for_listing())}
+    learner = selectors.learner_for_request(request)
+    now = timezone.now()
+    lessons = list(Lesson.objects.for_listing())
+    progress = selectors.lesson_progress(learner=learner, now=now)
+    recent = selectors.recent_constellations(
+        learner=learner, lessons=lessons, progress=progress, now=now
+    )
+    # Also the header's counter: the view's value spares the context processor its query.
+    counter = selectors.sky_counter(learner=learner, now=now) if learner else None
+    due = counter.due if counter else 0
+    context = {
+        "learner": learner,
+        "sky_counter": counter,
+        "lessons": lessons,
+        "cards": selectors.lesson_cards(lessons, progress),
+        "recent": recent,
+        "next_step": selectors.next_step(learner=learner, due=due, recent=recent, lessons=lessons),
+    }
     return page_or_twin(
         request, context, html="lessons/home.html", markdown="agent/home.md", twin=markdown
     )
@@ -78,9 +95,16 @@ def home(request: HttpRequest, markdown: bool = False) -> HttpResponse:
 @cache_for_visitors
 def subject(request: HttpRequest, subject: str, markdown: bool = False) -> HttpResponse:
     subject_obj = get_object_or_404(Subject, slug=subject)
+    learner = selectors.learner_for_request(request)
+    progress = selectors.lesson_progress(
+        learner=learner, now=timezone.now(), lesson__subject=subject_obj
+    )
+    lessons = list(Lesson.objects.for_listing().filter(subject=subject_obj))
     context = {
         "subject": subject_obj,
-        "lessons": list(Lesson.objects.for_listing().filter(subject=subject_obj)),
+        "learner": learner,
+        "lessons": lessons,
+        "cards": selectors.lesson_cards(lessons, progress),
     }
     return page_or_twin(
         request, context, html="lessons/subject.html", markdown="agent/subject.md", twin=markdown

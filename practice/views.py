@@ -715,8 +715,10 @@ def sky_page(request: HttpRequest, table: bool = False) -> HttpResponse:
 
 def _progress_page(request: HttpRequest, *, status: int = 200, **extra) -> HttpResponse:
     learner = selectors.learner_for_request(request)
+    now = timezone.now()
     context = {
         "learner": learner,
+        "record": selectors.learning_record(learner=learner, now=now) if learner else None,
         "summary": selectors.progress_summary(learner=learner) if learner else None,
         "site_url": settings.SITE_URL,
         "import_limits": progress_file.limits_in_words(),
