@@ -8,6 +8,8 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from lightmysky import metrics
+
 Handler = Callable[[HttpRequest], HttpResponse]
 request_logger = logging.getLogger("lightmysky.requests")
 # nginx's $request_id is 32 hex digits; a balancer's may be a UUID. Anything else is not logged.
@@ -26,7 +28,9 @@ def request_log_middleware(get_response: Handler) -> Handler:
     def middleware(request: HttpRequest) -> HttpResponse:
         started = time.perf_counter()
         response = get_response(request)
-        duration_ms = round((time.perf_counter() - started) * 1000, 1)
+        seconds = time.perf_counter() - started
+        metrics.observe_request(response.status_code, seconds)
+        duration_ms = round(seconds * 1000, 1)
         extra = {
             "method": request.method,
             "path": request.path,

@@ -6,6 +6,7 @@ and DEBUG is on. See `.env.example` for every variable.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import sys
 from pathlib import Path
@@ -442,3 +443,20 @@ LOGGING = {
         },
     },
 }
+
+# Prometheus metrics at /metrics (lightmysky/metrics.py), answered only to the addresses in these
+# comma-separated networks (others get 404); loopback by default. Behind nginx a visitor's
+# request is judged by the address nginx reports (TRUST_X_FORWARDED_FOR), never by nginx's own.
+METRICS_ALLOWED_CIDRS = env_list("METRICS_ALLOWED_CIDRS", "127.0.0.1/32,::1/128")
+try:
+    METRICS_ALLOWED_NETWORKS = [
+        ipaddress.ip_network(c, strict=False) for c in METRICS_ALLOWED_CIDRS
+    ]
+except ValueError as _error:
+    raise ImproperlyConfigured(
+        f"METRICS_ALLOWED_CIDRS must be comma-separated networks like 10.0.0.0/8: {_error}"
+    ) from None
+# The folder where each worker process keeps its counts, so that /metrics reports the whole
+# server: gunicorn.conf.py makes one at start. Unset (runserver, manage.py), each process counts
+# alone, in memory.
+METRICS_DIR = env_str("METRICS_DIR")
