@@ -112,6 +112,8 @@ def backup(folder: Path, keep: int) -> list[Path]:
                 archive.add(media, arcname="media")
         partial.rename(target)
         made.append(target)
+    else:
+        say("media: in object storage (MEDIA_STORAGE_URL), not backed up here: use its versioning")
     for old in sorted(stamps(folder))[:-keep] if keep > 0 else []:
         for path in folder.glob(f"*-{old}.*"):
             path.unlink()
