@@ -214,24 +214,36 @@ def restore_postgres(database: dict, dump: Path, migrate: bool, stamp: str) -> N
     say(f"swapping: {live} becomes {replaced}, {scratch} becomes {live}")
     # Connections to the live database (the app servers' persistent ones) end here; each
     # server's next request opens one to the restored database, which then has the name.
-    run(
-        [
-            *psql,
-            "-c",
-            f'ALTER DATABASE "{live}" ALLOW_CONNECTIONS false',
-            "-c",
-            "SELECT count(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity "
-            f"WHERE datname = '{live}' AND pid <> pg_backend_pid()",
-            "-c",
-            f'ALTER DATABASE "{live}" RENAME TO "{replaced}"',
-            "-c",
-            f'ALTER DATABASE "{scratch}" RENAME TO "{live}"',
-            "-c",
-            f'ALTER DATABASE "{replaced}" ALLOW_CONNECTIONS true',
-        ],
-        admin,
-        "the swap",
-    )
+    try:
+        run(
+            [
+                *psql,
+                "-c",
+                f'ALTER DATABASE "{live}" ALLOW_CONNECTIONS false',
+                "-c",
+                "SELECT count(pg_terminate_backend(pid, 5000)) FROM pg_stat_activity "
+                f"WHERE datname = '{live}' AND usename = current_user AND pid <> pg_backend_pid()",
+                "-c",
+                f'ALTER DATABASE "{live}" RENAME TO "{replaced}"',
+                "-c",
+                f'ALTER DATABASE "{scratch}" RENAME TO "{live}"',
+                "-c",
+                f'ALTER DATABASE "{replaced}" ALLOW_CONNECTIONS true',
+            ],
+            admin,
+            "the swap",
+        )
+    except Failed as error:
+        # The live database stays what it was, open again; the scratch copy stays for a look.
+        subprocess.run(
+            [*psql, "-c", f'ALTER DATABASE "{live}" ALLOW_CONNECTIONS true'],
+            env=admin,
+            capture_output=True,
+        )
+        raise Failed(
+            f"{error}. The live database is unchanged; stop what else is connected to it "
+            f"(psql sessions of other roles) and run bin/restore again."
+        ) from None
     say(f"restored; the replaced database is kept as {replaced} (dropdb it when satisfied)")
 
 
