@@ -15,13 +15,12 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import push_url
 
-from lessons.models import Flashcard, Lesson, Question
+from lessons.models import ContentVersion, Flashcard, Lesson, Question
 from lessons.selectors import LessonPage, normalise_worksheet_code
 from lessons.views import page_or_redirect
 from lightmysky.lib.numbers import small_int
 from lightmysky.lib.qr import qr_svg
 from lightmysky.lib.ratelimit import limit_posts, retry_after, too_many_requests
-from lightmysky.lib.versioned import content_version
 from practice import attempts, progress_file, rounds, scheduling, selectors, services, sky
 from practice.attempts import Attempt, BadSubmission
 from practice.forms import (
@@ -72,7 +71,7 @@ def recover_lost_learner(view):
                     "target": "main",
                 }
                 return render(request, "practice/bad_submission.html", context, status=409)
-            services.forget_learner_in_session(request.session)
+            services.learner_session_clear(request.session)
             request.__dict__.pop("learner", None)
             return view(request, *args, **kwargs)
 
@@ -704,7 +703,7 @@ def sky_page(request: HttpRequest, table: bool = False) -> HttpResponse:
     learner = selectors.learner_for_request(request)
     context = {
         "sky": selectors.sky_for(
-            learner=learner, now=timezone.now(), version=content_version(request)
+            learner=learner, now=timezone.now(), version=ContentVersion.for_request(request)
         ),
         "background": sky.background_stars(),
         "width": sky.WIDTH,
