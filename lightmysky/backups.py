@@ -47,12 +47,12 @@ def postgres_env(database: dict, name: str | None = None) -> dict[str, str]:
     """libpq's variables for the site's database (or another on the same server)."""
     env = dict(os.environ)
     for variable, value in {
-        "PGHOST": database["HOST"],
-        "PGPORT": database["PORT"],
-        "PGUSER": database["USER"],
-        "PGPASSWORD": database["PASSWORD"],
+        "PGHOST": database.get("HOST"),
+        "PGPORT": database.get("PORT"),
+        "PGUSER": database.get("USER"),
+        "PGPASSWORD": database.get("PASSWORD"),
         "PGDATABASE": name or database["NAME"],
-        "PGSSLMODE": database["OPTIONS"].get("sslmode", ""),
+        "PGSSLMODE": database.get("OPTIONS", {}).get("sslmode"),
     }.items():
         if value:
             env[variable] = str(value)

@@ -10,7 +10,7 @@ import ipaddress
 import os
 import sys
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
