@@ -6,10 +6,11 @@ and DEBUG is on. See `.env.example` for every variable.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import sys
 from pathlib import Path
-from urllib.parse import unquote, urlsplit
+from urllib.parse import parse_qsl, unquote, urlsplit
 
 import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
@@ -452,3 +453,82 @@ LOGGING = {
         },
     },
 }
+
+# Prometheus metrics at /metrics (lightmysky/metrics.py), answered only to the addresses in these
+# comma-separated networks (others get 404); loopback by default. Behind nginx a visitor's
+# request is judged by the address nginx reports (TRUST_X_FORWARDED_FOR), never by nginx's own.
+METRICS_ALLOWED_CIDRS = env_list("METRICS_ALLOWED_CIDRS", "127.0.0.1/32,::1/128")
+try:
+    METRICS_ALLOWED_NETWORKS = [
+        ipaddress.ip_network(c, strict=False) for c in METRICS_ALLOWED_CIDRS
+    ]
+except ValueError as _error:
+    raise ImproperlyConfigured(
+        f"METRICS_ALLOWED_CIDRS must be comma-separated networks like 10.0.0.0/8: {_error}"
+    ) from None
+# The folder where each worker process keeps its counts, so that /metrics reports the whole
+# server: gunicorn.conf.py makes one at start. Unset (runserver, manage.py), each process counts
+# alone, in memory.
+METRICS_DIR = env_str("METRICS_DIR")
+
+# Where uploads (lesson videos) are kept. Unset, or file://: MEDIA_ROOT on this server's disk,
+# served by nginx (several servers must share that folder: docs/scaling.md). s3://BUCKET/PREFIX:
+# object storage through django-storages (`pip install 'django-storages[s3]'`), with
+# ?endpoint_url=https://… for another S3 service than Amazon's, &region_name=…, and
+# &custom_domain=media.example.org for a CDN or public name in front of the bucket. Videos are
+# linked without signatures (rendered pages are cached), so the bucket (or the CDN) must let
+# anyone read them; boto3 takes its keys from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+MEDIA_STORAGE_URL = env_str("MEDIA_STORAGE_URL")
+_media = urlsplit(MEDIA_STORAGE_URL)
+if _media.scheme == "s3":
+    try:
+        import storages  # noqa: F401
+    except ImportError:
+        raise ImproperlyConfigured(
+            "MEDIA_STORAGE_URL is s3://… but django-storages is not installed: "
+            "/srv/lightmysky/venv/bin/pip install 'django-storages[s3]>=1.14'."
+        ) from None
+    _media_options = dict(parse_qsl(_media.query))
+    if _unknown := set(_media_options) - {"endpoint_url", "region_name", "custom_domain"}:
+        raise ImproperlyConfigured(
+            f"MEDIA_STORAGE_URL: unknown option(s) {sorted(_unknown)}; "
+            "use endpoint_url, region_name or custom_domain."
+        )
+    if not _media.netloc:
+        raise ImproperlyConfigured("MEDIA_STORAGE_URL must name its bucket: s3://BUCKET/PREFIX.")
+    STORAGES["default"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": _media.netloc,
+            "location": _media.path.strip("/"),
+            "querystring_auth": False,
+            "file_overwrite": False,
+        }
+        | _media_options,
+    }
+    # Videos now come from the bucket's origin: the Content Security Policy must allow it.
+    if "custom_domain" in _media_options:
+        _media_origins = [f"https://{_media_options['custom_domain']}"]
+    elif "endpoint_url" in _media_options:
+        _endpoint = urlsplit(_media_options["endpoint_url"])
+        _media_origins = [f"{_endpoint.scheme}://{_endpoint.netloc}"]
+    else:
+        _region = _media_options.get("region_name")
+        _media_origins = [f"https://{_media.netloc}.s3.amazonaws.com"] + (
+            [f"https://{_media.netloc}.s3.{_region}.amazonaws.com"] if _region else []
+        )
+    SECURE_CSP["media-src"] = [*SECURE_CSP["media-src"], *_media_origins]
+elif _media.scheme not in {"", "file"}:
+    raise ImproperlyConfigured(
+        f"MEDIA_STORAGE_URL must be file:// (MEDIA_ROOT on disk) or s3://BUCKET/PREFIX, "
+        f"not {MEDIA_STORAGE_URL!r}."
+    )
+
+# Lesson videos are uploaded in /admin/ only: there a request may carry a real video (a few
+# minutes of 720p is 20 to 60 MB); everywhere else the small MAX_REQUEST_BYTES above holds.
+# A larger video gets a form error saying so; nginx's /admin/ location must allow at least
+# ADMIN_MAX_REQUEST_BYTES (docs/deploy.md, section 6).
+LESSON_VIDEO_MAX_MB = env_int("LESSON_VIDEO_MAX_MB", 200)
+LESSON_VIDEO_MAX_BYTES = LESSON_VIDEO_MAX_MB * 1024 * 1024
+# Twice the video limit, so that a video somewhat too large still reaches the form's message.
+ADMIN_MAX_REQUEST_BYTES = 2 * LESSON_VIDEO_MAX_BYTES

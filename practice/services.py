@@ -13,6 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils.crypto import salted_hmac
 
 from lessons.models import Flashcard, Grade, Lesson, Question
+from lightmysky import metrics
 from practice import progress_file, rounds, scheduling, selectors
 from practice.attempts import Attempt, BadSubmission
 from practice.forms import FlashcardRating, QuestionAnswer
@@ -266,7 +267,10 @@ def _review_record(*, learner: Learner, attempt: str, **fields: Any) -> tuple[Re
     """
     for try_number in (1, 2):
         try:
-            return _review_write(learner=learner, attempt=attempt, **fields)
+            review, created = _review_write(learner=learner, attempt=attempt, **fields)
+            if created:
+                transaction.on_commit(metrics.answer_recorded)
+            return review, created
         except IntegrityError:
             existing = Review.objects.filter(learner=learner, attempt=attempt).first()
             if existing is not None:

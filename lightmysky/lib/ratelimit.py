@@ -66,6 +66,9 @@ def retry_after(request: HttpRequest, scope: str) -> int | None:
     counts = counters_increment(keys=list(budgets), window_end=window_end)
     if all(counts.get(key, 0) <= allowed for key, allowed in budgets.items()):
         return None
+    from lightmysky.metrics import rate_limit_refused
+
+    rate_limit_refused(scope)
     return max(1, math.ceil(window_end - now))
 
 
