@@ -8,7 +8,7 @@ from functools import partial
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -73,14 +73,34 @@ def readable(text: str) -> list[str]:
     return [line for line in text.splitlines(keepends=True) if not line.startswith(UNREAD_LINES)]
 
 
+class NoSuchRevision(Exception):
+    """The address names no revision this editor may see; the message says which part."""
+
+
 def _lesson_and_revision(model_admin, request: HttpRequest, pk: int, revision_pk: int):
     lesson = model_admin.get_object(request, str(pk))
     if lesson is None or not model_admin.has_view_permission(request, lesson):
-        raise Http404("No such lesson.")
+        raise NoSuchRevision("There is no such lesson.")
     revision = lesson.revisions.select_related("author").filter(pk=revision_pk).first()
     if revision is None:
-        raise Http404("This lesson has no such revision (it may have been pruned).")
+        raise NoSuchRevision(
+            "This lesson has no such revision: it may be another lesson's, or one of the "
+            "oldest, which are pruned."
+        )
     return lesson, revision
+
+
+def _not_found(model_admin, request: HttpRequest, error: NoSuchRevision) -> HttpResponse:
+    # Rendered here rather than raised as Http404: the site's 404 handler would send an admin
+    # address back and forth between its forms with and without a trailing slash.
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "title": "No such revision",
+        "error": str(error),
+    }
+    return TemplateResponse(
+        request, "admin/lessons/lesson/revision_missing.html", context, status=404
+    )
 
 
 def _context(model_admin, request: HttpRequest, lesson: Lesson, title: str) -> dict:
@@ -95,7 +115,10 @@ def _context(model_admin, request: HttpRequest, lesson: Lesson, title: str) -> d
 
 def diff_view(model_admin, request: HttpRequest, pk: int, revision_pk: int) -> HttpResponse:
     """What changed between this revision and an earlier one (by default, the one before)."""
-    lesson, revision = _lesson_and_revision(model_admin, request, pk, revision_pk)
+    try:
+        lesson, revision = _lesson_and_revision(model_admin, request, pk, revision_pk)
+    except NoSuchRevision as error:
+        return _not_found(model_admin, request, error)
     others = list(lesson.revisions.select_related("author").exclude(pk=revision.pk))
     older = [r for r in others if (r.created_at, r.pk) < (revision.created_at, revision.pk)]
     status = 200
@@ -107,7 +130,7 @@ def diff_view(model_admin, request: HttpRequest, pk: int, revision_pk: int) -> H
             status = 400
     context = _context(model_admin, request, lesson, f"Changes to “{lesson.title}”")
     if status == 400:
-        context["error"] = "That revision is not one of this lesson's: pick one from the list."
+        context["error"] = "That is not a revision of this lesson: pick one from the list."
         against = older[0] if older else None
     first, second = revision, against
     if against is not None and (against.created_at, against.pk) < (
@@ -136,7 +159,10 @@ def diff_view(model_admin, request: HttpRequest, pk: int, revision_pk: int) -> H
 def restore_view(model_admin, request: HttpRequest, pk: int, revision_pk: int) -> HttpResponse:
     """Show what restoring a revision changes and every problem an import would meet; on
     POST, restore it through the import with the editor's answers to what it asks."""
-    lesson, revision = _lesson_and_revision(model_admin, request, pk, revision_pk)
+    try:
+        lesson, revision = _lesson_and_revision(model_admin, request, pk, revision_pk)
+    except NoSuchRevision as error:
+        return _not_found(model_admin, request, error)
     if not model_admin.has_change_permission(request, lesson):
         raise PermissionDenied
     when = timezone.localtime(revision.created_at)
