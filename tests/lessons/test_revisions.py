@@ -10,9 +10,16 @@ from django.core.management import call_command
 from django.test import Client
 
 from lessons.models import Lesson, LessonRevision
-from practice.models import Learner, Review
+from practice.models import Learner, Memory, Review
 from tests.factories import make_lesson, make_question
-from tests.lessons.test_admin import admin_client, change_page_data, editor  # noqa: F401
+from tests.lessons.test_admin import (  # noqa: F401
+    admin_client,
+    change_page_data,
+    editor,
+    move_right_answer,
+    question_page_data,
+)
+from tests.practice.helpers import answer
 
 
 def retitle(admin_client, lesson: Lesson, title: str):  # noqa: F811
@@ -187,3 +194,23 @@ def test_revisions_are_capped_per_lesson(admin_client, demo, monkeypatch):  # no
     kept = list(demo.revisions.values_list("text", flat=True))
     assert len(kept) == 3
     assert 'title: "Title 4"' in kept[0] and 'title: "Title 2"' in kept[2]
+
+
+def test_a_restore_that_changes_a_right_answer_asks_about_learners_memory(admin_client, demo):  # noqa: F811
+    answer(Client(), demo, right=True)  # one learner remembers question 1
+    question = demo.questions.get(position=1)
+    right_before = question.correct_ids
+    imported = demo.revisions.get()
+    data = question_page_data(admin_client, question)
+    move_right_answer(data, question)
+    page = f"/admin/lessons/question/{question.pk}/change/"
+    assert admin_client.post(page, data | {"_memory": "keep"}).status_code == 302
+    assert demo.revisions.count() == 2
+
+    url = f"/admin/lessons/lesson/{demo.pk}/revisions/{imported.pk}/restore/"
+    html = admin_client.get(url).content.decode()
+    assert "question 1: the right answer changed" in html and 'name="keep_memories"' in html
+    assert admin_client.post(url, {"keep_memories": "yes"}).status_code == 302
+    question.refresh_from_db()
+    assert question.correct_ids == right_before
+    assert Memory.objects.filter(question=question).count() == 1
