@@ -55,7 +55,8 @@ ANSWER_CHANGE_NOTE = (
 )
 ANALYTICS_NOTE = (
     "Only evidence counts: each learner's first answer to a question given on this site, never "
-    "a retry after the answer was shown, nor answers imported from a progress file. "
+    "a retry after the answer was shown, nor answers imported from a progress file, nor staff "
+    "previews (answers by a signed-in editor, or to a draft). "
     "Discrimination runs from -1 to 1: how much better the learners who got this question "
     "right did on the lesson's other questions (above 0.2 is good; below 0, check the key). "
     "Plain-word flags appear once a question has 20 learners."
@@ -733,6 +734,19 @@ class QuestionAdmin(AsksBeforeLosingLearnerData):
         services.lesson_revision_record(
             lesson=obj.lesson, source=LessonRevision.Source.ADMIN, author_id=request.user.pk
         )
+
+    def delete_model(self, request, obj) -> None:
+        self.delete_queryset(request, Question.objects.filter(pk=obj.pk))
+
+    def delete_queryset(self, request, queryset) -> None:
+        lessons = list(Lesson.objects.filter(questions__in=queryset).distinct())
+        for lesson in lessons:
+            services.lesson_revision_before_change(lesson=lesson)
+        super().delete_queryset(request, queryset)
+        for lesson in lessons:
+            services.lesson_revision_record(
+                lesson=lesson, source=LessonRevision.Source.ADMIN, author_id=request.user.pk
+            )
 
 
 def warning_list(rows: Iterable[tuple[str, str]]) -> str:

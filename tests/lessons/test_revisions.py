@@ -214,3 +214,24 @@ def test_a_restore_that_changes_a_right_answer_asks_about_learners_memory(admin_
     question.refresh_from_db()
     assert question.correct_ids == right_before
     assert Memory.objects.filter(question=question).count() == 1
+
+
+def test_an_upload_in_the_admin_and_a_question_deleted_there_keep_revisions(admin_client, db):  # noqa: F811
+    from lessons.files import lesson_to_markdown
+
+    lesson = make_lesson(status=Lesson.Status.DRAFT, questions=3)
+    text = lesson_to_markdown(lesson).replace("Look up", "Look up, slowly")
+    applied = admin_client.post(
+        "/admin/lessons/lesson/upload/", {"name": "l.md", "text": text, "apply": "yes"}
+    )
+    assert applied.status_code == 302
+    uploaded = lesson.revisions.first()
+    assert (uploaded.source, uploaded.author.username) == ("import", "ada")
+    assert "Look up, slowly" in uploaded.text
+
+    third = lesson.questions.get(position=3)
+    url = f"/admin/lessons/question/{third.pk}/delete/"
+    assert admin_client.post(url, {"post": "yes"}).status_code == 302
+    latest = lesson.revisions.first()
+    assert latest.source == "admin" and "::: question 3" not in latest.text
+    assert "::: question 3" in uploaded.text
