@@ -4,6 +4,7 @@ and a restore that goes through an import's checks (lessons_load), never around 
 from __future__ import annotations
 
 import difflib
+import re
 from functools import partial
 
 from django.contrib import messages
@@ -22,6 +23,7 @@ from practice.models import Memory
 
 # The fingerprint line changes with every revision; it says nothing an editor can read.
 UNREAD_LINES = ("revision: ",)
+HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)")
 
 
 def urls(model_admin) -> list:
@@ -60,17 +62,35 @@ def history_rows(lesson: Lesson) -> list[dict]:
 
 
 def diff_lines(before: str, after: str) -> list[tuple[str, str]]:
-    """A unified diff of two lesson files as (kind, line) pairs: add, del, hunk or same."""
-    lines = [
-        line
-        for line in difflib.unified_diff(readable(before), readable(after), "before", "after", n=2)
-    ][2:]  # the two file-name lines
+    """A unified diff of two lesson files as (kind, line) pairs: add, del, same, or hunk, a
+    header that says at which line of the newer file the hunk's first change is."""
+    lines = list(difflib.unified_diff(readable(before), readable(after), n=2))[2:]
     kinds = {"+": "add", "-": "del", "@": "hunk"}
-    return [(kinds.get(line[:1], "same"), line) for line in lines]
+    result: list[tuple[str, str]] = []
+    header, line_number = None, 0
+    for line in lines:
+        kind = kinds.get(line[:1], "same")
+        if kind == "hunk":
+            match = HUNK.match(line)
+            line_number = int(match[1]) if match else 0
+            header = len(result)
+            result.append((kind, line))
+            continue
+        if kind != "same" and header is not None:
+            result[header] = ("hunk", f"At line {line_number}:\n")
+            header = None
+        if kind != "del":
+            line_number += 1
+        result.append((kind, line))
+    return result
 
 
 def readable(text: str) -> list[str]:
-    return [line for line in text.splitlines(keepends=True) if not line.startswith(UNREAD_LINES)]
+    """The file's lines, the fingerprint's blanked out (so line numbers stay the file's)."""
+    return [
+        line.split(":")[0] + ": …\n" if line.startswith(UNREAD_LINES) else line
+        for line in text.splitlines(keepends=True)
+    ]
 
 
 class NoSuchRevision(Exception):

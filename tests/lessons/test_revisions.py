@@ -90,7 +90,8 @@ def test_the_history_lists_revisions_and_the_diff_reads_line_by_line(admin_clien
     html = page.content.decode()
     assert f'<span class="diff-del">-title: &quot;{old_title}&quot;\n</span>' in html
     assert '<span class="diff-add">+title: &quot;Many Devices, One Model&quot;\n</span>' in html
-    assert "revision: " not in html  # the fingerprint line is left out
+    assert '<span class="diff-hunk">At line 4:\n</span>' in html  # the title is on line 4
+    assert "+revision: " not in html  # the fingerprint line changes, but says nothing
     # Any two revisions, either way round: the older one is always "before".
     both_ways = admin_client.get(
         f"/admin/lessons/lesson/{demo.pk}/revisions/{older.pk}/", {"against": newer.pk}
