@@ -9,6 +9,7 @@ from collections import defaultdict, deque
 from collections.abc import Iterable
 from typing import TYPE_CHECKING, NamedTuple, TypedDict, cast
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import (
     FileExtensionValidator,
@@ -20,6 +21,7 @@ from django.db import models
 from django.db.models import Count, Exists, OuterRef, Q, QuerySet
 from django.http import HttpRequest
 from django.urls import reverse
+from django.utils import timezone
 
 from lightmysky.lib.http import SiteRequest
 
@@ -514,6 +516,47 @@ class Flashcard(models.Model):
         return self.front[:60]
 
 
+class LessonRevision(models.Model):
+    """The lesson as its lesson file after an admin save, an import or a restore: what its
+    History diffs and restores. The newest KEPT_PER_LESSON of a lesson are kept."""
+
+    class Source(models.TextChoices):
+        ADMIN = "admin", "Saved in the admin"
+        IMPORT = "import", "Imported from a lesson file"
+        RESTORE = "restore", "Restored from an earlier revision"
+        EARLIER = "earlier", "As it was before its history was kept"
+
+    KEPT_PER_LESSON = 100
+
+    lesson = models.ForeignKey(Lesson, on_delete=models.CASCADE, related_name="revisions")
+    created_at = models.DateTimeField(default=timezone.now)
+    # None for an import from the command line (and for the state before history was kept).
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    source = models.CharField(max_length=8, choices=Source)
+    note = models.CharField(max_length=200, blank=True)
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["lesson", "-created_at"], name="revision_lesson_time")]
+
+    def __str__(self) -> str:
+        return f"{self.lesson_id} at {self.created_at:%Y-%m-%d %H:%M:%S}"
+
+    @property
+    def by(self) -> str:
+        """Who made it, in words: the editor, or how it came."""
+        if self.author is not None:
+            return self.author.get_username()
+        return "the command line" if self.source == self.Source.IMPORT else "-"
+
+
 class ProblemReport(models.Model):
     """ "Spotted a problem on this page? Tell us": a learner's note for the editors."""
 
@@ -530,13 +573,15 @@ class ProblemReport(models.Model):
         FIXED = "fixed", "Fixed"
         DISMISSED = "dismissed", "Dismissed"
 
-    # new → accepted → fixed or dismissed (a new report may also be dismissed straight away)
+    # new → accepted → fixed or dismissed (a new report may be fixed or dismissed straight
+    # away); a fixed or dismissed report is reopened as accepted.
     MOVES = {
-        Status.NEW: {Status.ACCEPTED, Status.DISMISSED},
+        Status.NEW: {Status.ACCEPTED, Status.FIXED, Status.DISMISSED},
         Status.ACCEPTED: {Status.FIXED, Status.DISMISSED},
-        Status.FIXED: set(),
-        Status.DISMISSED: set(),
+        Status.FIXED: {Status.ACCEPTED},
+        Status.DISMISSED: {Status.ACCEPTED},
     }
+    OPEN = (Status.NEW, Status.ACCEPTED)
 
     lesson = models.ForeignKey(Lesson, on_delete=models.CASCADE, related_name="reports")
     question = models.ForeignKey(
@@ -545,6 +590,22 @@ class ProblemReport(models.Model):
     kind = models.CharField(max_length=20, choices=Kind.choices)
     message = models.TextField(max_length=2000)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.NEW)
+    assigned_to = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        limit_choices_to={"is_staff": True},
+        related_name="assigned_reports",
+        verbose_name="assigned to",
+    )
+    resolution_note = models.TextField(
+        blank=True,
+        default="",
+        db_default="",
+        help_text="What was done about it, or why it was dismissed: for the next editor who "
+        "reads the report.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -557,6 +618,10 @@ class ProblemReport(models.Model):
 
     def can_move_to(self, status: str) -> bool:
         return status in self.MOVES[self.Status(self.status)]
+
+    @property
+    def is_open(self) -> bool:
+        return self.status in self.OPEN
 
 
 class ContentVersion(models.Model):

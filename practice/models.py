@@ -178,6 +178,9 @@ class Round(models.Model):
 class ReviewOrigin(models.TextChoices):
     ANSWERED = "answered", "Answered on this site"
     IMPORTED = "imported", "Imported from a progress file"
+    # Answered by a signed-in staff user, or on a draft (which only staff can open): scheduled
+    # for that browser like any answer, never counted in the editors' analytics.
+    PREVIEW = "preview", "A staff preview"
 
 
 class AnswerKind(models.TextChoices):
@@ -203,8 +206,8 @@ class Review(LearnerItem):
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
     answer = models.CharField(max_length=32, blank=True)
     correct = models.BooleanField(null=True, blank=True)
-    # Imported reviews come from a file anyone can write: they schedule the learner's own items
-    # but are left out of the editors' statistics.
+    # Imported reviews come from a file anyone can write, previews from the editors themselves:
+    # they schedule the learner's own items but are left out of the editors' statistics.
     origin = models.CharField(
         max_length=8,
         choices=ReviewOrigin,

@@ -587,8 +587,8 @@ def progress_summary(*, learner: Learner) -> ProgressSummary:
 def question_stats() -> dict:
     """Annotations for a Question queryset: how learners do on each question, in SQL.
 
-    Only answers given on this site count (never imported ones, nor a round's retry after the
-    right answer was shown), and each figure reads one range
+    Only learners' answers given on this site count (never imported ones or staff previews, nor
+    a round's retry after the right answer was shown), and each figure reads one range
     of one index (see Review.answer_kind), whatever the number of reviews. attempts: every graded
     answer; learners: learners who answered it; right_first_share: the share of them whose first
     answer was right; lapses: wrong answers given right after a right one (a learned question

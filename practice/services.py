@@ -109,6 +109,7 @@ def round_answer(
     questions: list[Question],
     answer: QuestionAnswer,
     now: datetime,
+    preview: bool = False,
 ) -> tuple[Review, rounds.RoundProgress]:
     """Answer the current question of a practice round: load the round, refuse an answer to
     a step that is not the current one, record it, and finish the round after its last answer.
@@ -149,6 +150,7 @@ def round_answer(
         guessed=answer.guessed,
         # The second pass asks again what was missed after the right answer was shown.
         practice=progress.step >= len(progress.questions),
+        preview=preview,
     )
     if created:
         progress.reviews.append(review)
@@ -170,6 +172,7 @@ def review_answer(
     attempt: Attempt,
     answer: QuestionAnswer | FlashcardRating,
     now: datetime,
+    preview: bool = False,
 ) -> tuple[Review, bool]:
     """Answer a question or rate a flashcard shown on its own (the review queue, the flashcards
     page): one review per item shown, practice logged but not scheduled."""
@@ -180,6 +183,7 @@ def review_answer(
         "now": now,
         "shown_at": attempt.shown_at,
         "practice": attempt.practice,
+        "preview": preview,
     }
     if isinstance(answer, QuestionAnswer):
         return question_answer(
@@ -202,10 +206,13 @@ def question_answer(
     shown_at: datetime | None = None,
     guessed: bool = False,
     practice: bool = False,
+    preview: bool = False,
 ) -> tuple[Review, bool]:
     """Schedule a graded answer (Question.grade) and log the review.
 
-    A `practice` answer (given after the right one was shown) is logged but not scheduled.
+    A `practice` answer (given after the right one was shown) is logged but not scheduled. A
+    `preview` (staff, or a draft) is logged and scheduled, with the origin that keeps it out
+    of the editors' analytics.
 
     `shown_at`, when the form was shown outside a round: if the learner has reviewed the item
     since (in another tab, or before a reload), this answer is the same sitting's and records
@@ -226,6 +233,7 @@ def question_answer(
         round_step=round_step,
         finishes_round=finishes_round,
         shown_at=shown_at,
+        preview=preview,
     )
 
 
@@ -239,6 +247,7 @@ def flashcard_rate(
     now: datetime,
     shown_at: datetime | None = None,
     practice: bool = False,
+    preview: bool = False,
 ) -> tuple[Review, bool]:
     """Schedule a flashcard by the learner's own rating (Again, Hard, Good or Easy); one rating
     per card shown, and practice logged but not scheduled, as for `question_answer`."""
@@ -254,6 +263,7 @@ def flashcard_rate(
         now=now,
         shown_at=shown_at,
         practice=practice,
+        preview=preview,
     )
 
 
@@ -300,6 +310,7 @@ def _review_write(
     finishes_round: bool = False,
     shown_at: datetime | None = None,
     practice: bool = False,
+    preview: bool = False,
 ) -> tuple[Review, bool]:
     memory = (
         Memory.objects.select_for_update()
@@ -331,6 +342,7 @@ def _review_write(
         correct=correct,
         answer_kind=Review.Kind.LATER if practice else _answer_kind(memory, rating),
         practice=practice,
+        origin=Review.Origin.PREVIEW if preview else Review.Origin.ANSWERED,
     )
     if not practice:
         new_state = scheduling.review(memory.memory_state if memory else None, rating, now)

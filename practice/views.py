@@ -88,6 +88,12 @@ def _learner_or_create(request: HttpRequest, now) -> Learner:
     return learner
 
 
+def _is_preview(request: HttpRequest, lesson: Lesson) -> bool:
+    """A staff user's answer, or any answer to a draft (only staff can open one): recorded as
+    a preview, so the editors' analytics never count it."""
+    return not lesson.is_published or request.user.is_staff
+
+
 def _page_or_partial(request: HttpRequest, template: str, partial: str) -> str:
     """The fragment for htmx swaps; the whole page otherwise, also when htmx restores history."""
     if request.htmx and not request.htmx.history_restore_request:
@@ -295,7 +301,11 @@ def _missed_practice_answer(
         return bad_submission(request, str(error), back_url=url, target="practice-card")
     now = timezone.now()
     review, _ = services.review_answer(
-        learner=_learner_or_create(request, now), attempt=attempt, answer=answer, now=now
+        learner=_learner_or_create(request, now),
+        attempt=attempt,
+        answer=answer,
+        now=now,
+        preview=_is_preview(request, lesson),
     )
     target = f"{url}?missed=1&n={number}&reviewed={review.pk}"
     if not request.htmx:
@@ -353,6 +363,7 @@ def _practice_answer(request: HttpRequest, page: LessonPage) -> HttpResponse:
             questions=questions,
             answer=answer,
             now=now,
+            preview=_is_preview(request, lesson),
         )
     except BadSubmission as error:
         return bad_submission(request, str(error), back_url=practice_url, target="practice-card")
@@ -404,7 +415,11 @@ def flashcards(
             return bad_submission(request, str(error), back_url=url, target="flashcard-card")
         now = timezone.now()
         services.review_answer(
-            learner=_learner_or_create(request, now), attempt=attempt, answer=rating, now=now
+            learner=_learner_or_create(request, now),
+            attempt=attempt,
+            answer=rating,
+            now=now,
+            preview=_is_preview(request, lesson),
         )
         if attempt.practice and card in again:  # shown again at the end of the set
             position = len(cards) + again.index(card)
@@ -642,7 +657,11 @@ def _review_answer(request: HttpRequest, now) -> HttpResponse:
         return bad_submission(request, str(error), back_url="/review", target="review-card")
 
     review, created = services.review_answer(
-        learner=_learner_or_create(request, now), attempt=attempt, answer=answer, now=now
+        learner=_learner_or_create(request, now),
+        attempt=attempt,
+        answer=answer,
+        now=now,
+        preview=request.user.is_staff,  # the review queue holds published lessons only
     )
     batch, item = _review_batch(request, now), [attempt.kind, attempt.item_id]
     if attempt.practice:
@@ -865,5 +884,6 @@ def worksheet_answers(
             attempt=f"paper:{attempt.nonce}:{question.position}",
             duration_ms=None,
             now=now,
+            preview=_is_preview(request, lesson),
         )
     return redirect(f"{url}?done={attempt.nonce}")
