@@ -123,16 +123,24 @@ def server_error(request: HttpRequest) -> HttpResponse:
     return defaults.server_error(request)
 
 
+def routed(path: str) -> bool:
+    try:
+        resolve(path)
+    except Resolver404:
+        return False
+    return True
+
+
 def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    """The site's 404 page; an address with a stray trailing slash goes to the one without."""
+    """The site's 404 page; an address with a stray trailing slash goes to the one without.
+
+    Only when no view took the address: a view that raised the 404 itself (the admin's change
+    page of a missing object) is answered here, or the admin would add the slash back forever.
+    """
     path = request.path
-    if len(path) > 1 and path.endswith("/") and not path.startswith("//"):
+    if len(path) > 1 and path.endswith("/") and not path.startswith("//") and not routed(path):
         target = path.rstrip("/")
-        try:
-            resolve(target)
-        except Resolver404:
-            pass
-        else:
+        if routed(target):
             if query := request.META.get("QUERY_STRING"):
                 target += "?" + query
             return HttpResponsePermanentRedirect(target)
