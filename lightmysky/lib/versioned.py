@@ -30,3 +30,25 @@ def versioned[T](name: str, version: int, build: Callable[[], T]) -> T:
         value = build()
         caches["pages"].set(key, value, LIFETIME)
     return value
+
+
+_in_process: dict[str, tuple[str, object]] = {}
+
+
+def versioned_in_process[T](name: str, version: int, build: Callable[[], T]) -> T:
+    """Like `versioned`, for values too large to unpickle from the cache on every request (the
+    sky's map of a whole catalogue): the value stays in this process's memory, and the shared
+    cache holds only a token naming the build, so clearing the cache or a new version rebuilds
+    it. One value per name is kept."""
+    import uuid
+
+    key = f"v{version}:{name}:token"
+    token = caches["pages"].get(key)
+    held = _in_process.get(name)
+    if token is not None and held is not None and held[0] == token:
+        return held[1]  # type: ignore[return-value]
+    value = build()
+    token = uuid.uuid4().hex
+    caches["pages"].set(key, token, LIFETIME)
+    _in_process[name] = (token, value)
+    return value
