@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
@@ -12,6 +13,7 @@ from django.db.models import Avg, Case, Count, FloatField, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest
 from django.utils.html import format_html_join
+from django.utils.safestring import SafeString, mark_safe
 
 from lessons.models import Flashcard, Lesson, Question
 from lessons.selectors import items_of
@@ -342,6 +344,7 @@ class SkyView(StarCounts):
     links: list[tuple[float, float, float, float]]
     forecast: list[tuple[datetime, int]]
     subjects: list[SubjectInSky] = field(default_factory=list)
+    region_names: list[tuple[list[str], sky.Region]] = field(default_factory=list)
     # A large catalogue's lessons not started are not drawn one by one (see NAMED_OUTLINES_UP_TO)
     summarised: bool = False
 
@@ -409,6 +412,16 @@ def _star(kind: str, pk: int, key: str, number: int, title: str, memories: dict,
     return Star(kind, number, key, label, state, ever_lit=ever_lit)
 
 
+@functools.cache
+def background_svg() -> str:
+    """The sky's faint decorative stars as SVG, built once: the same on every page and visit."""
+    return format_html_join(
+        "",
+        '<circle cx="{}" cy="{}" r="{}" opacity="{}"/>',
+        sky.background_stars(),
+    )
+
+
 # A catalogue up to this many published lessons draws every lesson not started as a named
 # outline that links to it; a larger one draws them as one faint path per subject, and names
 # them in the table (/sky/table), one subject a page. The whole sky has room for about this many
@@ -423,7 +436,7 @@ class SubjectPlace:
     name: str
     region: sky.Region
     lesson_ids: list[int]  # published, in the catalogue's order
-    outlines: str  # SVG path data: one small ring per lesson
+    outlines: SafeString  # SVG path data: one small ring per lesson
 
 
 @dataclass(frozen=True)
@@ -454,16 +467,27 @@ class SkyMap:
         return [(subject.name, subject.region) for subject in self.subjects]
 
     @property
+    def region_names(self) -> list[tuple[list[str], sky.Region]]:
+        """Each region's name in lines that fit its width (9 units a character at its font)."""
+        return [
+            (wrap_words(subject.name, max(4, int(subject.region.width // 9))), subject.region)
+            for subject in self.subjects
+        ]
+
+    @property
     def items(self) -> list[tuple]:
         return [item for entry in self.lessons for item in self.items_by_lesson[entry["pk"]]]
 
 
-def _outlines(centres: list[tuple[float, float]]) -> str:
-    """One small ring per lesson as a single path: a move and two arcs each."""
+def _outlines(centres: list[tuple[float, float]]) -> SafeString:
+    """One small ring per lesson as a single path: a move and two arcs each. Numbers alone, so
+    safe as they are: escaping a large catalogue's path on every request would cost more than
+    the rest of the page."""
     r = OUTLINE_RADIUS
-    return "".join(
+    path = "".join(
         f"M{x - r:.0f} {y:.0f}a{r} {r} 0 1 0 {2 * r} 0a{r} {r} 0 1 0 -{2 * r} 0" for x, y in centres
     )
+    return mark_safe(path)
 
 
 def sky_map(version: int) -> SkyMap:
@@ -478,10 +502,13 @@ def sky_map(version: int) -> SkyMap:
             items_by_lesson[item[0]].append(item)
         subjects = {lesson.subject.slug: lesson.subject.name for lesson in lessons}
         bands = sky.regions(list(subjects))
+        named = len(lessons) <= NAMED_OUTLINES_UP_TO
         placed_lessons, places, centre_of = [], [], {}
         for slug, band in bands.items():
             in_band = [lesson for lesson in lessons if lesson.subject.slug == slug]
-            centres = sky.constellation_centres(band, [lesson.public_id for lesson in in_band])
+            centres = sky.constellation_centres(
+                band, [lesson.public_id for lesson in in_band], named=named
+            )
             for lesson in in_band:
                 x, y = centres[lesson.public_id]
                 centre_of[lesson.pk] = (x, y)
@@ -601,6 +628,7 @@ def sky_for(*, learner: Learner | None, now: datetime, version: int) -> SkyView:
     return SkyView(
         constellations=constellations,
         regions=layout.regions,
+        region_names=layout.region_names,
         links=links,
         forecast=sky.forecast(dues, now),
         subjects=[

@@ -708,7 +708,7 @@ def sky_page(request: HttpRequest, table: bool = False) -> HttpResponse:
         return _sky_table(request, sky_view, version)
     context = {
         "sky": sky_view,
-        "background": sky.background_stars(),
+        "background": selectors.background_svg(),
         "width": sky.WIDTH,
         "height": sky.HEIGHT,
     }

@@ -17,8 +17,8 @@ from practice.models import LEARNER_PK_SESSION_KEY, LEARNER_SESSION_KEY, Learner
 
 QUESTIONS = 8
 CHOICES = [
-    {"text": "Right", "correct": True, "explanation": ""},
-    {"text": "Wrong", "correct": False, "explanation": "Because."},
+    {"id": "c1", "text": "Right", "correct": True, "explanation": ""},
+    {"id": "c2", "text": "Wrong", "correct": False, "explanation": "Because."},
 ]
 
 
@@ -96,7 +96,7 @@ def learner_with(questions: list[Question], now: datetime) -> Learner:
                 attempt=f"catalogue-{question.pk}",
                 rating=1 if turn == 3 else 3,
                 reviewed_at=now - timedelta(days=2),
-                answer="A",
+                answer="c1" if turn != 3 else "c2",
                 correct=turn != 3,
             )
         )

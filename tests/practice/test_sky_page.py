@@ -24,7 +24,8 @@ def seed_stars(lesson) -> int:
 
 
 def whole_sky(html: str) -> str:
-    """The wide screens' canvas alone (the phone cards repeat the started stars, hidden)."""
+    """The wide screens' canvas alone, where every star is drawn (the phone cards show them
+    through <use>)."""
     return html[html.index('<figure class="sky-figure">') : html.index("</figure>")]
 
 
