@@ -12,7 +12,7 @@ from django.db import models
 from django.db.models import Avg, Case, Count, FloatField, OuterRef, Q, Subquery, When
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest
-from django.utils.html import format_html_join
+from django.utils.html import escape, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from lessons.models import Flashcard, Lesson, Question
@@ -262,14 +262,16 @@ class Constellation(StarCounts):
     y: float = 0.0
 
     @property
-    def stars_svg(self) -> str:
-        """The stars as SVG circles. Built with format_html_join rather than a template loop:
-        a sky of 10,000 stars renders about ten times faster this way."""
-        return format_html_join(
-            "",
-            '<circle class="{}" cx="{}" cy="{}" r="{}" opacity="{}" role="img"><title>{}</title>'
-            "</circle>",
-            ((s.css_class, s.x, s.y, s.radius, s.opacity, s.label) for s in self.stars),
+    def stars_svg(self) -> SafeString:
+        """The stars as SVG circles, built in Python rather than with a template loop (about ten
+        times faster for a large sky). Only the label is text from outside (a lesson's title),
+        so only it is escaped: escaping the numbers too took half the time."""
+        return mark_safe(
+            "".join(
+                f'<circle class="{s.css_class}" cx="{s.x}" cy="{s.y}" r="{s.radius}" '
+                f'opacity="{s.opacity}" role="img"><title>{escape(s.label)}</title></circle>'
+                for s in self.stars
+            )
         )
 
     @property

@@ -11,7 +11,7 @@ from datetime import datetime, timedelta
 from django.contrib.sessions.backends.db import SessionStore
 from django.db import transaction
 
-from lessons.models import Area, Lesson, Question, Subject
+from lessons.models import Area, ContentVersion, Lesson, Question, Subject
 from practice import sky
 from practice.models import LEARNER_PK_SESSION_KEY, LEARNER_SESSION_KEY, Learner, Memory, Review
 
@@ -66,6 +66,7 @@ def add_lessons(count: int, *, subjects: int = 10, offset: int = 0) -> list[Less
             for lesson in lessons
             for position in range(1, QUESTIONS + 1)
         )
+        ContentVersion.bump()  # bulk inserts send no signals: say the content changed
     return lessons
 
 
