@@ -7,7 +7,7 @@ import secrets
 import string
 from collections import defaultdict, deque
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypedDict, cast
 
 from django.core.exceptions import ValidationError
 from django.core.validators import (
@@ -17,9 +17,14 @@ from django.core.validators import (
     RegexValidator,
 )
 from django.db import models
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.http import HttpRequest
 from django.urls import reverse
 
+from lightmysky.lib.http import SiteRequest
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
 from lightmysky.lib.markdown import render_markdown
 
 PUBLIC_ID_ALPHABET = string.ascii_letters + string.digits + "_-"
@@ -70,6 +75,14 @@ class Area(models.Model):
         return f"{self.subject.name} · {self.name}"
 
 
+class NeighbourFlags(TypedDict):
+    """How a neighbour relates to the lesson whose neighbours they are."""
+
+    is_needed_first: bool
+    is_opened_up: bool
+    is_connection: bool
+
+
 class LessonQuerySet(models.QuerySet["Lesson"]):
     def published(self) -> LessonQuerySet:
         return self.filter(status=Lesson.Status.PUBLISHED)
@@ -87,7 +100,7 @@ class LessonQuerySet(models.QuerySet["Lesson"]):
             "area__position", "area__name", "area_id", "title",
         )  # fmt: skip
 
-    def neighbours_of(self, lesson: Lesson) -> LessonQuerySet:
+    def neighbours_of(self, lesson: Lesson) -> QuerySet[WithAnnotations[Lesson, NeighbourFlags]]:
         """The lesson's published neighbours in one query, each flagged by how it relates."""
         needs_first = Lesson.needs_first.through.objects
         connections = Lesson.connections.through.objects
@@ -114,6 +127,9 @@ class Lesson(models.Model):
     class Status(models.TextChoices):
         DRAFT = "draft", "Draft"
         PUBLISHED = "published", "Published"
+
+    # Annotated by LessonQuerySet.for_page().
+    question_count: int
 
     public_id = models.CharField(
         "public id",
@@ -447,7 +463,9 @@ def with_choice_ids(choices: list[dict]) -> list[dict]:
     for choice in choices:
         choice_id = choice.get("id")
         if not choice_id or choice_id in seen:
-            choice = choice | {"id": new_choice_id(seen | {c.get("id") for c in choices})}
+            choice = choice | {
+                "id": new_choice_id(seen | {c["id"] for c in choices if c.get("id")})
+            }
         seen.add(choice["id"])
         result.append(choice)
     return result
@@ -557,6 +575,16 @@ class ContentVersion(models.Model):
     def current(cls) -> int:
         row = cls.objects.filter(pk=1).values_list("number", flat=True).first()
         return row if row is not None else 0
+
+    @classmethod
+    def for_request(cls, request: HttpRequest | None = None) -> int:
+        """The version, read once per request (one small query)."""
+        if request is None:
+            return cls.current()
+        site_request = cast(SiteRequest, request)
+        if not hasattr(site_request, "content_version"):
+            site_request.content_version = cls.current()
+        return site_request.content_version
 
     @classmethod
     def bump(cls) -> None:

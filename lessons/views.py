@@ -10,7 +10,7 @@ from django.views.decorators.vary import vary_on_cookie
 
 from lessons import services
 from lessons.forms import ReportForm
-from lessons.models import Lesson, Subject
+from lessons.models import ContentVersion, Lesson, Subject
 from lessons.selectors import (
     LessonPage,
     lesson_page,
@@ -23,16 +23,18 @@ from lightmysky.lib.negotiation import (
     vary_on_accept,
     wants_markdown,
 )
-from lightmysky.lib.pagecache import cache_for_visitors
+from lightmysky.lib.pagecache import cache_for_visitors_by
 from lightmysky.lib.qr import qr_svg_cached
 from lightmysky.lib.ratelimit import limit_posts
-from lightmysky.lib.versioned import content_version
 from practice import selectors
+
+# Pages every visitor without a session shares, until an editor changes the content.
+cache_for_visitors = cache_for_visitors_by(ContentVersion.for_request)
 
 
 def visible_page_or_404(request: HttpRequest, public_id: str) -> LessonPage:
     """The lesson's cached page data if this visitor may see it: drafts only for staff."""
-    page = lesson_page(public_id, content_version(request))
+    page = lesson_page(public_id, ContentVersion.for_request(request))
     if page is None or (not page.lesson.is_published and not request.user.is_staff):
         raise Http404("No lesson has this address.")
     return page
@@ -143,7 +145,7 @@ def worksheet_by_code(request: HttpRequest, code: str = "") -> HttpResponse:
     code = normalise_worksheet_code(typed)
     if not code:
         return render(request, "lessons/worksheet_code.html", {"typed_code": ""})
-    found = worksheets_by_code(content_version(request)).get(code, [])
+    found = worksheets_by_code(ContentVersion.for_request(request)).get(code, [])
     if len(found) == 1:
         return redirect_to(f"{found[0].url}/worksheet/answers?code={code}")
     context = {"typed_code": typed[:20], "code": code, "found": found}

@@ -9,12 +9,11 @@ from __future__ import annotations
 import os
 import sys
 from pathlib import Path
-from urllib.parse import parse_qsl, unquote, urlsplit
+from urllib.parse import unquote, urlsplit
 
+import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
-
-from lightmysky.lib.ratelimit import Limit
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -62,33 +61,43 @@ def env_secret(name: str) -> str:
 
 
 def database_from_url(url: str) -> dict:
-    """Turn a postgres:// or sqlite:/// URL into a Django DATABASES entry."""
-    parts = urlsplit(url)
-    options = dict(parse_qsl(parts.query))
-    if parts.scheme in {"postgres", "postgresql", "pgsql"}:
-        return {
-            "ENGINE": "django.db.backends.postgresql",
-            "NAME": unquote(parts.path.lstrip("/")),
-            "USER": unquote(parts.username or ""),
-            "PASSWORD": unquote(parts.password or ""),
-            "HOST": parts.hostname or "",
-            "PORT": str(parts.port or ""),
+    """Turn a postgres:// or sqlite:/// URL into a Django DATABASES entry (read by dj-database-url).
+
+    A percent-encoded Unix socket works as the host (postgres://user@%2Fvar%2Frun%2Fpostgresql/db).
+    `conn_max_age` in the query string sets CONN_MAX_AGE; every other parameter goes to the driver.
+    """
+    scheme = urlsplit(url).scheme
+    if scheme not in {"postgres", "postgresql", "pgsql", "sqlite"}:
+        raise ImproperlyConfigured(
+            f"DATABASE_URL must start with postgres:// or sqlite:///, not {scheme or url!r}."
+        )
+    config = dj_database_url.parse(url)
+    options = config.get("OPTIONS", {})
+    conn_max_age = options.pop("conn_max_age", None)
+    if scheme == "sqlite":
+        # sqlite:///db.sqlite3 is relative to the working directory, sqlite:////srv/db.sqlite3
+        # (four slashes) an absolute path.
+        name = config["NAME"]
+        database = sqlite_database(name if name == ":memory:" else Path(name))
+    else:
+        database = {
+            **config,
             # Persistent connections: opening one per request costs two thirds of throughput.
             "CONN_MAX_AGE": env_int("CONN_MAX_AGE", 600),
             "CONN_HEALTH_CHECKS": True,
             "OPTIONS": options,
         }
-    if parts.scheme == "sqlite":
-        # As dj-database-url and SQLAlchemy read it: sqlite:///db.sqlite3 is relative to the
-        # working directory, sqlite:////srv/db.sqlite3 (four slashes) an absolute path.
-        path = unquote(parts.path[1:])
-        return sqlite_database(Path(path) if path else BASE_DIR / "db.sqlite3")
-    raise ImproperlyConfigured(
-        f"DATABASE_URL must start with postgres:// or sqlite:///, not {parts.scheme or url!r}."
-    )
+    if conn_max_age is not None:
+        try:
+            database["CONN_MAX_AGE"] = int(conn_max_age)
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"conn_max_age in DATABASE_URL must be a whole number, not {conn_max_age!r}."
+            ) from None
+    return database
 
 
-def sqlite_database(path: Path) -> dict:
+def sqlite_database(path: Path | str) -> dict:
     return {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": path,
@@ -304,17 +313,18 @@ FSRS_MAXIMUM_INTERVAL = env_int("FSRS_MAXIMUM_INTERVAL", 36500)  # days
 FSRS_ENABLE_FUZZING = env_bool("FSRS_ENABLE_FUZZING", default=not TESTING)
 # Anonymous learners idle for longer than this are removed by `manage.py prune_learners`.
 LEARNER_IDLE_DAYS = env_int("LEARNER_IDLE_DAYS", 400)
-# Rate limits for writes, per browser and per address (a whole school may share one address).
+# Rate limits for writes: (per browser, per address, window in seconds); a whole school may
+# share one address.
 # RATE_LIMIT_SCALE multiplies them all, for load tests.
 _scale = env_int("RATE_LIMIT_SCALE", 1)
 RATE_LIMITS = {
-    "answer": Limit(per_browser=60 * _scale, per_address=600 * _scale, seconds=60),
-    "report": Limit(per_browser=5 * _scale, per_address=30 * _scale, seconds=600),
-    "import": Limit(per_browser=10 * _scale, per_address=60 * _scale, seconds=3600),
-    "adopt": Limit(per_browser=10 * _scale, per_address=30 * _scale, seconds=3600),
-    "api_check": Limit(per_browser=0, per_address=300 * _scale, seconds=60),
+    "answer": (60 * _scale, 600 * _scale, 60),
+    "report": (5 * _scale, 30 * _scale, 600),
+    "import": (10 * _scale, 60 * _scale, 3600),
+    "adopt": (10 * _scale, 30 * _scale, 3600),
+    "api_check": (0, 300 * _scale, 60),
     # Downloading one's progress is rare; a loop of the largest exports would tie up workers.
-    "export": Limit(per_browser=20 * _scale, per_address=120 * _scale, seconds=3600),
+    "export": (20 * _scale, 120 * _scale, 3600),
 }
 
 # Rate-limit counters live in a table of their own in the database: shared by every process,

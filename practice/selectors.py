@@ -6,6 +6,7 @@ import functools
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
+from typing import cast
 
 from django.contrib.sessions.backends.base import SessionBase
 from django.db import models
@@ -17,6 +18,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from lessons.models import Flashcard, Lesson, Question
 from lessons.selectors import items_of
+from lightmysky.lib.http import SiteRequest
 from lightmysky.lib.versioned import versioned_in_process
 from practice import rounds, scheduling, sky
 from practice.models import (
@@ -31,6 +33,12 @@ from practice.models import (
 REVIEW_BATCH_SIZE = 8
 
 
+class LearnerRequest(SiteRequest):
+    """A request to a practice page, for the type checker."""
+
+    learner: Learner | None  # read once per request by learner_for_request
+
+
 def learner_for_session(session: SessionBase) -> Learner | None:
     """The browser's learner, if it has answered anything; never creates one."""
     public_id = session.get(LEARNER_SESSION_KEY)
@@ -41,17 +49,19 @@ def learner_for_request(request: HttpRequest) -> Learner | None:
     """The browser's learner for reading pages, without a query when the session names it.
 
     Writes verify the learner (services.learner_get_or_create); reads trust the session, which
-    the server alone writes and which ends with the learner (forget flushes it, and sessions
-    expire before prune_learners removes an idle learner).
+    the server alone writes and which forget flushes. A session can outlive its learner, when
+    prune_learners removes an idle one (LEARNER_IDLE_DAYS and SESSION_COOKIE_AGE are set
+    separately): reads then find no memories, and the next write starts a new learner.
     """
-    if not hasattr(request, "learner"):
+    learner_request = cast(LearnerRequest, request)
+    if not hasattr(learner_request, "learner"):
         pk = request.session.get(LEARNER_PK_SESSION_KEY)
         public_id = request.session.get(LEARNER_SESSION_KEY)
         if pk and public_id:
-            request.learner = Learner(pk=pk, public_id=public_id)
+            learner_request.learner = Learner(pk=pk, public_id=public_id)
         else:
-            request.learner = learner_for_session(request.session)
-    return request.learner
+            learner_request.learner = learner_for_session(request.session)
+    return learner_request.learner
 
 
 def round_progress(
@@ -127,6 +137,8 @@ def memory_of_item(*, learner: Learner, kind: str, item_id: int) -> Memory | Non
 
 def last_attempt_key(item: Memory | Review, *, before: Review | None = None) -> str | None:
     """The attempt of the learner's latest answer to this question (before `before`)."""
+    if item.question_id is None:
+        return None
     reviews = Review.objects.filter(learner_id=item.learner_id, question_id=item.question_id)
     if before is not None:
         reviews = reviews.filter(
@@ -151,7 +163,8 @@ def flashcard_memory(*, learner: Learner | None, flashcard: Flashcard):
 def next_lesson_to_learn(*, learner: Learner | None) -> Lesson | None:
     """A published lesson the learner has not started whose "learn first" lessons they have
     all started, in the catalogue's order; in one query."""
-    started = Memory.objects.filter(learner_id=learner.pk if learner else None).values("lesson_id")
+    memories = Memory.objects.filter(learner_id=learner.pk) if learner else Memory.objects.none()
+    started = memories.values("lesson_id")
     not_started = Lesson.objects.exclude(pk__in=started)
     return (
         Lesson.objects.published()

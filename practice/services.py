@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from django.contrib.sessions.backends.base import SessionBase
 from django.contrib.sessions.models import Session
@@ -49,8 +49,8 @@ def learner_get_or_create(
             Learner.objects.filter(pk=pk).update(last_seen_at=now)
             session[LEARNER_SEEN_SESSION_KEY] = now.isoformat()
         return learner
-    learner = Learner.objects.filter(public_id=public_id).first() if public_id else None
-    if learner is None:
+    found = Learner.objects.filter(public_id=public_id).first() if public_id else None
+    if found is None:
         browser_hash = (
             hashlib.sha256(f"learner-browser:{browser_secret}".encode()).hexdigest()
             if browser_secret
@@ -63,8 +63,10 @@ def learner_get_or_create(
                 )
         except IntegrityError:
             learner = Learner.objects.get(browser_hash=browser_hash)
-    elif now - learner.last_seen_at > timedelta(hours=12):
-        Learner.objects.filter(pk=learner.pk).update(last_seen_at=now)
+    else:
+        learner = found
+        if now - learner.last_seen_at > timedelta(hours=12):
+            Learner.objects.filter(pk=learner.pk).update(last_seen_at=now)
     learner_bind_session(session=session, learner=learner, now=now)
     return learner
 
@@ -76,7 +78,7 @@ def learner_bind_session(*, session: SessionBase, learner: Learner, now: datetim
     session[LEARNER_SEEN_SESSION_KEY] = now.isoformat()
 
 
-def forget_learner_in_session(session: SessionBase) -> None:
+def learner_session_clear(session: SessionBase) -> None:
     for key in (LEARNER_SESSION_KEY, LEARNER_PK_SESSION_KEY, LEARNER_SEEN_SESSION_KEY):
         session.pop(key, None)
 
@@ -152,6 +154,15 @@ def round_answer(
     return review, progress
 
 
+class _ReviewFields(TypedDict):
+    learner: Learner
+    attempt: str
+    duration_ms: int | None
+    now: datetime
+    shown_at: datetime | None
+    practice: bool
+
+
 def review_answer(
     *,
     learner: Learner,
@@ -161,7 +172,7 @@ def review_answer(
 ) -> tuple[Review, bool]:
     """Answer a question or rate a flashcard shown on its own (the review queue, the flashcards
     page): one review per item shown, practice logged but not scheduled."""
-    common = {
+    common: _ReviewFields = {
         "learner": learner,
         "attempt": attempt.key,
         "duration_ms": attempt.duration_ms(),

@@ -15,13 +15,12 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import push_url
 
-from lessons.models import Flashcard, Lesson, Question
+from lessons.models import ContentVersion, Flashcard, Lesson, Question
 from lessons.selectors import LessonPage, normalise_worksheet_code
 from lessons.views import page_or_redirect
 from lightmysky.lib.numbers import small_int
 from lightmysky.lib.qr import qr_svg
 from lightmysky.lib.ratelimit import limit_posts, retry_after, too_many_requests
-from lightmysky.lib.versioned import content_version
 from practice import attempts, progress_file, rounds, scheduling, selectors, services, sky
 from practice.attempts import Attempt, BadSubmission
 from practice.forms import (
@@ -72,7 +71,7 @@ def recover_lost_learner(view):
                     "target": "main",
                 }
                 return render(request, "practice/bad_submission.html", context, status=409)
-            services.forget_learner_in_session(request.session)
+            services.learner_session_clear(request.session)
             request.__dict__.pop("learner", None)
             return view(request, *args, **kwargs)
 
@@ -702,7 +701,7 @@ def progress_export(request: HttpRequest) -> HttpResponse | StreamingHttpRespons
 @never_cache
 def sky_page(request: HttpRequest, table: bool = False) -> HttpResponse:
     learner = selectors.learner_for_request(request)
-    version = content_version(request)
+    version = ContentVersion.for_request(request)
     sky_view = selectors.sky_for(learner=learner, now=timezone.now(), version=version)
     if table:
         return _sky_table(request, sky_view, version)
@@ -715,7 +714,7 @@ def sky_page(request: HttpRequest, table: bool = False) -> HttpResponse:
     return render(request, "practice/sky.html", context)
 
 
-def _sky_table(request: HttpRequest, sky_view, version: int) -> HttpResponse:
+def _sky_table(request: HttpRequest, sky_view: selectors.SkyView, version: int) -> HttpResponse:
     """The sky as a table, one subject a page (the first unless `?subject=` names one)."""
     slug = request.GET.get("subject") or None
     page = selectors.sky_table_for(sky_view=sky_view, subject_slug=slug, version=version)

@@ -89,8 +89,7 @@ def build_data() -> None:
     from django.test.utils import CaptureQueriesContext
     from django.utils import timezone
 
-    from lessons.models import Question
-    from lightmysky.lib.versioned import content_version
+    from lessons.models import ContentVersion, Question
     from practice import scheduling, services
     from practice.models import Learner
     from tools import catalogue
@@ -189,7 +188,7 @@ def build_data() -> None:
                     "table": compressed(learner_20, "/sky/table?subject=catalogue-0"),
                 },
                 "answer_ms": {"total": total_ms, "scheduler": scheduler_ms},
-                "version": content_version(),
+                "version": ContentVersion.for_request(),
             }
         )
     )
