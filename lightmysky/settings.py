@@ -153,8 +153,6 @@ if urlsplit(SITE_URL).scheme not in {"http", "https"} or not urlsplit(SITE_URL).
         f"not {SITE_URL!r}."
     )
 SITE_NAME = "LightMySky"
-# `make bench` adds a page that renders a template without the database (the framework's ceiling).
-BENCH = env_bool("LIGHTMYSKY_BENCH", default=False)
 
 INSTALLED_APPS = [
     "django.contrib.admin",

@@ -147,10 +147,3 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
     if path.startswith(API_PREFIX):
         return error_response("The API has nothing at this address; see /openapi.json.", 404)
     return render(request, "404.html", status=404)
-
-
-@require_safe
-def bench_bare(request: HttpRequest) -> HttpResponse:
-    """For `make bench` only: a lesson-page-sized template, rendered without the database."""
-    paragraphs = ["Stars light as they are learned and dim when it is time to come back. " * 6] * 48
-    return render(request, "bench/bare.html", {"paragraphs": paragraphs})

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import functools
+from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from functools import cached_property
 from typing import cast
@@ -12,12 +13,13 @@ from django.db import models
 from django.db.models import Avg, Case, Count, FloatField, OuterRef, Q, Subquery, When
 from django.db.models.functions import Coalesce
 from django.http import HttpRequest
-from django.utils.html import format_html_join
+from django.utils.html import escape, format_html_join
+from django.utils.safestring import SafeString, mark_safe
 
 from lessons.models import Area, Flashcard, Lesson, Question, Subject
 from lessons.selectors import items_of
 from lightmysky.lib.http import SiteRequest
-from lightmysky.lib.versioned import versioned
+from lightmysky.lib.versioned import versioned_in_process
 from practice import rounds, scheduling, sky
 from practice.models import (
     LEARNER_PK_SESSION_KEY,
@@ -273,14 +275,16 @@ class Constellation(StarCounts):
     y: float = 0.0
 
     @property
-    def stars_svg(self) -> str:
-        """The stars as SVG circles. Built with format_html_join rather than a template loop:
-        a sky of 10,000 stars renders about ten times faster this way."""
-        return format_html_join(
-            "",
-            '<circle class="{}" cx="{}" cy="{}" r="{}" opacity="{}" role="img"><title>{}</title>'
-            "</circle>",
-            ((s.css_class, s.x, s.y, s.radius, s.opacity, s.label) for s in self.stars),
+    def stars_svg(self) -> SafeString:
+        """The stars as SVG circles, built in Python rather than with a template loop (about ten
+        times faster for a large sky). Only the label is text from outside (a lesson's title),
+        so only it is escaped: escaping the numbers too took half the time."""
+        return mark_safe(
+            "".join(
+                f'<circle class="{s.css_class}" cx="{s.x}" cy="{s.y}" r="{s.radius}" '
+                f'opacity="{s.opacity}" role="img"><title>{escape(s.label)}</title></circle>'
+                for s in self.stars
+            )
         )
 
     @property
@@ -354,6 +358,10 @@ class SkyView(StarCounts):
     regions: list[tuple[str, sky.Region]]
     links: list[tuple[float, float, float, float]]
     forecast: list[tuple[datetime, int]]
+    subjects: list[SubjectInSky] = field(default_factory=list)
+    region_names: list[tuple[list[str], sky.Region]] = field(default_factory=list)
+    # A large catalogue's lessons not started are not drawn one by one (see NAMED_OUTLINES_UP_TO)
+    summarised: bool = False
 
     @cached_property
     def started(self) -> list[Constellation]:
@@ -364,6 +372,10 @@ class SkyView(StarCounts):
     def not_started(self) -> list[Constellation]:
         """Lessons never answered: faint outlines with their names, never counted as unlit."""
         return [c for c in self.constellations if not c.started]
+
+    @property
+    def not_started_count(self) -> int:
+        return sum(subject.not_started for subject in self.subjects)
 
     @property
     def stars(self) -> list[Star]:  # type: ignore[override]
@@ -415,14 +427,82 @@ def _star(kind: str, pk: int, key: str, number: int, title: str, memories: dict,
     return Star(kind, number, key, label, state, ever_lit=ever_lit)
 
 
+@functools.cache
+def background_svg() -> str:
+    """The sky's faint decorative stars as SVG, built once: the same on every page and visit."""
+    return format_html_join(
+        "",
+        '<circle cx="{}" cy="{}" r="{}" opacity="{}"/>',
+        sky.background_stars(),
+    )
+
+
+# A catalogue up to this many published lessons draws every lesson not started as a named
+# outline that links to it; a larger one draws them as one faint path per subject, and names
+# them in the table (/sky/table), one subject a page. The whole sky has room for about this many
+# names, and past it their markup alone would outgrow the page's budget.
+NAMED_OUTLINES_UP_TO = 40
+OUTLINE_RADIUS = 6  # a lesson not started, in a summarised sky
+
+
+@dataclass(frozen=True)
+class SubjectPlace:
+    slug: str
+    name: str
+    region: sky.Region
+    lesson_ids: list[int]  # published, in the catalogue's order
+    outlines: SafeString  # SVG path data: one small ring per lesson
+
+
 @dataclass(frozen=True)
 class SkyMap:
-    """Where everything sits in the sky: the same for every learner, built once per version."""
+    """Where everything sits in the sky: the same for every learner, built once per version.
+    Everything is keyed by lesson, so a learner's sky reads only the lessons they started."""
 
-    lessons: list[dict]  # pk, public_id, title, url, x, y
-    items: list[tuple]  # (lesson id, kind, item id, key, number, x, y)
-    regions: list[tuple[str, sky.Region]]
-    links: list[tuple[float, float, float, float]]
+    lessons: list[dict]  # pk, public_id, title, url, x, y, subject, in catalogue order
+    items_by_lesson: dict[int, list[tuple]]  # lesson id: [(lesson id, kind, id, key, n, x, y)]
+    subjects: list[SubjectPlace]
+    links: list[tuple[int, int, float, float, float, float]]  # first, later, x1, y1, x2, y2
+
+    @cached_property
+    def lesson_by_id(self) -> dict[int, dict]:
+        return {entry["pk"]: entry for entry in self.lessons}
+
+    @cached_property
+    def position_of(self) -> dict[int, int]:
+        """Each lesson's place in the catalogue's order."""
+        return {entry["pk"]: n for n, entry in enumerate(self.lessons)}
+
+    @property
+    def named(self) -> bool:
+        return len(self.lessons) <= NAMED_OUTLINES_UP_TO
+
+    @property
+    def regions(self) -> list[tuple[str, sky.Region]]:
+        return [(subject.name, subject.region) for subject in self.subjects]
+
+    @property
+    def region_names(self) -> list[tuple[list[str], sky.Region]]:
+        """Each region's name in lines that fit its width (9 units a character at its font)."""
+        return [
+            (wrap_words(subject.name, max(4, int(subject.region.width // 9))), subject.region)
+            for subject in self.subjects
+        ]
+
+    @property
+    def items(self) -> list[tuple]:
+        return [item for entry in self.lessons for item in self.items_by_lesson[entry["pk"]]]
+
+
+def _outlines(centres: list[tuple[float, float]]) -> SafeString:
+    """One small ring per lesson as a single path: a move and two arcs each. Numbers alone, so
+    safe as they are: escaping a large catalogue's path on every request would cost more than
+    the rest of the page."""
+    r = OUTLINE_RADIUS
+    path = "".join(
+        f"M{x - r:.0f} {y:.0f}a{r} {r} 0 1 0 {2 * r} 0a{r} {r} 0 1 0 -{2 * r} 0" for x, y in centres
+    )
+    return mark_safe(path)
 
 
 def sky_map(version: int) -> SkyMap:
@@ -432,16 +512,18 @@ def sky_map(version: int) -> SkyMap:
             .select_related("subject")
             .order_by("subject__position", "subject__name", "subject_id", "public_id")
         )
-        items = items_of([lesson.pk for lesson in lessons])
-        keys_by_lesson: dict[int, list[tuple]] = {}
-        for item in items:
-            keys_by_lesson.setdefault(item[0], []).append(item)
+        items_by_lesson: dict[int, list[tuple]] = {lesson.pk: [] for lesson in lessons}
+        for item in items_of([lesson.pk for lesson in lessons]):
+            items_by_lesson[item[0]].append(item)
         subjects = {lesson.subject.slug: lesson.subject.name for lesson in lessons}
         bands = sky.regions(list(subjects))
-        placed_lessons, placed_items, centre_of = [], [], {}
+        named = len(lessons) <= NAMED_OUTLINES_UP_TO
+        placed_lessons, places, centre_of = [], [], {}
         for slug, band in bands.items():
             in_band = [lesson for lesson in lessons if lesson.subject.slug == slug]
-            centres = sky.constellation_centres(band, [lesson.public_id for lesson in in_band])
+            centres = sky.constellation_centres(
+                band, [lesson.public_id for lesson in in_band], named=named
+            )
             for lesson in in_band:
                 x, y = centres[lesson.public_id]
                 centre_of[lesson.pk] = (x, y)
@@ -453,56 +535,158 @@ def sky_map(version: int) -> SkyMap:
                         "url": lesson.get_absolute_url(),
                         "x": x,
                         "y": y,
+                        "subject": slug,
                     }
                 )
-                own = keys_by_lesson.get(lesson.pk, [])
+                own = items_by_lesson[lesson.pk]
                 offsets = sky.star_offsets(lesson.public_id, [item[3] for item in own])
-                for item, (dx, dy) in zip(own, offsets, strict=True):
-                    placed_items.append((*item, round(x + dx, 1), round(y + dy, 1)))
+                items_by_lesson[lesson.pk] = [
+                    (*item, round(x + dx, 1), round(y + dy, 1))
+                    for item, (dx, dy) in zip(own, offsets, strict=True)
+                ]
+            places.append(
+                SubjectPlace(
+                    slug=slug,
+                    name=subjects[slug],
+                    region=band,
+                    lesson_ids=[lesson.pk for lesson in in_band],
+                    outlines=_outlines([centre_of[lesson.pk] for lesson in in_band]),
+                )
+            )
         links = [
-            (*centre_of[first], *centre_of[later])
+            (first, later, *centre_of[first], *centre_of[later])
             for later, first in Lesson.needs_first.through.objects.filter(
                 from_lesson__in=centre_of, to_lesson__in=centre_of
             ).values_list("from_lesson_id", "to_lesson_id")
         ]
         return SkyMap(
-            lessons=placed_lessons,
-            items=placed_items,
-            regions=[(subjects[slug], band) for slug, band in bands.items()],
-            links=links,
+            lessons=placed_lessons, items_by_lesson=items_by_lesson, subjects=places, links=links
         )
 
-    return versioned("sky-map", version, build)
+    return versioned_in_process("sky-map", version, build)
+
+
+@dataclass(frozen=True)
+class SubjectInSky:
+    """One subject of a learner's sky: how many of its lessons they started, and the path that
+    draws the lessons as faint rings when the sky is summarised."""
+
+    slug: str
+    name: str
+    lessons: int
+    started: int
+    outlines: str
+
+    @property
+    def not_started(self) -> int:
+        return self.lessons - self.started
+
+
+def _sky_memories(learner: Learner | None) -> tuple[dict[tuple[str, int], tuple], set[int]]:
+    """The learner's memories over published lessons (as _memories_of) and the lessons they
+    are in, in one query."""
+    if learner is None:
+        return {}, set()
+    rows = Memory.objects.filter(
+        learner_id=learner.pk, lesson__status=Lesson.Status.PUBLISHED
+    ).values_list(
+        "lesson_id",
+        "question_id",
+        "flashcard_id",
+        *Memory.STATE_FIELDS,
+        "last_rating",
+        "evidence",
+        "lit_at",
+    )
+    memories, lessons = {}, set()
+    for lesson_id, question_id, flashcard_id, *state, last_rating, evidence, lit_at in rows:
+        key = ("question", question_id) if question_id else ("flashcard", flashcard_id)
+        memories[key] = (scheduling.MemoryState(*state), last_rating, evidence, lit_at is not None)
+        lessons.add(lesson_id)
+    return memories, lessons
 
 
 def sky_for(*, learner: Learner | None, now: datetime, version: int) -> SkyView:
-    """The whole sky of a learner: one query for their memories once the map is cached."""
+    """The whole sky of a learner: one query for their memories once the map is cached. Its
+    cost grows with the lessons the learner started, not with the catalogue: a lesson not
+    started is drawn from the map as it is (or, in a small catalogue, from its few stars)."""
     layout = sky_map(version)
-    memories = _memories_of(learner, lesson__status=Lesson.Status.PUBLISHED)
+    memories, started_ids = _sky_memories(learner)
+    started_ids &= layout.lesson_by_id.keys()
     config = scheduling.SchedulerSettings.from_django()
-    constellations = {
-        entry["pk"]: Constellation(
-            entry["pk"],
-            entry["public_id"],
-            entry["title"],
-            entry["url"],
-            [],
-            x=entry["x"],
-            y=entry["y"],
+    drawn = (
+        [entry["pk"] for entry in layout.lessons]
+        if layout.named
+        else sorted(started_ids, key=layout.position_of.__getitem__)
+    )
+    constellations = []
+    for pk in drawn:
+        entry = layout.lesson_by_id[pk]
+        constellation = Constellation(
+            pk, entry["public_id"], entry["title"], entry["url"], [], x=entry["x"], y=entry["y"]
         )
-        for entry in layout.lessons
-    }
-    for lesson_id, kind, pk, key, number, x, y in layout.items:
-        constellation = constellations[lesson_id]
-        star = _star(kind, pk, key, number, constellation.title, memories, now, config)
-        star.x, star.y = x, y
-        constellation.stars.append(star)
+        for _, kind, item_pk, key, number, x, y in layout.items_by_lesson[pk]:
+            star = _star(kind, item_pk, key, number, constellation.title, memories, now, config)
+            star.x, star.y = x, y
+            constellation.stars.append(star)
+        constellations.append(constellation)
+    started_in = {}
+    for pk in started_ids:
+        slug = layout.lesson_by_id[pk]["subject"]
+        started_in[slug] = started_in.get(slug, 0) + 1
+    links = [
+        (x1, y1, x2, y2)
+        for first, later, x1, y1, x2, y2 in layout.links
+        if layout.named or first in started_ids or later in started_ids
+    ]
     dues = [memory.due for memory, *_ in memories.values()]
     return SkyView(
-        constellations=list(constellations.values()),
+        constellations=constellations,
         regions=layout.regions,
-        links=layout.links,
+        region_names=layout.region_names,
+        links=links,
         forecast=sky.forecast(dues, now),
+        subjects=[
+            SubjectInSky(
+                slug=place.slug,
+                name=place.name,
+                lessons=len(place.lesson_ids),
+                started=started_in.get(place.slug, 0),
+                outlines=place.outlines,
+            )
+            for place in layout.subjects
+        ],
+        summarised=not layout.named,
+    )
+
+
+@dataclass(frozen=True)
+class SkyTable:
+    """One subject of the sky as a table: every star of the lessons the learner started there,
+    and the names of the others."""
+
+    subjects: list[SubjectInSky]
+    subject: SubjectInSky | None  # None: nothing is published
+    started: list[Constellation]
+    not_started: list[dict]  # title, url
+
+
+def sky_table_for(*, sky_view: SkyView, subject_slug: str | None, version: int) -> SkyTable | None:
+    """The table page of one subject (the first when none is named); None for no such subject."""
+    layout = sky_map(version)
+    subject = next(
+        (s for s in sky_view.subjects if subject_slug in (None, s.slug)),
+        None,
+    )
+    if subject is None:
+        return None
+    place = next(p for p in layout.subjects if p.slug == subject.slug)
+    in_subject = set(place.lesson_ids)
+    started = [c for c in sky_view.started if c.lesson_id in in_subject]
+    started_ids = {c.lesson_id for c in started}
+    not_started = [layout.lesson_by_id[pk] for pk in place.lesson_ids if pk not in started_ids]
+    return SkyTable(
+        subjects=sky_view.subjects, subject=subject, started=started, not_started=not_started
     )
 
 

@@ -6,7 +6,7 @@ from functools import wraps
 
 from django.conf import settings
 from django.db import IntegrityError
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -720,16 +720,29 @@ def progress_export(request: HttpRequest) -> HttpResponse | StreamingHttpRespons
 @never_cache
 def sky_page(request: HttpRequest, table: bool = False) -> HttpResponse:
     learner = selectors.learner_for_request(request)
+    version = ContentVersion.for_request(request)
+    sky_view = selectors.sky_for(learner=learner, now=timezone.now(), version=version)
+    if table:
+        return _sky_table(request, sky_view, version)
     context = {
-        "sky": selectors.sky_for(
-            learner=learner, now=timezone.now(), version=ContentVersion.for_request(request)
-        ),
-        "background": sky.background_stars(),
+        "sky": sky_view,
+        "background": selectors.background_svg(),
         "width": sky.WIDTH,
         "height": sky.HEIGHT,
     }
-    template = "practice/sky_table.html" if table else "practice/sky.html"
-    return render(request, template, context)
+    return render(request, "practice/sky.html", context)
+
+
+def _sky_table(request: HttpRequest, sky_view: selectors.SkyView, version: int) -> HttpResponse:
+    """The sky as a table, one subject a page (the first unless `?subject=` names one)."""
+    slug = request.GET.get("subject") or None
+    page = selectors.sky_table_for(sky_view=sky_view, subject_slug=slug, version=version)
+    if page is None:
+        if slug is None:  # no published lesson at all
+            page = selectors.SkyTable(subjects=[], subject=None, started=[], not_started=[])
+        else:
+            raise Http404("No subject of the sky has this name; see /sky/table for them all.")
+    return render(request, "practice/sky_table.html", {"sky": sky_view, "table": page})
 
 
 def _progress_page(request: HttpRequest, *, status: int = 200, **extra) -> HttpResponse:
