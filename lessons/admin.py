@@ -41,7 +41,6 @@ from lessons.models import (
     Subject,
 )
 from practice import analytics
-from practice import selectors as practice_selectors
 from practice import services as practice_services
 from practice.models import Memory, Review
 
@@ -654,7 +653,7 @@ class QuestionAdmin(AsksBeforeLosingLearnerData):
         return warning_list((f"Question {question.position}", w) for w in warnings)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Question]:
-        return super().get_queryset(request).annotate(**practice_selectors.question_stats())
+        return super().get_queryset(request).annotate(**analytics.question_stats())
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # questions are written on their lesson's page
@@ -719,7 +718,7 @@ class QuestionAdmin(AsksBeforeLosingLearnerData):
             "<li>{} {}: picked {} time(s){}</li>",
             (
                 (c["letter"], c["text"], c["picks"], " (correct)" if c["correct"] else "")
-                for c in practice_selectors.choice_picks(question)
+                for c in analytics.choice_picks(question)
             ),
         )
         return format_html("<ul>{}</ul>", rows)

@@ -27,6 +27,7 @@ from lightmysky.lib.pagecache import cache_for_visitors_by
 from lightmysky.lib.qr import qr_svg_cached
 from lightmysky.lib.ratelimit import limit_posts
 from practice import selectors
+from practice.selectors import constellations, learning
 
 # Pages every visitor without a session shares, until an editor changes the content.
 cache_for_visitors = cache_for_visitors_by(ContentVersion.for_request)
@@ -70,20 +71,20 @@ def home(request: HttpRequest, markdown: bool = False) -> HttpResponse:
     learner = selectors.learner_for_request(request)
     now = timezone.now()
     lessons = list(Lesson.objects.for_listing())
-    progress = selectors.lesson_progress(learner=learner, now=now)
-    recent = selectors.recent_constellations(
+    progress = learning.lesson_progress(learner=learner, now=now)
+    recent = learning.recent_constellations(
         learner=learner, lessons=lessons, progress=progress, now=now
     )
     # Also the header's counter: the view's value spares the context processor its query.
-    counter = selectors.sky_counter(learner=learner, now=now) if learner else None
+    counter = constellations.sky_counter(learner=learner, now=now) if learner else None
     due = counter.due if counter else 0
     context = {
         "learner": learner,
         "sky_counter": counter,
         "lessons": lessons,
-        "cards": selectors.lesson_cards(lessons, progress),
+        "cards": learning.lesson_cards(lessons, progress),
         "recent": recent,
-        "next_step": selectors.next_step(learner=learner, due=due, recent=recent, lessons=lessons),
+        "next_step": learning.next_step(learner=learner, due=due, recent=recent, lessons=lessons),
     }
     return page_or_twin(
         request, context, html="lessons/home.html", markdown="agent/home.md", twin=markdown
@@ -96,7 +97,7 @@ def home(request: HttpRequest, markdown: bool = False) -> HttpResponse:
 def subject(request: HttpRequest, subject: str, markdown: bool = False) -> HttpResponse:
     subject_obj = get_object_or_404(Subject, slug=subject)
     learner = selectors.learner_for_request(request)
-    progress = selectors.lesson_progress(
+    progress = learning.lesson_progress(
         learner=learner, now=timezone.now(), lesson__subject=subject_obj
     )
     lessons = list(Lesson.objects.for_listing().filter(subject=subject_obj))
@@ -104,7 +105,7 @@ def subject(request: HttpRequest, subject: str, markdown: bool = False) -> HttpR
         "subject": subject_obj,
         "learner": learner,
         "lessons": lessons,
-        "cards": selectors.lesson_cards(lessons, progress),
+        "cards": learning.lesson_cards(lessons, progress),
     }
     return page_or_twin(
         request, context, html="lessons/subject.html", markdown="agent/subject.md", twin=markdown
@@ -127,7 +128,7 @@ def lesson(
     context = page.context()
     if markdown or wants_markdown(request):
         return markdown_response(request, "agent/lesson.md", context)
-    context["constellation"] = selectors.constellation_for(
+    context["constellation"] = constellations.constellation_for(
         learner=selectors.learner_for_request(request),
         lesson=page.lesson,
         items=page.items,

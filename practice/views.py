@@ -40,6 +40,7 @@ from practice.models import (
     Round,
     new_round_key,
 )
+from practice.selectors import constellations, learning
 
 ROUND_TEMPLATE = "practice/round.html"
 REVIEW_BATCH_SESSION_KEY = "review_batch"
@@ -181,7 +182,7 @@ def practice_round(
     else:
         context |= _question_form(lesson, progress, progress.round.key)
     if not request.htmx or context.get("round_end"):
-        context["constellation"] = selectors.constellation_for(
+        context["constellation"] = constellations.constellation_for(
             learner=learner, lesson=lesson, items=page.items, now=now, memories=memories
         )
     if context.get("round_end"):
@@ -195,7 +196,7 @@ def practice_round(
 
 
 def _reward(
-    review: Review, question: Question, constellation: selectors.Constellation
+    review: Review, question: Question, constellation: constellations.Constellation
 ) -> str | None:
     """'kindled' or 'lit' when this answer left its star so: the star shown beside the verdict.
     A practice answer or a right guess is no evidence of memory, so it shows none."""
@@ -209,7 +210,7 @@ def _reward(
 
 
 def _round_outcome(
-    progress: rounds.RoundProgress, constellation: selectors.Constellation, now: datetime
+    progress: rounds.RoundProgress, constellation: constellations.Constellation, now: datetime
 ) -> dict:
     """What the round did to the lesson's stars, and when its questions come back."""
     stars = {s.key: s for s in constellation.stars if s.kind == "question"}
@@ -372,7 +373,7 @@ def _practice_answer(request: HttpRequest, page: LessonPage) -> HttpResponse:
     if not request.htmx:
         shown_as = "q" if already_answered else "answered"
         return redirect(f"{practice_url}?{shown_as}={number}#feedback")
-    constellation = selectors.constellation_for(
+    constellation = constellations.constellation_for(
         learner=request.learner, lesson=lesson, items=page.items, now=now
     )
     context = {
@@ -721,25 +722,27 @@ def progress_export(request: HttpRequest) -> HttpResponse | StreamingHttpRespons
 def sky_page(request: HttpRequest, table: bool = False) -> HttpResponse:
     learner = selectors.learner_for_request(request)
     version = ContentVersion.for_request(request)
-    sky_view = selectors.sky_for(learner=learner, now=timezone.now(), version=version)
+    sky_view = constellations.sky_for(learner=learner, now=timezone.now(), version=version)
     if table:
         return _sky_table(request, sky_view, version)
     context = {
         "sky": sky_view,
-        "background": selectors.background_svg(),
+        "background": constellations.background_svg(),
         "width": sky.WIDTH,
         "height": sky.HEIGHT,
     }
     return render(request, "practice/sky.html", context)
 
 
-def _sky_table(request: HttpRequest, sky_view: selectors.SkyView, version: int) -> HttpResponse:
+def _sky_table(
+    request: HttpRequest, sky_view: constellations.SkyView, version: int
+) -> HttpResponse:
     """The sky as a table, one subject a page (the first unless `?subject=` names one)."""
     slug = request.GET.get("subject") or None
-    page = selectors.sky_table_for(sky_view=sky_view, subject_slug=slug, version=version)
+    page = constellations.sky_table_for(sky_view=sky_view, subject_slug=slug, version=version)
     if page is None:
         if slug is None:  # no published lesson at all
-            page = selectors.SkyTable(subjects=[], subject=None, started=[], not_started=[])
+            page = constellations.SkyTable(subjects=[], subject=None, started=[], not_started=[])
         else:
             raise Http404("No subject of the sky has this name; see /sky/table for them all.")
     return render(request, "practice/sky_table.html", {"sky": sky_view, "table": page})
@@ -750,8 +753,8 @@ def _progress_page(request: HttpRequest, *, status: int = 200, **extra) -> HttpR
     now = timezone.now()
     context = {
         "learner": learner,
-        "record": selectors.learning_record(learner=learner, now=now) if learner else None,
-        "summary": selectors.progress_summary(learner=learner) if learner else None,
+        "record": learning.learning_record(learner=learner, now=now) if learner else None,
+        "summary": learning.progress_summary(learner=learner) if learner else None,
         "site_url": settings.SITE_URL,
         "import_limits": progress_file.limits_in_words(),
     } | extra
