@@ -23,14 +23,6 @@ from lightmysky.lib.qr import qr_svg
 from lightmysky.lib.ratelimit import limit_posts, retry_after, too_many_requests
 from practice import attempts, progress_file, rounds, scheduling, selectors, services, sky
 from practice.attempts import Attempt, BadSubmission
-from practice.forms import (
-    FlashcardRating,
-    QuestionAnswer,
-    read_attempt,
-    read_flashcard_rating,
-    read_paper_answers,
-    read_question_answer,
-)
 from practice.models import (
     LEARNER_PK_SESSION_KEY,
     LEARNER_SESSION_KEY,
@@ -41,6 +33,14 @@ from practice.models import (
     new_round_key,
 )
 from practice.selectors import constellations, learning
+from practice.submissions import (
+    FlashcardRating,
+    QuestionAnswer,
+    read_attempt,
+    read_flashcard_rating,
+    read_paper_answers,
+    read_question_answer,
+)
 
 ROUND_TEMPLATE = "practice/round.html"
 REVIEW_BATCH_SESSION_KEY = "review_batch"
