@@ -1,7 +1,10 @@
+"""The content's pages. The lesson page, the home page and the subject pages are where the
+learner's progress meets the content: the only place in `lessons` that reads `practice`."""
+
 from __future__ import annotations
 
 from django.conf import settings
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.shortcuts import redirect as redirect_to
 from django.utils import timezone
@@ -12,11 +15,10 @@ from lessons import services
 from lessons.forms import ReportForm
 from lessons.models import ContentVersion, Lesson, Subject
 from lessons.selectors import (
-    LessonPage,
-    lesson_page,
     normalise_worksheet_code,
     worksheets_by_code,
 )
+from lessons.shortcuts import page_or_redirect
 from lightmysky.lib.negotiation import (
     markdown_response,
     page_or_twin,
@@ -31,37 +33,6 @@ from practice.selectors import constellations, learning
 
 # Pages every visitor without a session shares, until an editor changes the content.
 cache_for_visitors = cache_for_visitors_by(ContentVersion.for_request)
-
-
-def visible_page_or_404(request: HttpRequest, public_id: str) -> LessonPage:
-    """The lesson's cached page data if this visitor may see it: drafts only for staff."""
-    page = lesson_page(public_id, ContentVersion.for_request(request))
-    if page is None or (not page.lesson.is_published and not request.user.is_staff):
-        raise Http404("No lesson has this address.")
-    return page
-
-
-def page_or_redirect(
-    request: HttpRequest, subject: str, public_id: str, slug: str | None, suffix: str = ""
-) -> LessonPage | HttpResponse:
-    """A lesson view's page data, or for a read at a wrong address the 301 to the right one."""
-    page = visible_page_or_404(request, public_id)
-    if request.method != "POST" and (
-        redirect := redirect_if_not_canonical(request, page.lesson, subject, slug, suffix)
-    ):
-        return redirect
-    return page
-
-
-def redirect_if_not_canonical(
-    request: HttpRequest, lesson: Lesson, subject: str, slug: str | None, suffix: str = ""
-) -> HttpResponse | None:
-    if subject == lesson.subject.slug and slug == lesson.slug:
-        return None
-    target = lesson.get_absolute_url() + suffix
-    if query := request.META.get("QUERY_STRING"):
-        target += "?" + query
-    return HttpResponsePermanentRedirect(target)
 
 
 @require_safe

@@ -17,7 +17,7 @@ from django_htmx.http import push_url
 
 from lessons.models import ContentVersion, Flashcard, Lesson, Question
 from lessons.selectors import LessonPage, normalise_worksheet_code
-from lessons.views import page_or_redirect
+from lessons.shortcuts import page_or_redirect
 from lightmysky.lib.numbers import small_int
 from lightmysky.lib.qr import qr_svg
 from lightmysky.lib.ratelimit import limit_posts, retry_after, too_many_requests
