@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 import re
 from datetime import datetime, timedelta
 from functools import wraps
@@ -157,6 +158,9 @@ def practice_round(
     learner = selectors.learner_for_request(request)
     now = timezone.now()
     memories = None  # read once, for a new round's order and the constellation alike
+    stars = functools.partial(
+        constellations.lesson_memories_and_counter, learner=learner, lesson=lesson, now=now
+    )
     progress = selectors.round_progress(learner=learner, lesson=lesson, questions=questions)
     context: dict = {"lesson": lesson, "progress": progress}
     answered = small_int(request.GET.get("answered"))
@@ -172,7 +176,7 @@ def practice_round(
     elif progress.finished and "summary" in request.GET:
         context["round_end"] = True  # the round's summary, on the lesson's constellation
     elif request.GET.get("new") or progress.round is None or progress.finished:
-        memories = selectors.lesson_memories(learner=learner, lesson=lesson)
+        memories, context["sky_counter"] = stars()
         round_key = _next_round_key(request, lesson, after=progress.round)
         progress = rounds.RoundProgress(
             questions=selectors.new_round_questions(questions=questions, memories=memories, now=now)
@@ -182,6 +186,8 @@ def practice_round(
     else:
         context |= _question_form(lesson, progress, progress.round.key)
     if not request.htmx or context.get("round_end"):
+        if memories is None:  # the header's counter comes with them
+            memories, context["sky_counter"] = stars()
         context["constellation"] = constellations.constellation_for(
             learner=learner, lesson=lesson, items=page.items, now=now, memories=memories
         )
@@ -561,7 +567,11 @@ def review(request: HttpRequest) -> HttpResponse:
                 done, done.question, differ_from=_earlier_showing(done) if done.practice else None
             )
     if "feedback" not in context:
-        due = selectors.due_items(learner=learner, now=now) if learner else []
+        due = []
+        if learner:
+            due, context["sky_counter"] = constellations.due_items_and_counter(
+                learner=learner, now=now
+            )
         context["due_count"] = len(due)
         if due and batch_done < selectors.REVIEW_BATCH_SIZE:
             context |= _review_item_form(due[0].memory)

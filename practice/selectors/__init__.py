@@ -116,14 +116,22 @@ class DueItem:
     retrievability: float
 
 
-def due_items(*, learner: Learner, now: datetime) -> list[DueItem]:
-    """Everything due for the learner, least likely to be remembered first."""
-    memories = (
+def due_memories(*, learner: Learner, now: datetime) -> models.QuerySet[Memory]:
+    return (
         Memory.objects.due(now)
         .filter(learner=learner)
         .filter(Q(lesson__status=Lesson.Status.PUBLISHED))
         .select_related("lesson__subject", "question", "flashcard")
     )
+
+
+def due_items(
+    *, learner: Learner, now: datetime, memories: models.QuerySet[Memory] | None = None
+) -> list[DueItem]:
+    """Everything due for the learner, least likely to be remembered first (from `memories`,
+    a `due_memories` query with more columns, if given)."""
+    if memories is None:
+        memories = due_memories(learner=learner, now=now)
     items = [
         DueItem(memory, scheduling.retrievability(memory.memory_state, now)) for memory in memories
     ]

@@ -20,7 +20,7 @@ from practice.models import (
     Learner,
     Memory,
 )
-from practice.selectors import lesson_memories
+from practice.selectors import DueItem, due_items, due_memories, lesson_memories
 
 
 @dataclass
@@ -542,17 +542,90 @@ class SkyCounter:
     ever_lit: int
 
 
-def sky_counter(*, learner: Learner, now: datetime) -> SkyCounter:
-    """The header's '12 learned so far · 3 due' and the stars ever lit, in one query: the same
-    counts as the sky's (sky.star_state), over the same published lessons."""
-    counts = Memory.objects.filter(
-        learner=learner, lesson__status=Lesson.Status.PUBLISHED
-    ).aggregate(
-        learned=models.Count(
+def _counts(now: datetime) -> dict[str, models.Count]:
+    """The counter's figures over a learner's memories: the same counts as the sky's
+    (sky.star_state)."""
+    return {
+        "learned": models.Count(
             "pk",
             filter=Q(due__gt=now, evidence__gt=sky.NO_EVIDENCE) & ~Q(last_rating=scheduling.AGAIN),
         ),
-        due=models.Count("pk", filter=Q(due__lte=now)),
-        ever_lit=models.Count("pk", filter=Q(lit_at__isnull=False)),
-    )
+        "due": models.Count("pk", filter=Q(due__lte=now)),
+        "ever_lit": models.Count("pk", filter=Q(lit_at__isnull=False)),
+    }
+
+
+def sky_counter(*, learner: Learner, now: datetime) -> SkyCounter:
+    """The header's '12 learned so far · 3 due' and the stars ever lit, in one query, over the
+    same published lessons as the sky."""
+    counts = Memory.objects.filter(
+        learner=learner, lesson__status=Lesson.Status.PUBLISHED
+    ).aggregate(**_counts(now))
     return SkyCounter(**counts)
+
+
+MEMORY_COLUMNS = ("question_id", "flashcard_id", *Memory.STATE_FIELDS)
+MEMORY_EXTRA_COLUMNS = ("last_rating", "evidence", "lit_at")
+
+
+def lesson_memories_and_counter(
+    *, learner: Learner | None, lesson: Lesson, now: datetime
+) -> tuple[dict[tuple[str, int], tuple], SkyCounter | None]:
+    """The learner's memories of a lesson's items (as `lesson_memories`) and the header's
+    counter, in one query: the lesson's rows, and one row of counts after them (none when the
+    learner has no memory at all)."""
+    if learner is None:
+        return {}, None
+    rows = (
+        Memory.objects.filter(learner_id=learner.pk, lesson_id=lesson.pk)
+        .order_by()
+        .annotate(is_counter=models.Value(False))
+        .values_list("is_counter", *MEMORY_COLUMNS, *MEMORY_EXTRA_COLUMNS)
+    )
+    # The counts stand in the first three columns of the memories' (two ids and the state, all
+    # integers); the other columns are empty.
+    empty = {
+        f"empty_{n}": models.Value(None, output_field=models.IntegerField())
+        for n in range(len(MEMORY_COLUMNS) + len(MEMORY_EXTRA_COLUMNS) - 3)
+    }
+    counts = (
+        Memory.objects.filter(learner_id=learner.pk, lesson__status=Lesson.Status.PUBLISHED)
+        .order_by()
+        .values("learner_id")
+        .annotate(is_counter=models.Value(True), **_counts(now), **empty)
+        .values_list("is_counter", "learned", "due", "ever_lit", *empty)
+    )
+    memories, counter = {}, SkyCounter(learned=0, due=0, ever_lit=0)
+    for is_counter, question_id, flashcard_id, *rest in rows.union(counts, all=True):
+        if is_counter:
+            counter = SkyCounter(learned=question_id, due=flashcard_id, ever_lit=rest[0])
+            continue
+        *state, last_rating, evidence, lit_at = rest
+        key = ("question", question_id) if question_id else ("flashcard", flashcard_id)
+        memories[key] = (scheduling.MemoryState(*state), last_rating, evidence, lit_at is not None)
+    return memories, counter
+
+
+def due_items_and_counter(*, learner: Learner, now: datetime) -> tuple[list[DueItem], SkyCounter]:
+    """Everything due (as `due_items`) and the header's counter, in one query when anything is
+    due: the counts ride on every row as subqueries that do not depend on the row, which the
+    database computes once. With nothing due, the counter costs a query of its own."""
+    published = Memory.objects.filter(learner_id=learner.pk, lesson__status=Lesson.Status.PUBLISHED)
+    counts = {
+        f"counter_{name}": models.Subquery(
+            published.order_by().values("learner_id").annotate(n=count).values("n")
+        )
+        for name, count in _counts(now).items()
+    }
+    items = due_items(
+        learner=learner, now=now, memories=due_memories(learner=learner, now=now).annotate(**counts)
+    )
+    if not items:
+        return items, sky_counter(learner=learner, now=now)
+    first = items[0].memory
+    counter = SkyCounter(
+        learned=first.counter_learned or 0,
+        due=first.counter_due or 0,
+        ever_lit=first.counter_ever_lit or 0,
+    )
+    return items, counter
