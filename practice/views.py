@@ -567,17 +567,17 @@ def review(request: HttpRequest) -> HttpResponse:
                 done, done.question, differ_from=_earlier_showing(done) if done.practice else None
             )
     if "feedback" not in context:
-        due = []
+        first, due_count = None, 0
         if learner:
-            due, context["sky_counter"] = constellations.due_items_and_counter(
+            first, due_count, context["sky_counter"] = constellations.next_due_and_counter(
                 learner=learner, now=now
             )
-        context["due_count"] = len(due)
-        if due and batch_done < selectors.REVIEW_BATCH_SIZE:
-            context |= _review_item_form(due[0].memory)
+        context["due_count"] = due_count
+        if first and batch_done < selectors.REVIEW_BATCH_SIZE:
+            context |= _review_item_form(first)
         elif learner and (retry := _first_still_missed(learner, batch["missed"])):
             context |= _review_item_form(retry, practice=True)
-        elif not due:
+        elif not due_count:
             context["next_due"] = (
                 selectors.next_due_at(learner=learner, now=now) if learner else None
             )
