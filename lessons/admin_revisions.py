@@ -15,11 +15,10 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
 
-from lessons import services
+from lessons import learner_data, services
 from lessons.files import LessonFileError, lesson_to_markdown, markdown_to_lesson
 from lessons.models import Lesson, LessonRevision
 from lightmysky.lib.numbers import small_int
-from practice.models import Memory
 
 # The fingerprint line changes with every revision; it says nothing an editor can read.
 UNREAD_LINES = ("revision: ",)
@@ -231,7 +230,7 @@ def _unpublishes(lesson: Lesson, document: dict) -> int:
     """How many learners practise a published lesson that the restore sets back to draft."""
     if not lesson.is_published or document.get("status") != Lesson.Status.DRAFT:
         return 0
-    return Memory.objects.filter(lesson=lesson).values("learner_id").distinct().count()
+    return learner_data.learners_of(lesson)
 
 
 def _restore_preview(lesson: Lesson, revision: LessonRevision, document: dict, options) -> dict:
