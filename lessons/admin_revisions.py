@@ -151,14 +151,12 @@ def diff_view(model_admin, request: HttpRequest, pk: int, revision_pk: int) -> H
     if status == 400:
         context["error"] = "That is not a revision of this lesson: pick one from the list."
         against = older[0] if older else None
-    first, second = revision, against
-    if against is not None and (against.created_at, against.pk) < (
-        revision.created_at,
-        revision.pk,
-    ):
-        first, second = against, revision
-    elif against is None:
+    if against is None:
         first, second = None, revision
+    elif (against.created_at, against.pk) < (revision.created_at, revision.pk):
+        first, second = against, revision
+    else:
+        first, second = revision, against
     context |= {
         "revision": revision,
         "against": against,

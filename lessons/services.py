@@ -238,7 +238,7 @@ def lessons_load(
             allow_delete=allow_delete,
         )
         if lesson.status == Lesson.Status.PUBLISHED:
-            questions = (
+            questions: list[tuple[int | None, Question]] = (
                 [
                     (q["position"], Question(choices=q["choices"], explanation=q["explanation"]))
                     for q in item.get("questions", [])

@@ -451,7 +451,7 @@ def sky_for(*, learner: Learner | None, now: datetime, version: int) -> SkyView:
             star.x, star.y = x, y
             constellation.stars.append(star)
         constellations.append(constellation)
-    started_in = {}
+    started_in: dict[str, int] = {}
     for pk in started_ids:
         slug = layout.lesson_by_id[pk]["subject"]
         started_in[slug] = started_in.get(slug, 0) + 1

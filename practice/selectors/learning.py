@@ -79,7 +79,7 @@ class LessonProgress:
         return self.learned >= self.stars
 
 
-def _count_per_lesson(model) -> Subquery:
+def _count_per_lesson(model) -> Coalesce:
     return Coalesce(
         Subquery(
             model.objects.filter(lesson_id=OuterRef("lesson_id"))
