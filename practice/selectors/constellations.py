@@ -14,6 +14,7 @@ from django.utils.safestring import SafeString, mark_safe
 
 from lessons.models import Lesson
 from lessons.selectors import items_of
+from lightmysky.lib import charts
 from lightmysky.lib.versioned import versioned_in_process
 from practice import scheduling, sky
 from practice.models import (
@@ -219,24 +220,8 @@ class SkyView(StarCounts):
         return [star for c in self.started for star in c.stars]
 
     @property
-    def forecast_bars(self) -> list[dict]:
-        """The forecast as bars of a 420 x 160 chart, labelled with weekday, day and month below:
-        96 units for the busiest day."""
-        busiest = max([count for _, count in self.forecast] + [1])
-        bars = []
-        for index, (day, count) in enumerate(self.forecast):
-            height = round(96 * count / busiest) if count else 0
-            bars.append(
-                {
-                    "day": day,
-                    "count": count,
-                    "x": 4 + 30 * index,
-                    "middle": 15 + 30 * index,
-                    "y": 112 - height,
-                    "height": height,
-                }
-            )
-        return bars
+    def forecast_bars(self) -> list[charts.Bar]:
+        return charts.bars(self.forecast, left=4, step=30, width=22)
 
 
 def _star(kind: str, pk: int, key: str, number: int, title: str, memories: dict, now, config):

@@ -11,6 +11,7 @@ from django.db.models.functions import Coalesce
 
 from lessons.models import Area, Flashcard, Lesson, Question, Subject
 from lessons.selectors import items_of
+from lightmysky.lib import charts
 from practice import scheduling, sky
 from practice.models import (
     Learner,
@@ -229,23 +230,8 @@ class LearningRecord:
     weeks: list[tuple[datetime, int]]  # the Monday starting each week, stars first learned
 
     @property
-    def week_bars(self) -> list[dict]:
-        """The weeks as bars of a 420 x 160 chart: 96 units for the busiest week."""
-        busiest = max([count for _, count in self.weeks] + [1])
-        bars = []
-        for index, (monday, count) in enumerate(self.weeks):
-            height = round(96 * count / busiest) if count else 0
-            bars.append(
-                {
-                    "week": monday,
-                    "count": count,
-                    "x": 8 + 34 * index,
-                    "middle": 21 + 34 * index,
-                    "y": 112 - height,
-                    "height": height,
-                }
-            )
-        return bars
+    def week_bars(self) -> list[charts.Bar]:
+        return charts.bars(self.weeks, left=8, step=34, width=26)
 
 
 LEARNING_RECORD_WEEKS = 12
