@@ -20,6 +20,7 @@ from practice import scheduling, sky
 from practice.models import (
     Learner,
     Memory,
+    learned_now,
 )
 from practice.selectors import lesson_memories
 
@@ -533,10 +534,7 @@ def sky_counter(*, learner: Learner, now: datetime) -> SkyCounter:
     counts = Memory.objects.filter(
         learner=learner, lesson__status=Lesson.Status.PUBLISHED
     ).aggregate(
-        learned=models.Count(
-            "pk",
-            filter=Q(due__gt=now, evidence__gt=sky.NO_EVIDENCE) & ~Q(last_rating=scheduling.AGAIN),
-        ),
+        learned=models.Count("pk", filter=learned_now(now)),
         due=models.Count("pk", filter=Q(due__lte=now)),
         ever_lit=models.Count("pk", filter=Q(lit_at__isnull=False)),
     )

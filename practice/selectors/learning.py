@@ -12,11 +12,12 @@ from django.db.models.functions import Coalesce
 from lessons.models import Area, Flashcard, Lesson, Question, Subject
 from lessons.selectors import items_of
 from lightmysky.lib import charts
-from practice import scheduling, sky
+from practice import scheduling
 from practice.models import (
     Learner,
     Memory,
     Review,
+    learned_now,
 )
 from practice.selectors import memories_of, next_lesson_to_learn
 from practice.selectors.constellations import Constellation, constellation_for
@@ -53,11 +54,6 @@ def progress_summary(*, learner: Learner) -> ProgressSummary:
 # How many of the learner's lessons the home page draws: its cost follows what the learner
 # touched, never the catalogue.
 HOME_SKY_LESSONS = 6
-
-
-def _learned_now(now: datetime) -> Q:
-    """Kindled and lit stars, as sky.star_state names them: not due, not missed, some evidence."""
-    return Q(due__gt=now, evidence__gt=sky.NO_EVIDENCE) & ~Q(last_rating=scheduling.AGAIN)
 
 
 @dataclass(frozen=True)
@@ -108,7 +104,7 @@ def lesson_progress(
         .order_by()
         .values("lesson_id")
         .annotate(
-            learned=Count("pk", filter=_learned_now(now)),
+            learned=Count("pk", filter=learned_now(now)),
             due_now=Count("pk", filter=Q(due__lte=now)),
             latest=models.Max("last_review"),
             questions=_count_per_lesson(Question),
