@@ -341,6 +341,13 @@ CACHE_URL = env_str("CACHE_URL")
 CACHE_KEY_PREFIX = env_str("CACHE_KEY_PREFIX", "lightmysky")
 RATE_LIMIT_REDIS_URL = ""
 if CACHE_URL.startswith(("redis://", "rediss://")):
+    try:
+        import redis  # noqa: F401
+    except ImportError:
+        raise ImproperlyConfigured(
+            "CACHE_URL is redis://… but the redis client is not installed: "
+            "/srv/lightmysky/venv/bin/pip install 'lightmysky[redis]' (or 'redis>=5')."
+        ) from None
     _default_cache = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": CACHE_URL,
