@@ -714,7 +714,6 @@ def progress_export(request: LearnerRequest) -> HttpResponse | StreamingHttpResp
     )
     filename = f"lightmysky-progress-{now:%Y-%m-%d}.json"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    response["Cache-Control"] = "no-store"
     return response
 
 
@@ -774,9 +773,9 @@ def progress(request: LearnerRequest) -> HttpResponse:
 
 
 @require_POST
+@never_cache
 @limit_posts("import")
 @recover_lost_learner
-@never_cache
 def progress_import(request: LearnerRequest) -> HttpResponse:
     now = timezone.now()
     try:
@@ -802,8 +801,8 @@ def progress_forget(request: LearnerRequest) -> HttpResponse:
 
 
 @require_POST
-@recover_lost_learner
 @never_cache
+@recover_lost_learner
 def progress_transfer(request: LearnerRequest) -> HttpResponse:
     learner = selectors.learner_for_request(request)
     if learner is None:
@@ -816,8 +815,8 @@ def progress_transfer(request: LearnerRequest) -> HttpResponse:
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
-@limit_posts("adopt")
 @never_cache
+@limit_posts("adopt")
 def progress_adopt(request: LearnerRequest) -> HttpResponse:
     code = services.normalise_transfer_code(
         (request.POST if request.method == "POST" else request.GET).get("code", "")
@@ -843,8 +842,8 @@ def progress_adopt(request: LearnerRequest) -> HttpResponse:
     return redirect("/progress?adopted=1")
 
 
-@never_cache
 @require_http_methods(["GET", "HEAD", "POST"])
+@never_cache
 @limit_posts("answer")
 @recover_lost_learner
 def worksheet_answers(
