@@ -11,6 +11,7 @@ from django.core.exceptions import ValidationError
 from django.forms.models import BaseInlineFormSet
 from django.urls import reverse
 from django.utils.html import format_html
+from django.utils.safestring import mark_safe
 from django.utils.text import slugify
 
 from lessons.files import lesson_to_markdown
@@ -312,10 +313,10 @@ class LessonAdminForm(forms.ModelForm):
         self.conflict = {"opened": opened, "now": now}
         self.add_error(
             None,
-            format_html(
+            mark_safe(  # a constant, with its link to the difference shown above the form
                 "Someone else saved this lesson after you opened it, and saving yours now "
                 'would undo their changes. <a href="#lesson-conflict">See what they changed</a>, '
-                "then copy your edits into the lesson as it is now, or save yours over theirs.",
+                "then copy your edits into the lesson as it is now, or save yours over theirs."
             ),
         )
 
