@@ -52,7 +52,8 @@
     event.detail.headers["X-CSRFToken"] = csrfToken();
   });
 
-  /* Questions in order: drag, or Move up / Move down ----------------------------------- */
+  /* Questions in order: a short list at the top of the questions, each line dragged or
+     moved with its buttons; the question blocks follow and their positions are renumbered. */
 
   function questionRows(group) {
     return Array.prototype.filter.call(
@@ -65,42 +66,71 @@
     return row.querySelector("input[name$='-position']");
   }
 
-  function renumber(group) {
-    questionRows(group).forEach(function (row, index) {
+  function promptOf(row) {
+    var box = row.querySelector("textarea[name$='-prompt']");
+    var text = box ? box.value.trim().replace(/\s+/g, " ") : "";
+    if (!text) return "A new question";
+    return text.length > 90 ? text.slice(0, 89) + "…" : text;
+  }
+
+  function orderList(group) {
+    return group.querySelector(".question-order ol");
+  }
+
+  function lineOf(group, row) {
+    return orderList(group).querySelector("li[data-row='" + row.id + "']");
+  }
+
+  function blockOf(line) {
+    return document.getElementById(line.dataset.row);
+  }
+
+  /* Put the blocks in the order of the list and number them 1, 2, 3… */
+  function applyOrder(group, moved) {
+    var lines = Array.prototype.slice.call(orderList(group).children);
+    var rows = questionRows(group);
+    var anchor = rows.length ? rows[rows.length - 1].nextSibling : null;
+    lines.forEach(function (line, index) {
+      var row = blockOf(line);
+      row.parentNode.insertBefore(row, anchor);
       var input = positionInput(row);
       if (input) input.value = String(index + 1);
+      line.querySelector(".question-order-number").textContent = String(index + 1);
     });
+    if (moved) {
+      var status = group.querySelector("[data-reorder-status]");
+      status.textContent = "“" + promptOf(blockOf(moved)) + "” is now question " +
+        (lines.indexOf(moved) + 1) + " of " + lines.length + ".";
+    }
   }
 
-  function announce(group, text) {
-    var status = group.querySelector("[data-reorder-status]");
-    if (status) status.textContent = text;
-  }
-
-  function move(group, row, step) {
-    var rows = questionRows(group);
-    var index = rows.indexOf(row);
-    var target = rows[index + step];
+  function moveLine(group, line, step) {
+    var list = orderList(group);
+    var lines = Array.prototype.slice.call(list.children);
+    var target = lines[lines.indexOf(line) + step];
     if (!target) return;
-    if (step < 0) target.parentNode.insertBefore(row, target);
-    else target.parentNode.insertBefore(row, target.nextSibling);
-    renumber(group);
-    var position = questionRows(group).indexOf(row) + 1;
-    announce(group, "Question moved to position " + position + " of " + rows.length + ".");
+    list.insertBefore(line, step < 0 ? target : target.nextSibling);
+    applyOrder(group, line);
   }
 
-  function addReorderTools(group, row) {
-    if (row.querySelector(".reorder-tools")) return;
-    var heading = row.querySelector("h3");
-    if (!heading) return;
-    var tools = document.createElement("span");
-    tools.className = "reorder-tools";
-    var handle = document.createElement("button");
-    handle.type = "button";
+  function addLine(group, row) {
+    if (lineOf(group, row)) return;
+    var line = document.createElement("li");
+    line.dataset.row = row.id;
+    line.draggable = true;
+    var handle = document.createElement("span");
     handle.className = "reorder-handle";
-    handle.draggable = true;
-    handle.textContent = "⠿ Drag";
-    handle.setAttribute("aria-label", "Drag to reorder (or use Move up and Move down)");
+    handle.setAttribute("aria-hidden", "true");
+    handle.title = "Drag to reorder";
+    handle.textContent = "⠿";
+    var number = document.createElement("span");
+    number.className = "question-order-number";
+    var input = positionInput(row);
+    number.textContent = input ? input.value : "";
+    var label = document.createElement("a");
+    label.href = "#" + row.id;
+    label.className = "question-order-label";
+    label.textContent = promptOf(row);
     var up = document.createElement("button");
     up.type = "button";
     up.className = "reorder-up";
@@ -109,54 +139,77 @@
     down.type = "button";
     down.className = "reorder-down";
     down.textContent = "Move down";
-    up.addEventListener("click", function () { move(group, row, -1); up.focus(); });
-    down.addEventListener("click", function () { move(group, row, 1); down.focus(); });
-    handle.addEventListener("dragstart", function (event) {
-      group.draggedRow = row;
-      row.classList.add("is-dragged");
+    function name() { return "“" + promptOf(row) + "”"; }
+    up.addEventListener("click", function () {
+      moveLine(group, line, -1);
+      up.focus();
+    });
+    down.addEventListener("click", function () {
+      moveLine(group, line, 1);
+      down.focus();
+    });
+    up.addEventListener("focus", function () { up.setAttribute("aria-label", "Move up: " + name()); });
+    down.addEventListener("focus", function () { down.setAttribute("aria-label", "Move down: " + name()); });
+    var box = row.querySelector("textarea[name$='-prompt']");
+    if (box) box.addEventListener("input", function () { label.textContent = promptOf(row); });
+    line.addEventListener("dragstart", function (event) {
+      group.draggedLine = line;
+      line.classList.add("is-dragged");
       event.dataTransfer.effectAllowed = "move";
       event.dataTransfer.setData("text/plain", row.id);
-      if (event.dataTransfer.setDragImage) event.dataTransfer.setDragImage(row, 20, 20);
     });
-    handle.addEventListener("dragend", function () {
-      row.classList.remove("is-dragged");
-      group.draggedRow = null;
+    line.addEventListener("dragend", function () {
+      line.classList.remove("is-dragged");
+      group.draggedLine = null;
     });
-    tools.appendChild(handle);
-    tools.appendChild(up);
-    tools.appendChild(down);
-    heading.appendChild(tools);
+    line.appendChild(handle);
+    line.appendChild(number);
+    line.appendChild(label);
+    line.appendChild(up);
+    line.appendChild(down);
+    orderList(group).appendChild(line);
   }
 
   function setUpReorder(group) {
+    var heading = group.querySelector("h2");
+    if (!heading) return;
+    var panel = document.createElement("div");
+    panel.className = "question-order";
+    var title = document.createElement("h3");
+    title.id = "question-order-heading";
+    title.textContent = "Order of the questions";
+    var help = document.createElement("p");
+    help.className = "help";
+    help.textContent = "Drag a question to its place, or use Move up and Move down. " +
+      "The positions below follow; nothing changes until you save.";
+    var list = document.createElement("ol");
+    list.setAttribute("aria-labelledby", title.id);
     var status = document.createElement("p");
     status.className = "visually-hidden";
     status.setAttribute("aria-live", "polite");
     status.dataset.reorderStatus = "";
-    group.appendChild(status);
-    questionRows(group).forEach(function (row) { addReorderTools(group, row); });
-    group.addEventListener("dragover", function (event) {
-      if (!group.draggedRow) return;
-      var over = event.target.closest(".inline-related");
-      if (over && over !== group.draggedRow && questionRows(group).indexOf(over) >= 0) {
+    panel.appendChild(title);
+    panel.appendChild(help);
+    panel.appendChild(list);
+    panel.appendChild(status);
+    heading.parentNode.insertBefore(panel, heading.nextSibling);
+    questionRows(group).forEach(function (row) { addLine(group, row); });
+    list.addEventListener("dragover", function (event) {
+      var over = event.target.closest("li");
+      if (group.draggedLine && over && over !== group.draggedLine) {
         event.preventDefault();
         event.dataTransfer.dropEffect = "move";
       }
     });
-    group.addEventListener("drop", function (event) {
-      var row = group.draggedRow;
-      var over = event.target.closest(".inline-related");
-      if (!row || !over || over === row) return;
+    list.addEventListener("drop", function (event) {
+      var line = group.draggedLine;
+      var over = event.target.closest("li");
+      if (!line || !over || over === line) return;
       event.preventDefault();
-      var rows = questionRows(group);
-      var box = over.getBoundingClientRect();
-      var after = event.clientY > box.top + box.height / 2;
-      if (rows.indexOf(row) < rows.indexOf(over)) after = true;
-      if (rows.indexOf(row) > rows.indexOf(over)) after = false;
-      over.parentNode.insertBefore(row, after ? over.nextSibling : over);
-      renumber(group);
-      announce(group, "Question moved to position " + (questionRows(group).indexOf(row) + 1) +
-        " of " + rows.length + ".");
+      var lines = Array.prototype.slice.call(list.children);
+      var below = lines.indexOf(line) < lines.indexOf(over);
+      list.insertBefore(line, below ? over.nextSibling : over);
+      applyOrder(group, line);
     });
   }
 
@@ -256,10 +309,9 @@
     var row = event.target;
     var group = row.closest("#questions-group");
     if (group) {
-      var rows = questionRows(group);
       var input = positionInput(row);
-      if (input) input.value = String(rows.indexOf(row) + 1);
-      addReorderTools(group, row);
+      if (input) input.value = String(questionRows(group).indexOf(row) + 1);
+      addLine(group, row);
     }
     if (window.htmx) window.htmx.process(row);
     setUp(row);
