@@ -203,6 +203,7 @@ class FlashcardAdminForm(forms.ModelForm):
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         for name in ("front", "back"):
+            self.fields[name].label = f"{name.capitalize()} (inline Markdown)"
             with_format(self.fields[name], INLINE_MARKDOWN, markdown="inline")
 
 
