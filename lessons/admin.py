@@ -295,8 +295,8 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
             "The lesson",
             {
                 "fields": ["objectives", "heading", "body", "example", "tip", "recap", "credits"],
-                "description": "Markdown: **bold**, *italic*, lists and tables. "
-                "It is rendered and cleaned when you save.",
+                "description": "Each box says what it takes: plain text, or Markdown (rendered "
+                "and cleaned when you save; preview it beside the box).",
             },
         ),
         ("Video (optional)", {"fields": ["video", "transcript"], "classes": ["collapse"]}),
@@ -318,23 +318,6 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
         if form.conflict:
             context["conflict"] = conflict_context(obj, form.conflict)
         return super().render_change_form(request, context, add, change, form_url, obj)
-
-    def save_related(self, request, form, formsets, change) -> None:
-        if change:
-            pending = self.pending_losses(request, form, formsets)
-            if pending.unconfirmed:
-                raise ConfirmationNeeded(pending)
-        super().save_related(request, form, formsets, change)
-        losses = page_checklist(form, formsets)["losses"]
-        if losses:
-            self.message_user(
-                request,
-                format_html(
-                    "Saved, but some markup will not show as written: {}",
-                    "; ".join(f"{place}: {text}" for _, place, text in losses),
-                ),
-                messages.WARNING,
-            )
 
     @admin.display(description="Questions")
     def question_analytics(self, lesson: Lesson) -> str:
@@ -503,6 +486,23 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
     @admin.action(description="Download the selected lessons as lesson files")
     def download_lesson_files(self, request, queryset) -> HttpResponse:
         return lesson_files_response(list(queryset))
+
+    def save_related(self, request, form, formsets, change) -> None:
+        if change:
+            pending = self.pending_losses(request, form, formsets)
+            if pending.unconfirmed:
+                raise ConfirmationNeeded(pending)
+        super().save_related(request, form, formsets, change)
+        losses = page_checklist(form, formsets)["losses"]
+        if losses:
+            self.message_user(
+                request,
+                format_html(
+                    "Saved, but some markup will not show as written: {}",
+                    "; ".join(f"{place}: {text}" for _, place, text in losses),
+                ),
+                messages.WARNING,
+            )
 
     def pending_losses(self, request, form, formsets) -> PendingLosses:
         lesson = form.instance
