@@ -268,6 +268,8 @@
     if (!tick || !box) return;
     function update() { box.hidden = tick.checked; }
     tick.addEventListener("change", update);
+    // Going back to the page (Cancel on the confirmation page) restores the ticks as they were.
+    window.addEventListener("pageshow", update);
     update();
   }
 
