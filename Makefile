@@ -15,7 +15,7 @@ PYTHON := $(shell for p in $(PYTHON_CANDIDATES); do \
 # Local runs are in debug mode; production sets its own environment (see .env.example).
 export DEBUG ?= 1
 
-.PHONY: setup run test bench lint clean python-path
+.PHONY: setup run test screenshots bench lint clean python-path
 
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "Python 3.12 or newer is needed and none was found." >&2; exit 1; }
@@ -36,6 +36,10 @@ run: setup
 
 test: setup
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# Refresh the pictures in docs/screenshots/ from the demo, drawn by Chromium.
+screenshots: setup
+	LIGHTMYSKY_SCREENSHOTS=1 REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q tests/browser/test_screenshots.py
 
 # Speed and size figures (wrk from Debian's packages drives the load).
 bench: setup

@@ -2,6 +2,8 @@
 
 import multiprocessing
 import os
+import shutil
+import tempfile
 
 bind = os.environ.get("BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY", multiprocessing.cpu_count() * 2 + 1))
@@ -37,3 +39,25 @@ if os.environ.get("LOG_FORMAT") == "json":
             "gunicorn.access": {"level": "CRITICAL", "handlers": [], "propagate": False},
         },
     }
+
+
+# Metrics (lightmysky/metrics.py): every worker counts in a file of its own in one folder, so
+# that /metrics, whichever worker answers it, reports the whole server. The folder lives as long
+# as the master: a reload (HUP) keeps the counts, a restart starts them again.
+_METRICS_DIR_PREFIX = os.path.join(tempfile.gettempdir(), "lightmysky-metrics-")
+
+
+def on_starting(server):
+    if not os.environ.get("METRICS_DIR"):
+        os.environ["METRICS_DIR"] = tempfile.mkdtemp(prefix=os.path.basename(_METRICS_DIR_PREFIX))
+
+
+def child_exit(server, worker):
+    from lightmysky.lib.metricfiles import fold_exited
+
+    fold_exited(os.environ["METRICS_DIR"], worker.pid)
+
+
+def on_exit(server):
+    if os.environ["METRICS_DIR"].startswith(_METRICS_DIR_PREFIX):
+        shutil.rmtree(os.environ["METRICS_DIR"], ignore_errors=True)

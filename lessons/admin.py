@@ -24,7 +24,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.text import slugify
 
-from lessons import services
+from lessons import admin_revisions, services
 from lessons.files import LessonFileError, Problem, lesson_to_markdown, markdown_to_lesson
 from lessons.forms import (
     CHOICE_SLOTS,
@@ -39,7 +39,15 @@ from lessons.forms import (
     publish_checklist,
 )
 from lessons.item_checks import lesson_item_warnings, question_warnings
-from lessons.models import Area, Flashcard, Lesson, ProblemReport, Question, Subject
+from lessons.models import (
+    Area,
+    Flashcard,
+    Lesson,
+    LessonRevision,
+    ProblemReport,
+    Question,
+    Subject,
+)
 from lightmysky.lib.markdown import markdown_losses, render_inline_markdown, render_markdown
 from practice import analytics
 from practice import selectors as practice_selectors
@@ -56,7 +64,8 @@ ANSWER_CHANGE_NOTE = (
 )
 ANALYTICS_NOTE = (
     "Only evidence counts: each learner's first answer to a question given on this site, never "
-    "a retry after the answer was shown, nor answers imported from a progress file. "
+    "a retry after the answer was shown, nor answers imported from a progress file, nor staff "
+    "previews (answers by a signed-in editor, or to a draft). "
     "Discrimination runs from -1 to 1: how much better the learners who got this question "
     "right did on the lesson's other questions (above 0.2 is good; below 0, check the key). "
     "Plain-word flags appear once a question has 20 learners."
@@ -419,6 +428,7 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
                 self.admin_site.admin_view(self.markdown_preview_view),
                 name="lessons_lesson_markdown_preview",
             ),
+            *admin_revisions.urls(self),
         ]
         return own + super().get_urls()
 
@@ -445,6 +455,18 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
             "losses": markdown_losses(text, inline=inline),
         }
         return TemplateResponse(request, "admin/lessons/_markdown_preview.html", context)
+
+    def history_view(self, request, object_id, extra_context=None):
+        lesson = self.get_object(request, unquote(object_id))
+        revisions = admin_revisions.history_rows(lesson) if lesson is not None else []
+        return super().history_view(
+            request, object_id, {"revisions": revisions} | (extra_context or {})
+        )
+
+    def save_model(self, request, obj, form, change) -> None:
+        if change:
+            services.lesson_revision_before_change(lesson=obj)
+        super().save_model(request, obj, form, change)
 
     def upload_view(self, request: HttpRequest) -> HttpResponse:
         """Check an uploaded lesson file, show every problem or what it changes, then apply."""
@@ -493,6 +515,9 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
             if pending.unconfirmed:
                 raise ConfirmationNeeded(pending)
         super().save_related(request, form, formsets, change)
+        services.lesson_revision_record(
+            lesson=form.instance, source=LessonRevision.Source.ADMIN, author_id=request.user.pk
+        )
         losses = page_checklist(form, formsets)["losses"]
         if losses:
             self.message_user(
@@ -917,8 +942,25 @@ class QuestionAdmin(AsksBeforeLosingLearnerData):
         row = memory_reset_row(form) if change else None
         if row and request.POST.get(MEMORY_DECISION) not in ("reset", "keep"):
             raise ConfirmationNeeded(PendingLosses(title=str(obj), resets=[row]))
+        services.lesson_revision_before_change(lesson=obj.lesson)
         super().save_model(request, obj, form, change)
         apply_memory_decision(self, request, [row] if row else [])
+        services.lesson_revision_record(
+            lesson=obj.lesson, source=LessonRevision.Source.ADMIN, author_id=request.user.pk
+        )
+
+    def delete_model(self, request, obj) -> None:
+        self.delete_queryset(request, Question.objects.filter(pk=obj.pk))
+
+    def delete_queryset(self, request, queryset) -> None:
+        lessons = list(Lesson.objects.filter(questions__in=queryset).distinct())
+        for lesson in lessons:
+            services.lesson_revision_before_change(lesson=lesson)
+        super().delete_queryset(request, queryset)
+        for lesson in lessons:
+            services.lesson_revision_record(
+                lesson=lesson, source=LessonRevision.Source.ADMIN, author_id=request.user.pk
+            )
 
 
 def warning_list(rows: Iterable[tuple[str, str]]) -> str:
@@ -948,35 +990,109 @@ def apply_memory_decision(model_admin, request: HttpRequest, rows: list[dict]) -
     )
 
 
-def move_reports(status: str, label: str):
-    @admin.action(description=f"Mark selected reports as {label}")
+def move_reports(status: str, label: str, description: str = "", name: str = ""):
+    @admin.action(description=description or f"Mark selected reports as {label}")
     def action(modeladmin, request, queryset) -> None:
-        moved, skipped = services.reports_move(reports=queryset, status=status)
+        moved, skipped = services.reports_move(
+            reports=queryset, status=status, user_id=request.user.pk
+        )
         modeladmin.message_user(request, f"{moved} report(s) marked {label}.")
         if skipped:
             modeladmin.message_user(
                 request,
                 f"{skipped} report(s) left as they were: reports move new → accepted → "
-                "fixed or dismissed.",
+                "fixed or dismissed, and a fixed or dismissed one is reopened as accepted.",
                 messages.WARNING,
             )
 
-    action.__name__ = f"mark_{status}"
+    action.__name__ = name or f"mark_{status}"
     return action
+
+
+@admin.action(description="Assign selected reports to me")
+def assign_to_me(modeladmin, request, queryset) -> None:
+    count = services.reports_assign(reports=queryset, user=request.user)
+    modeladmin.message_user(request, f"{count} report(s) assigned to you.")
+
+
+class ReportStateFilter(admin.SimpleListFilter):
+    """Open reports (new or accepted) unless another state is chosen: the ones to work on."""
+
+    title = "status"
+    parameter_name = "state"
+    OPEN, ALL = "open", "all"
+
+    def lookups(self, request, model_admin):
+        return [
+            (self.OPEN, "Open (new or accepted)"),
+            *ProblemReport.Status.choices,
+            (self.ALL, "All"),
+        ]
+
+    def choices(self, changelist):
+        chosen = self.value() or self.OPEN
+        for value, label in self.lookup_choices:
+            yield {
+                "selected": chosen == value,
+                "query_string": changelist.get_query_string({self.parameter_name: value}),
+                "display": label,
+            }
+
+    def queryset(self, request, queryset):
+        chosen = self.value() or self.OPEN
+        if chosen == self.OPEN:
+            return queryset.filter(status__in=ProblemReport.OPEN)
+        if chosen == self.ALL:
+            return queryset
+        return queryset.filter(status=chosen)  # an unknown state shows no report
 
 
 @admin.register(ProblemReport)
 class ProblemReportAdmin(admin.ModelAdmin):
-    list_display = ["created_at", "status", "kind", "lesson_link", "question", "short_message"]
-    list_filter = ["status", "kind", "created_at", "lesson__subject", "lesson"]
-    list_select_related = ["lesson", "question"]
-    search_fields = ["message", "lesson__title"]
+    list_display = [
+        "short_message",
+        "status",
+        "kind",
+        "lesson_link",
+        "question",
+        "assigned_to",
+        "created_at",
+    ]
+    list_display_links = ["short_message"]
+    list_filter = [
+        ReportStateFilter,
+        "kind",
+        "assigned_to",
+        "created_at",
+        "lesson__subject",
+        "lesson",
+    ]
+    list_select_related = ["lesson", "question", "assigned_to"]
+    search_fields = ["message", "lesson__title", "resolution_note"]
     readonly_fields = ["lesson_link", "question", "kind", "message", "created_at", "updated_at"]
-    fields = ["status", "lesson_link", "question", "kind", "message", "created_at", "updated_at"]
+    fields = [
+        "message",
+        "lesson_link",
+        "question",
+        "kind",
+        "status",
+        "assigned_to",
+        "resolution_note",
+        "created_at",
+        "updated_at",
+    ]
+    formfield_overrides = TEXT_FIELDS
     actions = [
+        assign_to_me,
         move_reports(ProblemReport.Status.ACCEPTED, "accepted"),
         move_reports(ProblemReport.Status.FIXED, "fixed"),
         move_reports(ProblemReport.Status.DISMISSED, "dismissed"),
+        move_reports(
+            ProblemReport.Status.ACCEPTED,
+            "reopened (accepted)",
+            "Reopen selected fixed or dismissed reports",
+            "reopen",
+        ),
     ]
 
     def has_add_permission(self, request: HttpRequest) -> bool:
@@ -998,4 +1114,7 @@ class ProblemReportAdmin(admin.ModelAdmin):
             form.base_fields["status"].choices = [
                 (value, label) for value, label in ProblemReport.Status.choices if value in allowed
             ]
+            form.base_fields[
+                "status"
+            ].help_text = "A fixed or dismissed report is reopened by setting it back to Accepted."
         return form

@@ -6,8 +6,10 @@ import re
 from dataclasses import dataclass, field
 
 from django import forms
+from django.conf import settings
 from django.core import signing
 from django.core.exceptions import ValidationError
+from django.core.files.uploadedfile import UploadedFile
 from django.forms.models import BaseInlineFormSet
 from django.urls import reverse
 from django.utils.html import format_html
@@ -325,6 +327,18 @@ class LessonAdminForm(forms.ModelForm):
         needed = self.cleaned_data["needs_first"]
         self.instance.validate_needs_first(needed)
         return needed
+
+    def clean_video(self):
+        video = self.cleaned_data.get("video")
+        limit = settings.LESSON_VIDEO_MAX_BYTES
+        # Only a new upload: a video already saved was within the limit of its day.
+        if isinstance(video, UploadedFile) and video.size > limit:
+            raise ValidationError(
+                f"This video is {video.size / 2**20:.0f} MB; a lesson video may be at most "
+                f"{limit / 2**20:.0f} MB. Shorten it, or export it smaller: 720p at about "
+                "2 Mbit/s is some 15 MB a minute."
+            )
+        return video
 
 
 def kept_forms(formset) -> list[forms.Form]:

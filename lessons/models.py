@@ -7,8 +7,9 @@ import secrets
 import string
 from collections import defaultdict, deque
 from collections.abc import Iterable
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, TypedDict, cast
 
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import (
     FileExtensionValidator,
@@ -17,9 +18,15 @@ from django.core.validators import (
     RegexValidator,
 )
 from django.db import models
-from django.db.models import Count, Exists, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef, Q, QuerySet
+from django.http import HttpRequest
 from django.urls import reverse
+from django.utils import timezone
 
+from lightmysky.lib.http import SiteRequest
+
+if TYPE_CHECKING:
+    from django_stubs_ext import WithAnnotations
 from lightmysky.lib.markdown import render_markdown
 
 PUBLIC_ID_ALPHABET = string.ascii_letters + string.digits + "_-"
@@ -70,6 +77,14 @@ class Area(models.Model):
         return f"{self.subject.name} · {self.name}"
 
 
+class NeighbourFlags(TypedDict):
+    """How a neighbour relates to the lesson whose neighbours they are."""
+
+    is_needed_first: bool
+    is_opened_up: bool
+    is_connection: bool
+
+
 class LessonQuerySet(models.QuerySet["Lesson"]):
     def published(self) -> LessonQuerySet:
         return self.filter(status=Lesson.Status.PUBLISHED)
@@ -87,7 +102,7 @@ class LessonQuerySet(models.QuerySet["Lesson"]):
             "area__position", "area__name", "area_id", "title",
         )  # fmt: skip
 
-    def neighbours_of(self, lesson: Lesson) -> LessonQuerySet:
+    def neighbours_of(self, lesson: Lesson) -> QuerySet[WithAnnotations[Lesson, NeighbourFlags]]:
         """The lesson's published neighbours in one query, each flagged by how it relates."""
         needs_first = Lesson.needs_first.through.objects
         connections = Lesson.connections.through.objects
@@ -114,6 +129,9 @@ class Lesson(models.Model):
     class Status(models.TextChoices):
         DRAFT = "draft", "Draft"
         PUBLISHED = "published", "Published"
+
+    # Annotated by LessonQuerySet.for_page().
+    question_count: int
 
     public_id = models.CharField(
         "public id",
@@ -459,7 +477,9 @@ def with_choice_ids(choices: list[dict]) -> list[dict]:
     for choice in choices:
         choice_id = choice.get("id")
         if not choice_id or choice_id in seen:
-            choice = choice | {"id": new_choice_id(seen | {c.get("id") for c in choices})}
+            choice = choice | {
+                "id": new_choice_id(seen | {c["id"] for c in choices if c.get("id")})
+            }
         seen.add(choice["id"])
         result.append(choice)
     return result
@@ -508,6 +528,47 @@ class Flashcard(models.Model):
         return self.front[:60]
 
 
+class LessonRevision(models.Model):
+    """The lesson as its lesson file after an admin save, an import or a restore: what its
+    History diffs and restores. The newest KEPT_PER_LESSON of a lesson are kept."""
+
+    class Source(models.TextChoices):
+        ADMIN = "admin", "Saved in the admin"
+        IMPORT = "import", "Imported from a lesson file"
+        RESTORE = "restore", "Restored from an earlier revision"
+        EARLIER = "earlier", "As it was before its history was kept"
+
+    KEPT_PER_LESSON = 100
+
+    lesson = models.ForeignKey(Lesson, on_delete=models.CASCADE, related_name="revisions")
+    created_at = models.DateTimeField(default=timezone.now)
+    # None for an import from the command line (and for the state before history was kept).
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        related_name="+",
+    )
+    source = models.CharField(max_length=8, choices=Source)
+    note = models.CharField(max_length=200, blank=True)
+    text = models.TextField()
+
+    class Meta:
+        ordering = ["-created_at", "-pk"]
+        indexes = [models.Index(fields=["lesson", "-created_at"], name="revision_lesson_time")]
+
+    def __str__(self) -> str:
+        return f"{self.lesson_id} at {self.created_at:%Y-%m-%d %H:%M:%S}"
+
+    @property
+    def by(self) -> str:
+        """Who made it, in words: the editor, or how it came."""
+        if self.author is not None:
+            return self.author.get_username()
+        return "the command line" if self.source == self.Source.IMPORT else "-"
+
+
 class ProblemReport(models.Model):
     """ "Spotted a problem on this page? Tell us": a learner's note for the editors."""
 
@@ -524,13 +585,15 @@ class ProblemReport(models.Model):
         FIXED = "fixed", "Fixed"
         DISMISSED = "dismissed", "Dismissed"
 
-    # new → accepted → fixed or dismissed (a new report may also be dismissed straight away)
+    # new → accepted → fixed or dismissed (a new report may be fixed or dismissed straight
+    # away); a fixed or dismissed report is reopened as accepted.
     MOVES = {
-        Status.NEW: {Status.ACCEPTED, Status.DISMISSED},
+        Status.NEW: {Status.ACCEPTED, Status.FIXED, Status.DISMISSED},
         Status.ACCEPTED: {Status.FIXED, Status.DISMISSED},
-        Status.FIXED: set(),
-        Status.DISMISSED: set(),
+        Status.FIXED: {Status.ACCEPTED},
+        Status.DISMISSED: {Status.ACCEPTED},
     }
+    OPEN = (Status.NEW, Status.ACCEPTED)
 
     lesson = models.ForeignKey(Lesson, on_delete=models.CASCADE, related_name="reports")
     question = models.ForeignKey(
@@ -539,6 +602,22 @@ class ProblemReport(models.Model):
     kind = models.CharField(max_length=20, choices=Kind.choices)
     message = models.TextField(max_length=2000)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.NEW)
+    assigned_to = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        on_delete=models.SET_NULL,
+        null=True,
+        blank=True,
+        limit_choices_to={"is_staff": True},
+        related_name="assigned_reports",
+        verbose_name="assigned to",
+    )
+    resolution_note = models.TextField(
+        blank=True,
+        default="",
+        db_default="",
+        help_text="What was done about it, or why it was dismissed: for the next editor who "
+        "reads the report.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -551,6 +630,10 @@ class ProblemReport(models.Model):
 
     def can_move_to(self, status: str) -> bool:
         return status in self.MOVES[self.Status(self.status)]
+
+    @property
+    def is_open(self) -> bool:
+        return self.status in self.OPEN
 
 
 class ContentVersion(models.Model):
@@ -569,6 +652,16 @@ class ContentVersion(models.Model):
     def current(cls) -> int:
         row = cls.objects.filter(pk=1).values_list("number", flat=True).first()
         return row if row is not None else 0
+
+    @classmethod
+    def for_request(cls, request: HttpRequest | None = None) -> int:
+        """The version, read once per request (one small query)."""
+        if request is None:
+            return cls.current()
+        site_request = cast(SiteRequest, request)
+        if not hasattr(site_request, "content_version"):
+            site_request.content_version = cls.current()
+        return site_request.content_version
 
     @classmethod
     def bump(cls) -> None:

@@ -27,6 +27,7 @@ from lessons.models import (
     Area,
     Flashcard,
     Lesson,
+    LessonRevision,
     ProblemReport,
     Question,
     Subject,
@@ -152,6 +153,8 @@ def lessons_load(
     force: bool = False,
     keep_memories: bool = False,
     user_id: int | None = None,
+    revision_source: str = LessonRevision.Source.IMPORT,
+    revision_note: str = "",
 ) -> LoadResult:
     """Create or update lessons (with their subjects and areas) by public id.
 
@@ -161,12 +164,13 @@ def lessons_load(
     lesson changed in the admin since its file was exported (unless `force`). A question whose
     right choices change (by identity) resets learners' memory of it (unless `keep_memories`).
     A subject's or area's name and description are only set when it is new (or with
-    `update_subjects`). Every lesson created or changed gets an admin log entry.
+    `update_subjects`). Every lesson created or changed gets an admin log entry and a revision.
     """
     result = LoadResult()
     found: list[Problem] = []
     loaded: dict[str, tuple[Lesson, dict[str, Any], _Problems]] = {}
     touched: dict[str, tuple[Lesson, bool, list[str]]] = {}
+    before_history: dict[str, str] = {}  # lessons without revisions yet, as they were
     sources: dict[str, str] = {}
     for item in lessons:
         problems = _Problems(item, found)
@@ -185,6 +189,8 @@ def lessons_load(
         if is_new and not item.get("public_id"):
             result.assigned.append(AssignedKey(problems.source, 1, "lesson", lesson.public_id))
             result.notes.append(f"{problems.source}: new lesson, public id {lesson.public_id}")
+        if not is_new and not lesson.revisions.exists():
+            before_history[lesson.public_id] = lesson_to_markdown(lesson)
         if not is_new and not force:
             _refuse_conflict(lesson, item, problems)
         subject = _subject(item, update_subjects, problems)
@@ -300,7 +306,46 @@ def lessons_load(
     if found:
         raise LessonFileError(sorted(found, key=lambda p: (p.source, p.line)))
     _log_imports(touched, user_id)
+    for public_id, (lesson, _, _) in touched.items():
+        if public_id in before_history:
+            _revision_before_history(lesson, before_history[public_id])
+        lesson_revision_record(
+            lesson=lesson, source=revision_source, author_id=user_id, note=revision_note
+        )
     return result
+
+
+def lesson_revision_record(
+    *, lesson: Lesson, source: str, author_id: int | None = None, note: str = ""
+) -> LessonRevision | None:
+    """Keep the lesson as saved, as its lesson file, unless that is the latest revision
+    already; beyond LessonRevision.KEPT_PER_LESSON the oldest revisions are deleted."""
+    saved = Lesson.objects.select_related("subject", "area").get(pk=lesson.pk)
+    text = lesson_to_markdown(saved)
+    latest = saved.revisions.values_list("text", flat=True).first()
+    if latest == text:
+        return None
+    revision = LessonRevision.objects.create(
+        lesson=saved, source=source, author_id=author_id, note=note[:200], text=text
+    )
+    old = saved.revisions.values_list("pk", flat=True)[LessonRevision.KEPT_PER_LESSON :]
+    LessonRevision.objects.filter(pk__in=list(old)).delete()
+    return revision
+
+
+def lesson_revision_before_change(*, lesson: Lesson) -> None:
+    """Before the first change of a lesson made before revisions were kept, keep it as it is,
+    so that change has something to be compared with and restored to."""
+    if lesson.pk and not lesson.revisions.exists():
+        saved = Lesson.objects.select_related("subject", "area").get(pk=lesson.pk)
+        _revision_before_history(saved, lesson_to_markdown(saved))
+
+
+def _revision_before_history(lesson: Lesson, text: str) -> None:
+    if not lesson.revisions.exists():
+        LessonRevision.objects.create(
+            lesson=lesson, source=LessonRevision.Source.EARLIER, text=text
+        )
 
 
 def existing_lesson(item: dict[str, Any]) -> Lesson | None:
@@ -712,14 +757,32 @@ def report_create(
     )
 
 
-def reports_move(*, reports, status: str) -> tuple[int, int]:
-    """Move reports to a status where the workflow allows it; (moved, left as they were)."""
-    moved = skipped = 0
+def reports_move(*, reports, status: str, user_id: int) -> tuple[int, int]:
+    """Move reports to a status where the workflow allows it, each move in the admin's log;
+    returns (moved, left as they were)."""
+    moved, skipped = [], 0
     for report in reports:
         if report.can_move_to(status):
             report.status = status
             report.save(update_fields=["status", "updated_at"])
-            moved += 1
+            moved.append(report)
         else:
             skipped += 1
-    return moved, skipped
+    label = ProblemReport.Status(status).label.lower()
+    _log_report_changes(moved, user_id, f"Marked {label} with others (bulk action).")
+    return len(moved), skipped
+
+
+def reports_assign(*, reports, user: User) -> int:
+    """Assign reports to an editor, each change in the admin's log; returns how many changed."""
+    changed = [report for report in reports if report.assigned_to_id != user.pk]
+    ProblemReport.objects.filter(pk__in=[report.pk for report in changed]).update(assigned_to=user)
+    _log_report_changes(changed, user.pk, f"Assigned to {user.get_username()} (bulk action).")
+    return len(changed)
+
+
+def _log_report_changes(reports: list[ProblemReport], user_id: int, message: str) -> None:
+    if reports:
+        LogEntry.objects.log_actions(
+            user_id=user_id, queryset=reports, action_flag=CHANGE, change_message=message
+        )

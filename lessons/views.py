@@ -10,7 +10,7 @@ from django.views.decorators.vary import vary_on_cookie
 
 from lessons import services
 from lessons.forms import ReportForm
-from lessons.models import Lesson, Subject
+from lessons.models import ContentVersion, Lesson, Subject
 from lessons.selectors import (
     LessonPage,
     lesson_page,
@@ -23,16 +23,18 @@ from lightmysky.lib.negotiation import (
     vary_on_accept,
     wants_markdown,
 )
-from lightmysky.lib.pagecache import cache_for_visitors
+from lightmysky.lib.pagecache import cache_for_visitors_by
 from lightmysky.lib.qr import qr_svg_cached
 from lightmysky.lib.ratelimit import limit_posts
-from lightmysky.lib.versioned import content_version
 from practice import selectors
+
+# Pages every visitor without a session shares, until an editor changes the content.
+cache_for_visitors = cache_for_visitors_by(ContentVersion.for_request)
 
 
 def visible_page_or_404(request: HttpRequest, public_id: str) -> LessonPage:
     """The lesson's cached page data if this visitor may see it: drafts only for staff."""
-    page = lesson_page(public_id, content_version(request))
+    page = lesson_page(public_id, ContentVersion.for_request(request))
     if page is None or (not page.lesson.is_published and not request.user.is_staff):
         raise Http404("No lesson has this address.")
     return page
@@ -65,7 +67,24 @@ def redirect_if_not_canonical(
 @vary_on_cookie
 @cache_for_visitors
 def home(request: HttpRequest, markdown: bool = False) -> HttpResponse:
-    context = {"lessons": list(Lesson.objects.for_listing())}
+    learner = selectors.learner_for_request(request)
+    now = timezone.now()
+    lessons = list(Lesson.objects.for_listing())
+    progress = selectors.lesson_progress(learner=learner, now=now)
+    recent = selectors.recent_constellations(
+        learner=learner, lessons=lessons, progress=progress, now=now
+    )
+    # Also the header's counter: the view's value spares the context processor its query.
+    counter = selectors.sky_counter(learner=learner, now=now) if learner else None
+    due = counter.due if counter else 0
+    context = {
+        "learner": learner,
+        "sky_counter": counter,
+        "lessons": lessons,
+        "cards": selectors.lesson_cards(lessons, progress),
+        "recent": recent,
+        "next_step": selectors.next_step(learner=learner, due=due, recent=recent, lessons=lessons),
+    }
     return page_or_twin(
         request, context, html="lessons/home.html", markdown="agent/home.md", twin=markdown
     )
@@ -76,9 +95,16 @@ def home(request: HttpRequest, markdown: bool = False) -> HttpResponse:
 @cache_for_visitors
 def subject(request: HttpRequest, subject: str, markdown: bool = False) -> HttpResponse:
     subject_obj = get_object_or_404(Subject, slug=subject)
+    learner = selectors.learner_for_request(request)
+    progress = selectors.lesson_progress(
+        learner=learner, now=timezone.now(), lesson__subject=subject_obj
+    )
+    lessons = list(Lesson.objects.for_listing().filter(subject=subject_obj))
     context = {
         "subject": subject_obj,
-        "lessons": list(Lesson.objects.for_listing().filter(subject=subject_obj)),
+        "learner": learner,
+        "lessons": lessons,
+        "cards": selectors.lesson_cards(lessons, progress),
     }
     return page_or_twin(
         request, context, html="lessons/subject.html", markdown="agent/subject.md", twin=markdown
@@ -143,7 +169,7 @@ def worksheet_by_code(request: HttpRequest, code: str = "") -> HttpResponse:
     code = normalise_worksheet_code(typed)
     if not code:
         return render(request, "lessons/worksheet_code.html", {"typed_code": ""})
-    found = worksheets_by_code(content_version(request)).get(code, [])
+    found = worksheets_by_code(ContentVersion.for_request(request)).get(code, [])
     if len(found) == 1:
         return redirect_to(f"{found[0].url}/worksheet/answers?code={code}")
     context = {"typed_code": typed[:20], "code": code, "found": found}

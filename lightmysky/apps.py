@@ -6,7 +6,12 @@ class LightMySkyConfig(AppConfig):
     verbose_name = "LightMySky"
 
     def ready(self) -> None:
+        from django.core.signals import got_request_exception
+
         from lightmysky.health import loaded_migrations
+        from lightmysky.metrics import count_database_error
+
+        got_request_exception.connect(count_database_error, dispatch_uid="metrics-database-errors")
 
         # What /readyz judges: the migrations of the code this process started with.
         loaded_migrations()

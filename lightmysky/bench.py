@@ -93,8 +93,7 @@ def build_data() -> None:
     from django.test.utils import CaptureQueriesContext
     from django.utils import timezone
 
-    from lessons.models import Area, Lesson, Question, Subject
-    from lightmysky.lib.versioned import content_version
+    from lessons.models import Area, ContentVersion, Lesson, Question, Subject
     from practice import scheduling, services
     from practice.models import LEARNER_PK_SESSION_KEY, LEARNER_SESSION_KEY, Learner, Memory, Review
 
@@ -245,7 +244,7 @@ def build_data() -> None:
                 },
                 "sky_ms": {"1000": sky_1k, "10000": sky_10k},
                 "answer_ms": {"total": total_ms, "scheduler": scheduler_ms},
-                "version": content_version(),
+                "version": ContentVersion.for_request(),
             }
         )
     )

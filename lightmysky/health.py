@@ -98,4 +98,11 @@ def readyz(request: HttpRequest) -> JsonResponse:
     return JsonResponse({"ready": not problems, "problems": problems}, status=status)
 
 
-PROBES = {"/healthz": healthz, "/readyz": readyz}
+def _metrics(request: HttpRequest) -> HttpResponse:
+    from lightmysky.metrics import metrics
+
+    return metrics(request)
+
+
+# Answered before host validation and the https redirect: probes and scrapes come by address.
+PROBES = {"/healthz": healthz, "/readyz": readyz, "/metrics": _metrics}

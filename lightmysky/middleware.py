@@ -8,6 +8,8 @@ from collections.abc import Callable
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
+from lightmysky import metrics
+
 Handler = Callable[[HttpRequest], HttpResponse]
 request_logger = logging.getLogger("lightmysky.requests")
 # nginx's $request_id is 32 hex digits; a balancer's may be a UUID. Anything else is not logged.
@@ -15,6 +17,7 @@ REQUEST_ID = re.compile(r"[A-Za-z0-9-]{8,64}")
 
 # The JSON API: its errors are JSON too, whatever answers them.
 API_PREFIX = "/api/"
+ADMIN_PREFIX = "/admin/"
 # Public, read-only resources that any site may fetch from a browser.
 OPEN_READ_PREFIXES = (API_PREFIX, "/openapi.json", "/llms", "/.well-known/", "/index.md")
 
@@ -26,7 +29,9 @@ def request_log_middleware(get_response: Handler) -> Handler:
     def middleware(request: HttpRequest) -> HttpResponse:
         started = time.perf_counter()
         response = get_response(request)
-        duration_ms = round((time.perf_counter() - started) * 1000, 1)
+        seconds = time.perf_counter() - started
+        metrics.observe_request(response.status_code, seconds)
+        duration_ms = round(seconds * 1000, 1)
         extra = {
             "method": request.method,
             "path": request.path,
@@ -62,15 +67,21 @@ def health_middleware(get_response: Handler) -> Handler:
 
 
 def request_size_middleware(get_response: Handler) -> Handler:
-    """Refuse a body larger than MAX_REQUEST_BYTES before anything reads it: 413, not a 500."""
+    """Refuse a body larger than MAX_REQUEST_BYTES before anything reads it: 413, not a 500.
+    The admin, where editors upload lesson videos, has a limit of its own."""
 
     def middleware(request: HttpRequest) -> HttpResponse:
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
             length = 0
-        if length > settings.MAX_REQUEST_BYTES:
-            limit = settings.MAX_REQUEST_BYTES // (1024 * 1024)
+        allowed = (
+            settings.ADMIN_MAX_REQUEST_BYTES
+            if request.path.startswith(ADMIN_PREFIX)
+            else settings.MAX_REQUEST_BYTES
+        )
+        if length > allowed:
+            limit = allowed // (1024 * 1024)
             message = f"The request is too large: at most {limit} MB is accepted."
             if request.path.startswith(API_PREFIX):
                 return JsonResponse({"detail": message}, status=413)

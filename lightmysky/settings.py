@@ -6,15 +6,15 @@ and DEBUG is on. See `.env.example` for every variable.
 
 from __future__ import annotations
 
+import ipaddress
 import os
 import sys
 from pathlib import Path
 from urllib.parse import parse_qsl, unquote, urlsplit
 
+import dj_database_url
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
-
-from lightmysky.lib.ratelimit import Limit
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -62,33 +62,43 @@ def env_secret(name: str) -> str:
 
 
 def database_from_url(url: str) -> dict:
-    """Turn a postgres:// or sqlite:/// URL into a Django DATABASES entry."""
-    parts = urlsplit(url)
-    options = dict(parse_qsl(parts.query))
-    if parts.scheme in {"postgres", "postgresql", "pgsql"}:
-        return {
-            "ENGINE": "django.db.backends.postgresql",
-            "NAME": unquote(parts.path.lstrip("/")),
-            "USER": unquote(parts.username or ""),
-            "PASSWORD": unquote(parts.password or ""),
-            "HOST": parts.hostname or "",
-            "PORT": str(parts.port or ""),
+    """Turn a postgres:// or sqlite:/// URL into a Django DATABASES entry (read by dj-database-url).
+
+    A percent-encoded Unix socket works as the host (postgres://user@%2Fvar%2Frun%2Fpostgresql/db).
+    `conn_max_age` in the query string sets CONN_MAX_AGE; every other parameter goes to the driver.
+    """
+    scheme = urlsplit(url).scheme
+    if scheme not in {"postgres", "postgresql", "pgsql", "sqlite"}:
+        raise ImproperlyConfigured(
+            f"DATABASE_URL must start with postgres:// or sqlite:///, not {scheme or url!r}."
+        )
+    config = dj_database_url.parse(url)
+    options = config.get("OPTIONS", {})
+    conn_max_age = options.pop("conn_max_age", None)
+    if scheme == "sqlite":
+        # sqlite:///db.sqlite3 is relative to the working directory, sqlite:////srv/db.sqlite3
+        # (four slashes) an absolute path.
+        name = config["NAME"]
+        database = sqlite_database(name if name == ":memory:" else Path(name))
+    else:
+        database = {
+            **config,
             # Persistent connections: opening one per request costs two thirds of throughput.
             "CONN_MAX_AGE": env_int("CONN_MAX_AGE", 600),
             "CONN_HEALTH_CHECKS": True,
             "OPTIONS": options,
         }
-    if parts.scheme == "sqlite":
-        # As dj-database-url and SQLAlchemy read it: sqlite:///db.sqlite3 is relative to the
-        # working directory, sqlite:////srv/db.sqlite3 (four slashes) an absolute path.
-        path = unquote(parts.path[1:])
-        return sqlite_database(Path(path) if path else BASE_DIR / "db.sqlite3")
-    raise ImproperlyConfigured(
-        f"DATABASE_URL must start with postgres:// or sqlite:///, not {parts.scheme or url!r}."
-    )
+    if conn_max_age is not None:
+        try:
+            database["CONN_MAX_AGE"] = int(conn_max_age)
+        except ValueError:
+            raise ImproperlyConfigured(
+                f"conn_max_age in DATABASE_URL must be a whole number, not {conn_max_age!r}."
+            ) from None
+    return database
 
 
-def sqlite_database(path: Path) -> dict:
+def sqlite_database(path: Path | str) -> dict:
     return {
         "ENGINE": "django.db.backends.sqlite3",
         "NAME": path,
@@ -306,17 +316,18 @@ FSRS_MAXIMUM_INTERVAL = env_int("FSRS_MAXIMUM_INTERVAL", 36500)  # days
 FSRS_ENABLE_FUZZING = env_bool("FSRS_ENABLE_FUZZING", default=not TESTING)
 # Anonymous learners idle for longer than this are removed by `manage.py prune_learners`.
 LEARNER_IDLE_DAYS = env_int("LEARNER_IDLE_DAYS", 400)
-# Rate limits for writes, per browser and per address (a whole school may share one address).
+# Rate limits for writes: (per browser, per address, window in seconds); a whole school may
+# share one address.
 # RATE_LIMIT_SCALE multiplies them all, for load tests.
 _scale = env_int("RATE_LIMIT_SCALE", 1)
 RATE_LIMITS = {
-    "answer": Limit(per_browser=60 * _scale, per_address=600 * _scale, seconds=60),
-    "report": Limit(per_browser=5 * _scale, per_address=30 * _scale, seconds=600),
-    "import": Limit(per_browser=10 * _scale, per_address=60 * _scale, seconds=3600),
-    "adopt": Limit(per_browser=10 * _scale, per_address=30 * _scale, seconds=3600),
-    "api_check": Limit(per_browser=0, per_address=300 * _scale, seconds=60),
+    "answer": (60 * _scale, 600 * _scale, 60),
+    "report": (5 * _scale, 30 * _scale, 600),
+    "import": (10 * _scale, 60 * _scale, 3600),
+    "adopt": (10 * _scale, 30 * _scale, 3600),
+    "api_check": (0, 300 * _scale, 60),
     # Downloading one's progress is rare; a loop of the largest exports would tie up workers.
-    "export": Limit(per_browser=20 * _scale, per_address=120 * _scale, seconds=3600),
+    "export": (20 * _scale, 120 * _scale, 3600),
 }
 
 # Rate-limit counters live in a table of their own in the database: shared by every process,
@@ -442,3 +453,82 @@ LOGGING = {
         },
     },
 }
+
+# Prometheus metrics at /metrics (lightmysky/metrics.py), answered only to the addresses in these
+# comma-separated networks (others get 404); loopback by default. Behind nginx a visitor's
+# request is judged by the address nginx reports (TRUST_X_FORWARDED_FOR), never by nginx's own.
+METRICS_ALLOWED_CIDRS = env_list("METRICS_ALLOWED_CIDRS", "127.0.0.1/32,::1/128")
+try:
+    METRICS_ALLOWED_NETWORKS = [
+        ipaddress.ip_network(c, strict=False) for c in METRICS_ALLOWED_CIDRS
+    ]
+except ValueError as _error:
+    raise ImproperlyConfigured(
+        f"METRICS_ALLOWED_CIDRS must be comma-separated networks like 10.0.0.0/8: {_error}"
+    ) from None
+# The folder where each worker process keeps its counts, so that /metrics reports the whole
+# server: gunicorn.conf.py makes one at start. Unset (runserver, manage.py), each process counts
+# alone, in memory.
+METRICS_DIR = env_str("METRICS_DIR")
+
+# Where uploads (lesson videos) are kept. Unset, or file://: MEDIA_ROOT on this server's disk,
+# served by nginx (several servers must share that folder: docs/scaling.md). s3://BUCKET/PREFIX:
+# object storage through django-storages (`pip install 'django-storages[s3]'`), with
+# ?endpoint_url=https://… for another S3 service than Amazon's, &region_name=…, and
+# &custom_domain=media.example.org for a CDN or public name in front of the bucket. Videos are
+# linked without signatures (rendered pages are cached), so the bucket (or the CDN) must let
+# anyone read them; boto3 takes its keys from AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY.
+MEDIA_STORAGE_URL = env_str("MEDIA_STORAGE_URL")
+_media = urlsplit(MEDIA_STORAGE_URL)
+if _media.scheme == "s3":
+    try:
+        import storages  # noqa: F401
+    except ImportError:
+        raise ImproperlyConfigured(
+            "MEDIA_STORAGE_URL is s3://… but django-storages is not installed: "
+            "/srv/lightmysky/venv/bin/pip install 'django-storages[s3]>=1.14'."
+        ) from None
+    _media_options = dict(parse_qsl(_media.query))
+    if _unknown := set(_media_options) - {"endpoint_url", "region_name", "custom_domain"}:
+        raise ImproperlyConfigured(
+            f"MEDIA_STORAGE_URL: unknown option(s) {sorted(_unknown)}; "
+            "use endpoint_url, region_name or custom_domain."
+        )
+    if not _media.netloc:
+        raise ImproperlyConfigured("MEDIA_STORAGE_URL must name its bucket: s3://BUCKET/PREFIX.")
+    STORAGES["default"] = {
+        "BACKEND": "storages.backends.s3.S3Storage",
+        "OPTIONS": {
+            "bucket_name": _media.netloc,
+            "location": _media.path.strip("/"),
+            "querystring_auth": False,
+            "file_overwrite": False,
+        }
+        | _media_options,
+    }
+    # Videos now come from the bucket's origin: the Content Security Policy must allow it.
+    if "custom_domain" in _media_options:
+        _media_origins = [f"https://{_media_options['custom_domain']}"]
+    elif "endpoint_url" in _media_options:
+        _endpoint = urlsplit(_media_options["endpoint_url"])
+        _media_origins = [f"{_endpoint.scheme}://{_endpoint.netloc}"]
+    else:
+        _region = _media_options.get("region_name")
+        _media_origins = [f"https://{_media.netloc}.s3.amazonaws.com"] + (
+            [f"https://{_media.netloc}.s3.{_region}.amazonaws.com"] if _region else []
+        )
+    SECURE_CSP["media-src"] = [*SECURE_CSP["media-src"], *_media_origins]
+elif _media.scheme not in {"", "file"}:
+    raise ImproperlyConfigured(
+        f"MEDIA_STORAGE_URL must be file:// (MEDIA_ROOT on disk) or s3://BUCKET/PREFIX, "
+        f"not {MEDIA_STORAGE_URL!r}."
+    )
+
+# Lesson videos are uploaded in /admin/ only: there a request may carry a real video (a few
+# minutes of 720p is 20 to 60 MB); everywhere else the small MAX_REQUEST_BYTES above holds.
+# A larger video gets a form error saying so; nginx's /admin/ location must allow at least
+# ADMIN_MAX_REQUEST_BYTES (docs/deploy.md, section 6).
+LESSON_VIDEO_MAX_MB = env_int("LESSON_VIDEO_MAX_MB", 200)
+LESSON_VIDEO_MAX_BYTES = LESSON_VIDEO_MAX_MB * 1024 * 1024
+# Twice the video limit, so that a video somewhat too large still reaches the form's message.
+ADMIN_MAX_REQUEST_BYTES = 2 * LESSON_VIDEO_MAX_BYTES

@@ -15,11 +15,10 @@ from django.views import defaults
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
 
-from lessons.models import Lesson
+from lessons.models import ContentVersion, Lesson
 from lessons.selectors import lesson_page
 from lightmysky.api import error_response
 from lightmysky.lib.negotiation import MARKDOWN_TYPE, markdown_response
-from lightmysky.lib.versioned import content_version
 from lightmysky.middleware import API_PREFIX
 
 
@@ -63,13 +62,12 @@ def llms_txt(request: HttpRequest) -> HttpResponse:
 @require_safe
 def llms_full_txt(request: HttpRequest) -> HttpResponse:
     """Every published lesson's twin, one after another."""
+    version = ContentVersion.for_request(request)
+    pages = (lesson_page(lesson.public_id, version) for lesson in Lesson.objects.for_listing())
     twins = [
-        render_to_string(
-            "agent/lesson.md",
-            lesson_page(lesson.public_id, content_version(request)).context(),
-            request=request,
-        )
-        for lesson in Lesson.objects.for_listing().for_page()
+        render_to_string("agent/lesson.md", page.context(), request=request)
+        for page in pages
+        if page is not None
     ]
     separator = "\n\n---\n\n"
     return HttpResponse(separator.join(twins), content_type=MARKDOWN_TYPE)
@@ -113,7 +111,7 @@ def ai_catalog(request: HttpRequest) -> JsonResponse:
     return JsonResponse(document, json_dumps_params={"indent": 2, "ensure_ascii": False})
 
 
-def bad_request(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
+def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     if request.path.startswith(API_PREFIX):
         return error_response("The request is not valid.", 400)
     return defaults.bad_request(request, exception)

@@ -1,8 +1,9 @@
 """How learners do on a lesson, for its editors: per question and per flashcard.
 
-Only evidence counts: answers given on this site (not imported from a progress file) that are
-not practice (a round's retry after the answer was shown), and for questions only each
-learner's first answer, so the figures say what learners knew before the lesson taught them.
+Only evidence counts: answers given on this site by learners (not imported from a progress
+file, nor staff previews: see Review.Origin) that are not practice (a round's retry after the
+answer was shown), and for questions only each learner's first answer, so the figures say what
+learners knew before the lesson taught them.
 """
 
 from __future__ import annotations

@@ -26,7 +26,7 @@ class BadSubmission(Exception):
 @dataclass(frozen=True)
 class Attempt:
     lesson_id: int
-    kind: str  # "question" or "flashcard"
+    kind: str  # "question", "flashcard" or "worksheet"
     item_id: int
     issued_at: float  # seconds since the epoch
     round_key: str = ""

@@ -10,7 +10,8 @@ from django.utils import timezone
 from lessons.models import Flashcard, Lesson, Question
 from practice import scheduling, sky
 
-# The session key under which a browser keeps its learner's public id.
+# Where a browser's session keeps its learner: the public id, the primary key (so pages read
+# the learner without a query) and when the learner was last marked as seen (for pruning).
 LEARNER_SESSION_KEY = "learner"
 LEARNER_PK_SESSION_KEY = "learner_pk"
 LEARNER_SEEN_SESSION_KEY = "learner_seen"
@@ -47,7 +48,7 @@ class LearnerGone(Exception):
     """The session named a learner that no longer exists (pruned, or forgotten elsewhere)."""
 
 
-class ItemFields(models.Model):
+class LearnerItem(models.Model):
     """A learner's link to one item: a question or a flashcard of a lesson, never both."""
 
     learner = models.ForeignKey(Learner, on_delete=models.CASCADE)
@@ -64,7 +65,10 @@ class ItemFields(models.Model):
 
     @property
     def item(self) -> Question | Flashcard:
-        return self.question if self.question_id else self.flashcard
+        item = self.question if self.question_id else self.flashcard
+        if item is None:  # the table's check constraint rules this out
+            raise ValueError(f"{self} names neither a question nor a flashcard")
+        return item
 
 
 def one_item_constraint(name: str) -> models.CheckConstraint:
@@ -80,7 +84,7 @@ class MemoryQuerySet(models.QuerySet["Memory"]):
         return self.filter(due__lte=now)
 
 
-class Memory(ItemFields):
+class Memory(LearnerItem):
     """The FSRS memory state of one learner for one item, in indexed columns."""
 
     state = models.PositiveSmallIntegerField(choices=list(scheduling.STATES.items()))
@@ -174,6 +178,9 @@ class Round(models.Model):
 class ReviewOrigin(models.TextChoices):
     ANSWERED = "answered", "Answered on this site"
     IMPORTED = "imported", "Imported from a progress file"
+    # Answered by a signed-in staff user, or on a draft (which only staff can open): scheduled
+    # for that browser like any answer, never counted in the editors' analytics.
+    PREVIEW = "preview", "A staff preview"
 
 
 class AnswerKind(models.TextChoices):
@@ -184,7 +191,7 @@ class AnswerKind(models.TextChoices):
     LATER = "later", "Any later answer"
 
 
-class Review(ItemFields):
+class Review(LearnerItem):
     """One answer or self-rating, kept so memory states can be replayed and parameters fitted."""
 
     Origin = ReviewOrigin
@@ -199,8 +206,8 @@ class Review(ItemFields):
     duration_ms = models.PositiveIntegerField(null=True, blank=True)
     answer = models.CharField(max_length=32, blank=True)
     correct = models.BooleanField(null=True, blank=True)
-    # Imported reviews come from a file anyone can write: they schedule the learner's own items
-    # but are left out of the editors' statistics.
+    # Imported reviews come from a file anyone can write, previews from the editors themselves:
+    # they schedule the learner's own items but are left out of the editors' statistics.
     origin = models.CharField(
         max_length=8,
         choices=ReviewOrigin,

@@ -134,19 +134,32 @@ class _Checker:
             self.fail(name, "is not in the expected form")
         return value
 
-    def number(self, name: str, low: float, high: float, *, whole: bool = False, optional=False):
+    def number(self, name: str, low: float, high: float) -> float:
         value = self.data.get(name)
-        if value is None and optional:
-            return None
-        kinds = (int,) if whole else (int, float)
-        if isinstance(value, bool) or not isinstance(value, kinds) or not low <= value <= high:
-            self.fail(name, f"must be a {'whole ' if whole else ''}number from {low} to {high}")
+        rule = f"must be a number from {low} to {high}"
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            self.fail(name, rule)
+        if not low <= value <= high:
+            self.fail(name, rule)
         return value
 
-    def moment(self, name: str, *, optional: bool = False, past: bool = True) -> datetime | None:
+    def whole_number(self, name: str, low: int, high: int) -> int:
         value = self.data.get(name)
-        if value is None and optional:
-            return None
+        rule = f"must be a whole number from {low} to {high}"
+        if isinstance(value, bool) or not isinstance(value, int):
+            self.fail(name, rule)
+        if not low <= value <= high:
+            self.fail(name, rule)
+        return value
+
+    def optional_whole_number(self, name: str, low: int, high: int) -> int | None:
+        return None if self.data.get(name) is None else self.whole_number(name, low, high)
+
+    def optional_moment(self, name: str) -> datetime | None:
+        return None if self.data.get(name) is None else self.moment(name)
+
+    def moment(self, name: str, *, past: bool = True) -> datetime:
+        value = self.data.get(name)
         try:
             moment = datetime.fromisoformat(str(value).replace("Z", "+00:00"))
         except ValueError:
@@ -240,7 +253,7 @@ def _read_item(number: int, data: object, now: datetime) -> ProgressItem:
     if state is not None:
         if not isinstance(state, str) or state not in STATE_NAMES:
             check.fail("state", "must be learning, review or relearning")
-        step = check.number("step", 0, 100, whole=True, optional=True)
+        step = check.optional_whole_number("step", 0, 100)
         if state == "relearning" and step is None:
             # The scheduler cannot review a relearning item without knowing its step.
             check.fail("step", "is needed for an item in the relearning state")
@@ -255,7 +268,7 @@ def _read_item(number: int, data: object, now: datetime) -> ProgressItem:
     evidence = check.data.get("evidence")
     if evidence is not None and evidence not in EVIDENCE_NAMES:
         check.fail("evidence", "must be none, kindled or lit")
-    lit_at = check.moment("lit_at", optional=True)
+    lit_at = check.optional_moment("lit_at")
     reviews_data = check.data.get("reviews")
     if not isinstance(reviews_data, list):
         check.fail("reviews", "must be a list")
@@ -264,11 +277,9 @@ def _read_item(number: int, data: object, now: datetime) -> ProgressItem:
         review_check = _Checker(f"Item {number}, review {index}", review, now)
         reviews.append(
             ProgressReview(
-                rating=review_check.number("rating", 1, 4, whole=True),
+                rating=review_check.whole_number("rating", 1, 4),
                 reviewed_at=review_check.moment("reviewed_at"),
-                duration_ms=review_check.number(
-                    "duration_ms", 0, 86_400_000, whole=True, optional=True
-                ),
+                duration_ms=review_check.optional_whole_number("duration_ms", 0, 86_400_000),
                 answer=review_check.string("answer", max_length=32),
                 correct=review_check.boolean("correct"),
                 practice=bool(review_check.boolean("practice")),
@@ -280,7 +291,7 @@ def _read_item(number: int, data: object, now: datetime) -> ProgressItem:
         key=key,
         memory=memory,
         reviews=reviews,
-        evidence=EVIDENCE_NAMES.get(evidence) if memory else None,
+        evidence=EVIDENCE_NAMES[evidence] if memory and evidence is not None else None,
         lit_at=lit_at,
     )
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, TypedDict
 
 from django.contrib.sessions.backends.base import SessionBase
 from django.contrib.sessions.models import Session
@@ -13,6 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils.crypto import salted_hmac
 
 from lessons.models import Flashcard, Grade, Lesson, Question
+from lightmysky import metrics
 from practice import progress_file, rounds, scheduling, selectors
 from practice.attempts import Attempt, BadSubmission
 from practice.forms import FlashcardRating, QuestionAnswer
@@ -49,8 +50,8 @@ def learner_get_or_create(
             Learner.objects.filter(pk=pk).update(last_seen_at=now)
             session[LEARNER_SEEN_SESSION_KEY] = now.isoformat()
         return learner
-    learner = Learner.objects.filter(public_id=public_id).first() if public_id else None
-    if learner is None:
+    found = Learner.objects.filter(public_id=public_id).first() if public_id else None
+    if found is None:
         browser_hash = (
             hashlib.sha256(f"learner-browser:{browser_secret}".encode()).hexdigest()
             if browser_secret
@@ -63,8 +64,10 @@ def learner_get_or_create(
                 )
         except IntegrityError:
             learner = Learner.objects.get(browser_hash=browser_hash)
-    elif now - learner.last_seen_at > timedelta(hours=12):
-        Learner.objects.filter(pk=learner.pk).update(last_seen_at=now)
+    else:
+        learner = found
+        if now - learner.last_seen_at > timedelta(hours=12):
+            Learner.objects.filter(pk=learner.pk).update(last_seen_at=now)
     learner_bind_session(session=session, learner=learner, now=now)
     return learner
 
@@ -76,7 +79,7 @@ def learner_bind_session(*, session: SessionBase, learner: Learner, now: datetim
     session[LEARNER_SEEN_SESSION_KEY] = now.isoformat()
 
 
-def forget_learner_in_session(session: SessionBase) -> None:
+def learner_session_clear(session: SessionBase) -> None:
     for key in (LEARNER_SESSION_KEY, LEARNER_PK_SESSION_KEY, LEARNER_SEEN_SESSION_KEY):
         session.pop(key, None)
 
@@ -106,6 +109,7 @@ def round_answer(
     questions: list[Question],
     answer: QuestionAnswer,
     now: datetime,
+    preview: bool = False,
 ) -> tuple[Review, rounds.RoundProgress]:
     """Answer the current question of a practice round: load the round, refuse an answer to
     a step that is not the current one, record it, and finish the round after its last answer.
@@ -146,10 +150,20 @@ def round_answer(
         guessed=answer.guessed,
         # The second pass asks again what was missed after the right answer was shown.
         practice=progress.step >= len(progress.questions),
+        preview=preview,
     )
     if created:
         progress.reviews.append(review)
     return review, progress
+
+
+class _ReviewFields(TypedDict):
+    learner: Learner
+    attempt: str
+    duration_ms: int | None
+    now: datetime
+    shown_at: datetime | None
+    practice: bool
 
 
 def review_answer(
@@ -158,16 +172,18 @@ def review_answer(
     attempt: Attempt,
     answer: QuestionAnswer | FlashcardRating,
     now: datetime,
+    preview: bool = False,
 ) -> tuple[Review, bool]:
     """Answer a question or rate a flashcard shown on its own (the review queue, the flashcards
     page): one review per item shown, practice logged but not scheduled."""
-    common = {
+    common: _ReviewFields = {
         "learner": learner,
         "attempt": attempt.key,
         "duration_ms": attempt.duration_ms(),
         "now": now,
         "shown_at": attempt.shown_at,
         "practice": attempt.practice,
+        "preview": preview,
     }
     if isinstance(answer, QuestionAnswer):
         return question_answer(
@@ -190,10 +206,13 @@ def question_answer(
     shown_at: datetime | None = None,
     guessed: bool = False,
     practice: bool = False,
+    preview: bool = False,
 ) -> tuple[Review, bool]:
     """Schedule a graded answer (Question.grade) and log the review.
 
-    A `practice` answer (given after the right one was shown) is logged but not scheduled.
+    A `practice` answer (given after the right one was shown) is logged but not scheduled. A
+    `preview` (staff, or a draft) is logged and scheduled, with the origin that keeps it out
+    of the editors' analytics.
 
     `shown_at`, when the form was shown outside a round: if the learner has reviewed the item
     since (in another tab, or before a reload), this answer is the same sitting's and records
@@ -214,6 +233,7 @@ def question_answer(
         round_step=round_step,
         finishes_round=finishes_round,
         shown_at=shown_at,
+        preview=preview,
     )
 
 
@@ -227,6 +247,7 @@ def flashcard_rate(
     now: datetime,
     shown_at: datetime | None = None,
     practice: bool = False,
+    preview: bool = False,
 ) -> tuple[Review, bool]:
     """Schedule a flashcard by the learner's own rating (Again, Hard, Good or Easy); one rating
     per card shown, and practice logged but not scheduled, as for `question_answer`."""
@@ -242,6 +263,7 @@ def flashcard_rate(
         now=now,
         shown_at=shown_at,
         practice=practice,
+        preview=preview,
     )
 
 
@@ -255,7 +277,10 @@ def _review_record(*, learner: Learner, attempt: str, **fields: Any) -> tuple[Re
     """
     for try_number in (1, 2):
         try:
-            return _review_write(learner=learner, attempt=attempt, **fields)
+            review, created = _review_write(learner=learner, attempt=attempt, **fields)
+            if created:
+                transaction.on_commit(metrics.answer_recorded)
+            return review, created
         except IntegrityError:
             existing = Review.objects.filter(learner=learner, attempt=attempt).first()
             if existing is not None:
@@ -285,6 +310,7 @@ def _review_write(
     finishes_round: bool = False,
     shown_at: datetime | None = None,
     practice: bool = False,
+    preview: bool = False,
 ) -> tuple[Review, bool]:
     memory = (
         Memory.objects.select_for_update()
@@ -316,6 +342,7 @@ def _review_write(
         correct=correct,
         answer_kind=Review.Kind.LATER if practice else _answer_kind(memory, rating),
         practice=practice,
+        origin=Review.Origin.PREVIEW if preview else Review.Origin.ANSWERED,
     )
     if not practice:
         new_state = scheduling.review(memory.memory_state if memory else None, rating, now)

@@ -1,14 +1,16 @@
 from django.urls import path, re_path
 
-from lessons.urls import LESSON
+from lessons.urls import LESSON_PATH
 from practice import views
 
 app_name = "practice"
 
 urlpatterns = [
-    re_path(LESSON + r"/practice$", views.practice_round, name="round"),
-    re_path(LESSON + r"/flashcards$", views.flashcards, name="flashcards"),
-    re_path(LESSON + r"/worksheet/answers$", views.worksheet_answers, name="worksheet_answers"),
+    re_path(LESSON_PATH + r"/practice$", views.practice_round, name="round"),
+    re_path(LESSON_PATH + r"/flashcards$", views.flashcards, name="flashcards"),
+    re_path(
+        LESSON_PATH + r"/worksheet/answers$", views.worksheet_answers, name="worksheet_answers"
+    ),
     path("review", views.review, name="review"),
     path("sky", views.sky_page, name="sky"),
     path("sky/table", views.sky_page, {"table": True}, name="sky_table"),

@@ -15,13 +15,12 @@ from django.views.decorators.http import require_http_methods, require_POST, req
 from django.views.decorators.vary import vary_on_headers
 from django_htmx.http import push_url
 
-from lessons.models import Flashcard, Lesson, Question
+from lessons.models import ContentVersion, Flashcard, Lesson, Question
 from lessons.selectors import LessonPage, normalise_worksheet_code
 from lessons.views import page_or_redirect
 from lightmysky.lib.numbers import small_int
 from lightmysky.lib.qr import qr_svg
 from lightmysky.lib.ratelimit import limit_posts, retry_after, too_many_requests
-from lightmysky.lib.versioned import content_version
 from practice import attempts, progress_file, rounds, scheduling, selectors, services, sky
 from practice.attempts import Attempt, BadSubmission
 from practice.forms import (
@@ -72,7 +71,7 @@ def recover_lost_learner(view):
                     "target": "main",
                 }
                 return render(request, "practice/bad_submission.html", context, status=409)
-            services.forget_learner_in_session(request.session)
+            services.learner_session_clear(request.session)
             request.__dict__.pop("learner", None)
             return view(request, *args, **kwargs)
 
@@ -87,6 +86,12 @@ def _learner_or_create(request: HttpRequest, now) -> Learner:
     )
     request.learner = learner  # the header's sky counter reads it
     return learner
+
+
+def _is_preview(request: HttpRequest, lesson: Lesson) -> bool:
+    """A staff user's answer, or any answer to a draft (only staff can open one): recorded as
+    a preview, so the editors' analytics never count it."""
+    return not lesson.is_published or request.user.is_staff
 
 
 def _page_or_partial(request: HttpRequest, template: str, partial: str) -> str:
@@ -296,7 +301,11 @@ def _missed_practice_answer(
         return bad_submission(request, str(error), back_url=url, target="practice-card")
     now = timezone.now()
     review, _ = services.review_answer(
-        learner=_learner_or_create(request, now), attempt=attempt, answer=answer, now=now
+        learner=_learner_or_create(request, now),
+        attempt=attempt,
+        answer=answer,
+        now=now,
+        preview=_is_preview(request, lesson),
     )
     target = f"{url}?missed=1&n={number}&reviewed={review.pk}"
     if not request.htmx:
@@ -354,6 +363,7 @@ def _practice_answer(request: HttpRequest, page: LessonPage) -> HttpResponse:
             questions=questions,
             answer=answer,
             now=now,
+            preview=_is_preview(request, lesson),
         )
     except BadSubmission as error:
         return bad_submission(request, str(error), back_url=practice_url, target="practice-card")
@@ -405,7 +415,11 @@ def flashcards(
             return bad_submission(request, str(error), back_url=url, target="flashcard-card")
         now = timezone.now()
         services.review_answer(
-            learner=_learner_or_create(request, now), attempt=attempt, answer=rating, now=now
+            learner=_learner_or_create(request, now),
+            attempt=attempt,
+            answer=rating,
+            now=now,
+            preview=_is_preview(request, lesson),
         )
         if attempt.practice and card in again:  # shown again at the end of the set
             position = len(cards) + again.index(card)
@@ -643,7 +657,11 @@ def _review_answer(request: HttpRequest, now) -> HttpResponse:
         return bad_submission(request, str(error), back_url="/review", target="review-card")
 
     review, created = services.review_answer(
-        learner=_learner_or_create(request, now), attempt=attempt, answer=answer, now=now
+        learner=_learner_or_create(request, now),
+        attempt=attempt,
+        answer=answer,
+        now=now,
+        preview=request.user.is_staff,  # the review queue holds published lessons only
     )
     batch, item = _review_batch(request, now), [attempt.kind, attempt.item_id]
     if attempt.practice:
@@ -704,7 +722,7 @@ def sky_page(request: HttpRequest, table: bool = False) -> HttpResponse:
     learner = selectors.learner_for_request(request)
     context = {
         "sky": selectors.sky_for(
-            learner=learner, now=timezone.now(), version=content_version(request)
+            learner=learner, now=timezone.now(), version=ContentVersion.for_request(request)
         ),
         "background": sky.background_stars(),
         "width": sky.WIDTH,
@@ -716,8 +734,10 @@ def sky_page(request: HttpRequest, table: bool = False) -> HttpResponse:
 
 def _progress_page(request: HttpRequest, *, status: int = 200, **extra) -> HttpResponse:
     learner = selectors.learner_for_request(request)
+    now = timezone.now()
     context = {
         "learner": learner,
+        "record": selectors.learning_record(learner=learner, now=now) if learner else None,
         "summary": selectors.progress_summary(learner=learner) if learner else None,
         "site_url": settings.SITE_URL,
         "import_limits": progress_file.limits_in_words(),
@@ -864,5 +884,6 @@ def worksheet_answers(
             attempt=f"paper:{attempt.nonce}:{question.position}",
             duration_ms=None,
             now=now,
+            preview=_is_preview(request, lesson),
         )
     return redirect(f"{url}?done={attempt.nonce}")

@@ -1,17 +1,33 @@
 from __future__ import annotations
 
 import io
+import os
 
 import pytest
 from django.core.management import call_command
 
 from lessons.models import Lesson
 
+# Left out of `make test` unless asked for: the load smoke (CI asks) and the screenshot
+# refresh, which rewrites the tracked pictures in docs/screenshots/ (`make screenshots`).
+OPT_IN = {"slow": "LIGHTMYSKY_SLOW_TESTS", "screenshots": "LIGHTMYSKY_SCREENSHOTS"}
+
 
 def pytest_collection_modifyitems(config, items):
     """PostgreSQL-only tests (concurrency) are skipped when the suite runs on SQLite."""
     from django.db import connection
 
+    left_out = [
+        item
+        for item in items
+        if any(
+            marker in item.keywords and not os.environ.get(variable)
+            for marker, variable in OPT_IN.items()
+        )
+    ]
+    if left_out:
+        config.hook.pytest_deselected(items=left_out)
+        items[:] = [item for item in items if item not in left_out]
     if connection.vendor == "postgresql":
         return
     skip = pytest.mark.skip(reason="needs PostgreSQL: set DATABASE_URL=postgres://…")

@@ -19,6 +19,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from lessons.models import Lesson
+from practice import sky
 from practice.models import Learner, Memory, Review
 from tests.conftest import SEED_PATH
 from tests.factories import make_lesson
@@ -180,3 +181,77 @@ def test_other_learner_pages_have_a_fixed_query_count(demo, path):
             assert client.get(path).status_code == 200
         counts.append(len(captured))
     assert counts[0] == counts[1] <= 6, counts
+
+
+@pytest.mark.parametrize(
+    ("path", "queries"),
+    [
+        # session; lessons; the header's counter; lesson states; the latest lessons' items and
+        # the learner's memories of them
+        ("/", 6),
+        # session; subject; lesson states; lessons; the header's counter
+        ("/learn/computing/", 5),
+        # session; lessons started and stars learned by week; what is stored (2); the counter
+        ("/progress", 5),
+    ],
+)
+def test_the_pages_that_show_a_learners_lessons_cost_the_same_for_1_or_500_items(
+    demo, path, queries
+):
+    """Lesson states, the home page's sky and /progress's record cost the same for a learner
+    with one memory as for one with 500 across 50 lessons (6 of them drawn on the home page)."""
+    counts = []
+    for items in (1, 500):
+        client = Client()
+        learner_with(client, demo, items)
+        client.get(path)  # warm the content caches
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(path).status_code == 200
+        counts.append(len(captured))
+    assert counts == [queries, queries], counts
+
+
+def test_a_new_browsers_home_page_is_one_query_once_warm(client, demo, django_assert_num_queries):
+    client.get("/")
+    with django_assert_num_queries(1):  # the content version; the page comes from the cache
+        html = client.get("/").content.decode()
+    assert "Start here:" in html
+
+
+@pytest.mark.parametrize("lessons", [1, 20])
+def test_home_page_for_a_learner_with_every_started_lesson_learned(
+    demo, lessons, django_assert_num_queries
+):
+    """The one branch that looks further: nothing due and the latest lessons all learned, so
+    the call to action names the next lesson to learn, one more query whatever the history."""
+    client = Client()
+    learner = learner_with(client, demo, 1)
+    Memory.objects.filter(learner=learner).delete()
+    now = timezone.now()
+    started = [demo] + [
+        make_lesson(title=f"Learned {n}", slug=f"learned-{n}") for n in range(lessons - 1)
+    ]
+    Memory.objects.bulk_create(
+        Memory(
+            learner=learner,
+            lesson=lesson,
+            **{kind: item},
+            state=2,
+            stability=30.0,
+            difficulty=5.0,
+            due=now + timedelta(days=20),
+            last_review=now - timedelta(days=1),
+            last_rating=3,
+            evidence=sky.CONFIRMED,
+        )
+        for lesson in started
+        for kind, items in (
+            ("question", lesson.questions.all()),
+            ("flashcard", lesson.flashcards.all()),
+        )
+        for item in items
+    )
+    client.get("/")
+    with django_assert_num_queries(7):
+        html = client.get("/").content.decode()
+    assert "Continue: " in html and "Review " not in html

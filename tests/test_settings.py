@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from django.core.exceptions import ImproperlyConfigured
 
 from lightmysky.settings import database_from_url
 from tests.test_site import run_django_check
@@ -14,6 +15,23 @@ def test_a_sqlite_url_with_three_slashes_is_relative_and_with_four_absolute():
     assert database_from_url("sqlite:///./prod.sqlite3")["NAME"] == Path("prod.sqlite3")
     assert database_from_url("sqlite:///var/site.sqlite3")["NAME"] == Path("var/site.sqlite3")
     assert database_from_url("sqlite:////srv/site.sqlite3")["NAME"] == Path("/srv/site.sqlite3")
+
+
+def test_a_percent_encoded_unix_socket_is_the_postgresql_host():
+    config = database_from_url("postgres://sky@%2Fvar%2Frun%2Fpostgresql/sky")
+    assert (config["HOST"], config["NAME"], config["USER"]) == ("/var/run/postgresql", "sky", "sky")
+
+
+def test_conn_max_age_in_the_url_sets_persistent_connections_not_a_driver_option():
+    config = database_from_url("postgres://sky@db/sky?conn_max_age=60&sslmode=require")
+    assert config["CONN_MAX_AGE"] == 60
+    assert config["OPTIONS"] == {"sslmode": "require"}
+    assert database_from_url("sqlite:////srv/site.sqlite3?conn_max_age=0")["CONN_MAX_AGE"] == 0
+
+
+def test_a_conn_max_age_that_is_not_a_number_is_explained():
+    with pytest.raises(ImproperlyConfigured, match="conn_max_age in DATABASE_URL"):
+        database_from_url("postgres://sky@db/sky?conn_max_age=forever")
 
 
 PRODUCTION = {

@@ -70,10 +70,18 @@ def render_markdown(source: str) -> str:
 # links only to these schemes (or relative), no images, no raw HTML. Their own structure is
 # headings, so an editor's heading becomes a bold line: no text in a field can pass for the
 # twin's "Answer key" or "Question 3", whatever level it picks.
-_twin_parser = MarkdownIt("commonmark", {"html": False}).enable("table")
-# See every destination as written, so that the checks below judge what a renderer would get.
-_twin_parser.validateLink = lambda url: True
-_twin_parser.normalizeLink = lambda url: url
+class _SeesLinksAsWritten(MarkdownIt):
+    """Every destination as written (markdown-it-py's method names), so that the checks below
+    judge what a renderer would get."""
+
+    def validateLink(self, url: str) -> bool:
+        return True
+
+    def normalizeLink(self, url: str) -> str:
+        return url
+
+
+_twin_parser = _SeesLinksAsWritten("commonmark", {"html": False}).enable("table")
 _SCHEME = re.compile(r"([a-zA-Z][a-zA-Z0-9+.\-]*):")
 _CONTROL_OR_SPACE = re.compile(r"[\x00-\x20\x7f]")
 _UNESCAPED_ANGLE = re.compile(r"(?<!\\)((?:\\\\)*)<")
@@ -170,10 +178,12 @@ def _headings_as_bold_lines(text: str) -> str:
         lines[first] = prefix + _bold_line(" ".join(content.split()))
         if not prefix.strip():  # a paragraph of its own, as the heading was a block of its own
             previous = (lines[first - 1] or "") if first > 0 else ""
+            heading = lines[first] or ""
             if previous.strip() and not previous.endswith("\n"):
-                lines[first] = "\n" + lines[first]
+                heading = "\n" + heading
             if end < len(lines) and (lines[end] or "").strip():
-                lines[first] += "\n"
+                heading += "\n"
+            lines[first] = heading
         for number in range(first + 1, end):
             lines[number] = None  # the rest of a setext heading: its other lines and underline
     return "\n".join(line for line in lines if line is not None)

@@ -8,6 +8,7 @@ next request on every app server; a warm hit costs the one query that reads the 
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from functools import wraps
 
 from django.conf import settings
@@ -15,7 +16,7 @@ from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse
 
 from lightmysky.lib.negotiation import wants_markdown
-from lightmysky.lib.versioned import LIFETIME, content_version
+from lightmysky.lib.versioned import LIFETIME
 
 
 def _key(request: HttpRequest, version: int) -> str:
@@ -29,20 +30,29 @@ def _key(request: HttpRequest, version: int) -> str:
     return f"v{version}:page:" + hashlib.sha256(variant.encode()).hexdigest()
 
 
-def cache_for_visitors(view):
-    @wraps(view)
-    def cached_view(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-        # Only plain addresses (and ?mode=agent): any other query string would let anyone fill
-        # the cache with copies of one page.
-        plain = set(request.GET) <= {"mode"} and request.GET.get("mode", "agent") == "agent"
-        if settings.SESSION_COOKIE_NAME in request.COOKIES or not plain:
-            return view(request, *args, **kwargs)
-        key = _key(request, content_version(request))
-        response = caches["pages"].get(key)
-        if response is None:
-            response = view(request, *args, **kwargs)
-            if response.status_code == 200 and not response.cookies and not response.streaming:
-                caches["pages"].set(key, response, LIFETIME)
-        return response
+type View = Callable[..., HttpResponse]
 
-    return cached_view
+
+def cache_for_visitors_by(version: Callable[[HttpRequest], int]) -> Callable[[View], View]:
+    """A decorator that caches a view's page for visitors under `version(request)`."""
+
+    def decorator(view: View) -> View:
+        @wraps(view)
+        def cached_view(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+            # Only plain addresses (and ?mode=agent): any other query string would let anyone
+            # fill the cache with copies of one page.
+            plain = set(request.GET) <= {"mode"} and request.GET.get("mode", "agent") == "agent"
+            if settings.SESSION_COOKIE_NAME in request.COOKIES or not plain:
+                return view(request, *args, **kwargs)
+            key = _key(request, version(request))
+            response = caches["pages"].get(key)
+            if response is None:
+                response = view(request, *args, **kwargs)
+                cacheable = not response.cookies and not response.streaming
+                if response.status_code == 200 and cacheable:
+                    caches["pages"].set(key, response, LIFETIME)
+            return response
+
+        return cached_view
+
+    return decorator

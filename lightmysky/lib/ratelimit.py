@@ -11,8 +11,8 @@ import hashlib
 import logging
 import math
 import time
-from dataclasses import dataclass
 from functools import cache, wraps
+from typing import NamedTuple
 
 import redis
 from django.conf import settings
@@ -46,8 +46,7 @@ def browser_key(request: HttpRequest) -> str:
     return hashlib.sha256(raw.encode()).hexdigest()[:24]
 
 
-@dataclass(frozen=True)
-class Limit:
+class Limit(NamedTuple):
     """At most `per_browser` and `per_address` requests in each window of `seconds`."""
 
     per_browser: int
@@ -58,7 +57,7 @@ class Limit:
 def retry_after(request: HttpRequest, scope: str) -> int | None:
     """Count this request against its scope's limit: None while within it, else the seconds
     until the window turns. Addresses get a larger budget: a school shares one."""
-    limit: Limit = settings.RATE_LIMITS[scope]
+    limit = Limit(*settings.RATE_LIMITS[scope])
     now = time.time()
     window_end = (int(now // limit.seconds) + 1) * limit.seconds
     budgets = {f"{scope}:ip:{client_address(request)[:ADDRESS_MAX_LENGTH]}": limit.per_address}
@@ -67,6 +66,9 @@ def retry_after(request: HttpRequest, scope: str) -> int | None:
     counts = counters_increment(keys=list(budgets), window_end=window_end)
     if all(counts.get(key, 0) <= allowed for key, allowed in budgets.items()):
         return None
+    from lightmysky.metrics import rate_limit_refused
+
+    rate_limit_refused(scope)
     return max(1, math.ceil(window_end - now))
 
 

@@ -1,25 +1,14 @@
-"""Values cached under the content version: rebuilt once after any edit, on every server."""
+"""Values cached under the content version: rebuilt after any edit, once in each process that
+reads them (the "pages" cache is per process unless CACHE_URL shares it)."""
 
 from __future__ import annotations
 
 from collections.abc import Callable
 
 from django.core.cache import caches
-from django.http import HttpRequest
 
 MISSING = object()
 LIFETIME = 60 * 60 * 24
-
-
-def content_version(request: HttpRequest | None = None) -> int:
-    """The content version, read once per request (one small query)."""
-    from lessons.models import ContentVersion
-
-    if request is None:
-        return ContentVersion.current()
-    if not hasattr(request, "content_version"):
-        request.content_version = ContentVersion.current()
-    return request.content_version
 
 
 def versioned[T](name: str, version: int, build: Callable[[], T]) -> T:

@@ -22,6 +22,17 @@ def sky_after_an_answer(page: Page, base: str) -> None:
     page.goto(base + "/sky")
 
 
+def after_an_answer(path: str):
+    """A page as a learner sees it once they have answered a question: lesson states, the home
+    page's small sky, /progress's figures and weekly chart."""
+
+    def step(page: Page, base: str) -> None:
+        answer_first_question(page, base)
+        page.goto(base + path)
+
+    return step
+
+
 def show_answer_key(page: Page, base: str) -> None:
     page.goto(base + SEED_PATH + "/worksheet")
     page.get_by_text("Show the answer key").click()
@@ -37,7 +48,9 @@ def reveal_flashcard(page: Page, base: str) -> None:
 # name: (path, extra step after loading or None)
 PAGES = {
     "home": ("/", None),
+    "home after an answer": (None, after_an_answer("/")),
     "subject": ("/learn/computing/", None),
+    "subject after an answer": (None, after_an_answer("/learn/computing/")),
     "lesson": (SEED_PATH, None),
     "practice question": (SEED_PATH + "/practice", None),
     "practice feedback": (None, answer_first_question),
@@ -48,6 +61,7 @@ PAGES = {
     "sky of a started lesson": (None, sky_after_an_answer),
     "sky table": ("/sky/table", None),
     "progress": ("/progress", None),
+    "progress after an answer": (None, after_an_answer("/progress")),
     "worksheet": (SEED_PATH + "/worksheet", None),
     "worksheet answer key": (None, show_answer_key),
     "worksheet code": ("/w", None),

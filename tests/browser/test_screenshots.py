@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from playwright.sync_api import expect
 
 from tests.browser.pages import answer_first_question
@@ -12,6 +13,7 @@ from tests.conftest import SEED_PATH
 SHOTS = Path(__file__).resolve().parents[2] / "docs" / "screenshots"
 
 
+@pytest.mark.screenshots
 def test_screenshots_for_the_readme(browser, live_server, seed):
     SHOTS.mkdir(parents=True, exist_ok=True)
     context = browser.new_context(viewport={"width": 1100, "height": 900}, reduced_motion="reduce")

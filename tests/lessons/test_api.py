@@ -183,3 +183,11 @@ def test_a_server_error_in_the_api_is_a_500_json_message(demo):
     demo.questions.filter(position=1).update(choices={"broken": True})
     response = Client(raise_request_exception=False).get(f"/api/v1/lessons/{SEED}/questions")
     assert_json_error(response, 500, "Something went wrong on our side")
+
+
+@pytest.mark.parametrize(
+    "path",
+    ["/api/v1/lessons/%00", "/api/v1/lessons?q=%00", "/api/v1/lessons?subject=%00x"],
+)
+def test_nul_characters_never_reach_the_database(client, demo, path):
+    assert client.get(path).status_code in (404, 422)

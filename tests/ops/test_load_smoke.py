@@ -10,6 +10,8 @@ import threading
 import time
 from collections import Counter
 
+import pytest
+
 from tests.conftest import SEED_PATH
 from tests.ops.servers import Browser, answer_form, deploy, gunicorn, production_env
 
@@ -17,6 +19,7 @@ CONNECTIONS = 64
 SECONDS = 10
 
 
+@pytest.mark.slow
 def test_64_connections_for_10_seconds_get_no_errors(server_database):
     env = production_env(server_database, RATE_LIMIT_SCALE="1000")
     deploy(env)

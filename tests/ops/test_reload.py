@@ -112,8 +112,8 @@ def test_answers_under_load_through_migrate_then_reload_of_a_new_column(server_d
     # The next release: the new field and the migration that makemigrations writes for it.
     models_py = next_release / "practice" / "models.py"
     text = models_py.read_text()
-    anchor = text.index("class Review(ItemFields):\n")
-    docstring_end = text.index('"""\n', anchor + len("class Review(ItemFields):\n") + 8) + 4
+    anchor = text.index("class Review(LearnerItem):\n")
+    docstring_end = text.index('"""\n', anchor + len("class Review(LearnerItem):\n") + 8) + 4
     models_py.write_text(text[:docstring_end] + NEW_FIELD + text[docstring_end:])
     manage(env, "makemigrations", "practice", "--name", "review_client", "-v0", root=next_release)
     (migration,) = (next_release / "practice" / "migrations").glob("*_review_client.py")

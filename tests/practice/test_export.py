@@ -3,11 +3,14 @@ from __future__ import annotations
 import json
 from datetime import datetime, timedelta
 
+import pytest
 import time_machine
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.utils import timezone
 
 from practice import scheduling, sky
+from practice.models import Learner
 from tests.practice.helpers import answer, exported, finish_round, right_choices, wrong_choices
 
 
@@ -109,3 +112,27 @@ def test_export_belongs_to_this_browser_only(client, demo):
     answer(client, demo, right=True)
     assert len(exported(client)["items"]) == 1
     assert exported(Client())["items"] == []
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        b"[" * 100_000 + b"]" * 100_000,
+        json.dumps({"version": True, "exported_at": "2026-01-01T00:00:00Z", "items": []}).encode(),
+        json.dumps(
+            {"version": 1, "exported_at": "0001-01-01T00:00:00+05:00", "items": []}
+        ).encode(),
+    ],
+    ids=["deeply nested", "version true", "year one"],
+)
+def test_odd_progress_files_are_refused_not_errors(client, db, content):
+    response = client.post("/progress/import", {"file": SimpleUploadedFile("p.json", content)})
+    assert response.status_code == 400
+    assert not Learner.objects.exists()
+
+
+def test_a_progress_file_saved_with_a_byte_order_mark_is_read(client, demo):
+    answer(client, demo, right=True)
+    content = "\ufeff".encode() + b"".join(client.get("/progress/export").streaming_content)
+    response = Client().post("/progress/import", {"file": SimpleUploadedFile("p.json", content)})
+    assert response.status_code == 200

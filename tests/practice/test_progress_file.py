@@ -14,6 +14,7 @@ from django.test import Client
 from django.utils import timezone
 
 from lessons.models import Lesson
+from lightmysky.lib.ratelimit import Limit
 from practice import progress_file
 from practice.models import Learner, Memory, Review, TransferCode
 from tests.practice.helpers import (
@@ -214,7 +215,7 @@ def test_the_progress_page_says_how_much_a_file_and_a_browser_may_hold(client, d
 
 def test_a_loop_of_exports_is_stopped_with_a_429(client, demo, settings):
     answer(client, demo, right=True)
-    allowed = settings.RATE_LIMITS["export"].per_browser
+    allowed = Limit(*settings.RATE_LIMITS["export"]).per_browser
     for _ in range(allowed):
         assert client.get("/progress/export").status_code == 200
     refused = client.get("/progress/export")

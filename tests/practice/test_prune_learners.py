@@ -3,8 +3,10 @@ from __future__ import annotations
 import io
 from datetime import timedelta
 
+import pytest
 import time_machine
 from django.core.management import call_command
+from django.core.management.base import CommandError
 from django.test import Client
 from django.utils import timezone
 
@@ -30,3 +32,8 @@ def test_the_idle_time_can_be_given(demo):
     with time_machine.travel(timezone.now() + timedelta(days=31), tick=False):
         call_command("prune_learners", "--idle-days", "30", stdout=io.StringIO())
     assert Learner.objects.count() == 0
+
+
+def test_prune_refuses_zero_idle_days(db):
+    with pytest.raises(CommandError, match="at least 1"):
+        call_command("prune_learners", "--idle-days", "0", stdout=io.StringIO())

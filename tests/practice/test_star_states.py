@@ -106,7 +106,8 @@ def test_a_right_answer_the_same_day_keeps_them_kindled_and_one_a_day_later_ligh
         assert all(drawn == "lit" for drawn, _ in stars(html, demo).values())
         assert "<strong>8 learned so far</strong> (8 lit, 0 kindled)" in html
         assert "<strong>Stars ever lit: 8</strong>" in html
-        assert "Your sky: 8 learned so far, stars ever lit: 8" in client.get("/").content.decode()
+        home = client.get("/").content.decode()
+        assert "<strong>8 learned so far · 0 due</strong> · stars ever lit: 8" in home
     assert {memory.lit_at for memory in memories(client)} == {later}
 
 

@@ -1,4 +1,4 @@
-"""Found by review: odd inputs and odd timings that must never become a 500 or a double count."""
+"""Odd inputs and odd timings in a learner's requests never become a 500 or a double count."""
 
 from __future__ import annotations
 

@@ -7,7 +7,7 @@ from django.db import migrations, models
 class Migration(migrations.Migration):
 
     dependencies = [
-        ('lessons', '0010_choice_ids'),
+        ('lessons', '0011_lesson_revisions_and_report_triage'),
     ]
 
     operations = [

@@ -1,0 +1,257 @@
+"""A lesson's revisions in the admin: the list on its History page, a diff between any two,
+and a restore that goes through an import's checks (lessons_load), never around them."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from functools import partial
+
+from django.contrib import messages
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+from django.utils import timezone
+
+from lessons import services
+from lessons.files import LessonFileError, lesson_to_markdown, markdown_to_lesson
+from lessons.models import Lesson, LessonRevision
+from lightmysky.lib.numbers import small_int
+from practice.models import Memory
+
+# The fingerprint line changes with every revision; it says nothing an editor can read.
+UNREAD_LINES = ("revision: ",)
+HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)")
+
+
+def urls(model_admin) -> list:
+    view = model_admin.admin_site.admin_view
+    return [
+        path(
+            "<int:pk>/revisions/<int:revision_pk>/",
+            view(partial(diff_view, model_admin)),
+            name="lessons_lesson_revision",
+        ),
+        path(
+            "<int:pk>/revisions/<int:revision_pk>/restore/",
+            view(partial(restore_view, model_admin)),
+            name="lessons_lesson_revision_restore",
+        ),
+    ]
+
+
+def history_rows(lesson: Lesson) -> list[dict]:
+    """The lesson's revisions, newest first, each with its diff against the one before."""
+    revisions = list(lesson.revisions.select_related("author").defer("text"))
+    rows = []
+    for index, revision in enumerate(revisions):
+        rows.append(
+            {
+                "revision": revision,
+                "number": len(revisions) - index,
+                "diff_url": reverse("admin:lessons_lesson_revision", args=[lesson.pk, revision.pk]),
+                "restore_url": reverse(
+                    "admin:lessons_lesson_revision_restore", args=[lesson.pk, revision.pk]
+                ),
+                "is_latest": index == 0,
+            }
+        )
+    return rows
+
+
+def diff_lines(before: str, after: str) -> list[tuple[str, str]]:
+    """A unified diff of two lesson files as (kind, line) pairs: add, del, same, or hunk, a
+    header that says at which line of the newer file the hunk's first change is."""
+    lines = list(difflib.unified_diff(readable(before), readable(after), n=2))[2:]
+    kinds = {"+": "add", "-": "del", "@": "hunk"}
+    result: list[tuple[str, str]] = []
+    header, line_number = None, 0
+    for line in lines:
+        kind = kinds.get(line[:1], "same")
+        if kind == "hunk":
+            match = HUNK.match(line)
+            line_number = int(match[1]) if match else 0
+            header = len(result)
+            result.append((kind, line))
+            continue
+        if kind != "same" and header is not None:
+            result[header] = ("hunk", f"At line {line_number}:\n")
+            header = None
+        if kind != "del":
+            line_number += 1
+        result.append((kind, line))
+    return result
+
+
+def readable(text: str) -> list[str]:
+    """The file's lines, the fingerprint's blanked out (so line numbers stay the file's)."""
+    return [
+        line.split(":")[0] + ": …\n" if line.startswith(UNREAD_LINES) else line
+        for line in text.splitlines(keepends=True)
+    ]
+
+
+class NoSuchRevision(Exception):
+    """The address names no revision this editor may see; the message says which part."""
+
+
+def _lesson_and_revision(model_admin, request: HttpRequest, pk: int, revision_pk: int):
+    lesson = model_admin.get_object(request, str(pk))
+    if lesson is None or not model_admin.has_view_permission(request, lesson):
+        raise NoSuchRevision("There is no such lesson.")
+    revision = lesson.revisions.select_related("author").filter(pk=revision_pk).first()
+    if revision is None:
+        raise NoSuchRevision(
+            "This lesson has no such revision: it may be another lesson's, or one of the "
+            "oldest, which are pruned."
+        )
+    return lesson, revision
+
+
+def _not_found(model_admin, request: HttpRequest, error: NoSuchRevision) -> HttpResponse:
+    # Rendered here rather than raised as Http404: the site's 404 handler would send an admin
+    # address back and forth between its forms with and without a trailing slash.
+    context = {
+        **model_admin.admin_site.each_context(request),
+        "title": "No such revision",
+        "error": str(error),
+    }
+    return TemplateResponse(
+        request, "admin/lessons/lesson/revision_missing.html", context, status=404
+    )
+
+
+def _context(model_admin, request: HttpRequest, lesson: Lesson, title: str) -> dict:
+    return {
+        **model_admin.admin_site.each_context(request),
+        "opts": Lesson._meta,
+        "original": lesson,
+        "title": title,
+        "history_url": reverse("admin:lessons_lesson_history", args=[lesson.pk]),
+    }
+
+
+def diff_view(model_admin, request: HttpRequest, pk: int, revision_pk: int) -> HttpResponse:
+    """What changed between this revision and an earlier one (by default, the one before)."""
+    try:
+        lesson, revision = _lesson_and_revision(model_admin, request, pk, revision_pk)
+    except NoSuchRevision as error:
+        return _not_found(model_admin, request, error)
+    others = list(lesson.revisions.select_related("author").exclude(pk=revision.pk))
+    older = [r for r in others if (r.created_at, r.pk) < (revision.created_at, revision.pk)]
+    status = 200
+    against = older[0] if older else None
+    if "against" in request.GET:
+        chosen = small_int(request.GET["against"])
+        against = next((r for r in others if r.pk == chosen), None)
+        if against is None:
+            status = 400
+    context = _context(model_admin, request, lesson, f"Changes to “{lesson.title}”")
+    if status == 400:
+        context["error"] = "That is not a revision of this lesson: pick one from the list."
+        against = older[0] if older else None
+    first, second = revision, against
+    if against is not None and (against.created_at, against.pk) < (
+        revision.created_at,
+        revision.pk,
+    ):
+        first, second = against, revision
+    elif against is None:
+        first, second = None, revision
+    context |= {
+        "revision": revision,
+        "against": against,
+        "before": first,
+        "after": second,
+        "others": others,
+        "lines": diff_lines(first.text if first else "", second.text),
+        "restore_url": reverse(
+            "admin:lessons_lesson_revision_restore", args=[lesson.pk, revision.pk]
+        ),
+    }
+    return TemplateResponse(
+        request, "admin/lessons/lesson/revision_diff.html", context, status=status
+    )
+
+
+def restore_view(model_admin, request: HttpRequest, pk: int, revision_pk: int) -> HttpResponse:
+    """Show what restoring a revision changes and every problem an import would meet; on
+    POST, restore it through the import with the editor's answers to what it asks."""
+    try:
+        lesson, revision = _lesson_and_revision(model_admin, request, pk, revision_pk)
+    except NoSuchRevision as error:
+        return _not_found(model_admin, request, error)
+    if not model_admin.has_change_permission(request, lesson):
+        raise PermissionDenied
+    when = timezone.localtime(revision.created_at)
+    source = f"revision of {when:%Y-%m-%d %H:%M:%S}"
+    document = markdown_to_lesson(revision.text, source=source)
+    options = {
+        "allow_delete": request.POST.get("allow_delete") == "yes",
+        "keep_memories": request.POST.get("keep_memories") == "yes",
+        "force": True,  # the editor has seen what the lesson's latest changes become
+    }
+    context = _context(model_admin, request, lesson, f"Restore “{lesson.title}”")
+    context |= {"revision": revision, "when": when}
+    if request.method == "POST":
+        unpublishing = _unpublishes(lesson, document)
+        if unpublishing and request.POST.get("unpublish") != "yes":
+            context |= _restore_preview(lesson, revision, document, options)
+            context["error"] = "Tick the box to set the lesson back to draft, or cancel."
+            return TemplateResponse(request, TEMPLATE, context, status=400)
+        try:
+            result = services.lessons_load(
+                lessons=[document],
+                user_id=request.user.pk,
+                revision_source=LessonRevision.Source.RESTORE,
+                revision_note=f"Restored the {source}",
+                **options,
+            )
+        except LessonFileError as error:
+            context |= _restore_preview(lesson, revision, document, options)
+            context["problems"] = error.problems
+            return TemplateResponse(request, TEMPLATE, context, status=400)
+        done = (
+            f"Restored the {source}."
+            if result.updated
+            else f"The {source} matches the lesson: nothing changed."
+        )
+        model_admin.message_user(request, " ".join([done, *result.notes]), messages.SUCCESS)
+        return redirect(reverse("admin:lessons_lesson_change", args=[lesson.pk]))
+    context |= _restore_preview(lesson, revision, document, options)
+    return TemplateResponse(request, TEMPLATE, context)
+
+
+TEMPLATE = "admin/lessons/lesson/revision_restore.html"
+
+
+def _unpublishes(lesson: Lesson, document: dict) -> int:
+    """How many learners practise a published lesson that the restore sets back to draft."""
+    if not lesson.is_published or document.get("status") != Lesson.Status.DRAFT:
+        return 0
+    return Memory.objects.filter(lesson=lesson).values("learner_id").distinct().count()
+
+
+def _restore_preview(lesson: Lesson, revision: LessonRevision, document: dict, options) -> dict:
+    """The diff from the lesson now to the revision, the import's notes and problems, and
+    which questions the restore has to ask (answered items deleted, memories reset)."""
+    result, problems = services.lessons_check(lessons=[document], **options)
+    asks_delete = False
+    if problems and not options["allow_delete"]:
+        _, with_delete = services.lessons_check(
+            lessons=[document], **(options | {"allow_delete": True})
+        )
+        asks_delete = not with_delete
+    kept, _ = services.lessons_check(lessons=[document], **(options | {"keep_memories": True}))
+    return {
+        "lines": diff_lines(lesson_to_markdown(lesson), revision.text),
+        "notes": result.notes,
+        "problems": problems,
+        "asks_delete": asks_delete,
+        "asks_memories": result.notes != kept.notes or options["keep_memories"],
+        "unpublish_learners": _unpublishes(lesson, document),
+        "changes": bool(result.updated),
+        "options": options,
+    }

@@ -1,0 +1,144 @@
+"""The home page's call to action and small sky, and the lesson cards' states, for a new, an
+active and a returning learner."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import time_machine
+from django.utils import timezone
+
+from lessons.models import Lesson
+from practice import sky
+from practice.models import Learner, Memory
+from tests.factories import make_lesson
+from tests.practice.helpers import answer, finish_round
+
+FIRST_ID = "mt_twcpO-945r"  # the demo lesson with nothing to learn first
+NOT_STARTED = '<span class="muted">not started</span>'
+
+
+def stars_of(lesson: Lesson) -> int:
+    return lesson.questions.count() + lesson.flashcards.count()
+
+
+def next_step(html: str) -> str:
+    found = re.search(r'<p class="next-step">(.*?)</p>', html, re.S)
+    assert found, "no call to action"
+    return re.sub(r"<[^>]+>", "", found.group(1)).strip()
+
+
+def card_states(html: str) -> dict[str, str]:
+    """Each lesson card's title and state line."""
+    cards = re.findall(
+        r'<article class="lesson-card">\s*<h3><a href="[^"]*">([^<]*)</a></h3>.*?</article>',
+        html,
+        re.S,
+    )
+    states = re.findall(
+        r'<article class="lesson-card">.*?(?:<p class="lesson-state">(.*?)</p>|</article>)',
+        html,
+        re.S,
+    )
+    return dict(zip(cards, states, strict=True))
+
+
+def home_sky_cards(html: str) -> list[tuple[str, str]]:
+    return re.findall(
+        r'<a class="home-sky-card" href="[^"]*">.*?<span class="card-name">([^<]*)</span> '
+        r'<span class="card-counts">([^<]*)</span>',
+        html,
+        re.S,
+    )
+
+
+def test_a_new_browser_is_invited_to_start_with_the_first_lesson(client, demo):
+    first = Lesson.objects.get(public_id=FIRST_ID)
+    assert not first.needs_first.exists()
+    response = client.get("/")
+    html = response.content.decode()
+    assert next_step(html) == f"Start here: {first.title}"
+    assert f'<a class="button" href="{first.get_absolute_url()}">Start here:' in html
+    assert "Your sky is waiting for its first right answer" in html
+    # Nothing of the catalogue is drawn, and no card claims a state for someone with none.
+    assert home_sky_cards(html) == [] and 'role="img"><title>' not in html
+    assert 'class="lesson-state"' not in html
+    assert not response.cookies
+
+
+def test_an_active_learner_continues_their_lesson_and_sees_its_stars(client, demo):
+    answer(client, demo, right=True)
+    html = client.get("/").content.decode()
+    assert next_step(html) == f"Continue: {demo.title}"
+    states = card_states(html)
+    assert states[demo.title] == f"1 of {stars_of(demo)} learned"
+    others = Lesson.objects.published().exclude(pk=demo.pk)
+    assert all(states[lesson.title] == NOT_STARTED for lesson in others)
+    assert home_sky_cards(html) == [(demo.title, f"1 of {stars_of(demo)} learned")]
+    # The header counter uses the same words.
+    assert "1 learned so far · 0 due" in html
+    subject_page = client.get("/learn/computing/").content.decode()
+    assert card_states(subject_page)[demo.title] == f"1 of {stars_of(demo)} learned"
+
+
+def test_a_returning_learner_is_asked_to_review_what_is_due(client, demo):
+    finish_round(client, demo, [True] * 8)
+    with time_machine.travel(timezone.now() + timedelta(days=60), tick=False):
+        html = client.get("/").content.decode()
+        subject_page = client.get("/learn/computing/").content.decode()
+    assert next_step(html) == "Review 8 due"
+    assert '<a class="button" href="/review">Review 8 due</a>' in html
+    words = f"0 of {stars_of(demo)} learned · 8 due"
+    assert card_states(html)[demo.title] == words
+    assert card_states(subject_page)[demo.title] == words
+    assert home_sky_cards(html) == [(demo.title, words)]
+    assert "0 learned so far · 8 due" in html
+    assert "stars ever lit: 0" in html
+
+
+def learn_everything_in(learner: Learner, lesson: Lesson, *, reviewed_days_ago: int) -> None:
+    now = timezone.now()
+    items = [("question", q) for q in lesson.questions.all()] + [
+        ("flashcard", f) for f in lesson.flashcards.all()
+    ]
+    Memory.objects.bulk_create(
+        Memory(
+            learner=learner,
+            lesson=lesson,
+            **{kind: item},
+            state=2,
+            stability=30.0,
+            difficulty=5.0,
+            due=now + timedelta(days=20),
+            last_review=now - timedelta(days=reviewed_days_ago),
+            last_rating=3,
+            evidence=sky.CONFIRMED,
+            lit_at=now - timedelta(days=reviewed_days_ago),
+        )
+        for kind, item in items
+    )
+
+
+def test_a_learner_who_learned_their_lesson_continues_with_the_next_one(client, demo):
+    answer(client, demo, right=True)
+    learner = Learner.objects.get(public_id=client.session["learner"])
+    Memory.objects.filter(learner=learner).delete()
+    learn_everything_in(learner, demo, reviewed_days_ago=1)
+    html = client.get("/").content.decode()
+    first = Lesson.objects.get(public_id=FIRST_ID)
+    assert next_step(html) == f"Continue: {first.title}"
+    assert card_states(html)[demo.title] == f"{stars_of(demo)} of {stars_of(demo)} learned"
+
+
+def test_the_home_sky_draws_only_the_six_latest_lessons(client, demo):
+    answer(client, demo, right=True)
+    learner = Learner.objects.get(public_id=client.session["learner"])
+    lessons = [make_lesson(title=f"Extra {n}", slug=f"extra-{n}") for n in range(8)]
+    for days_ago, lesson in enumerate(lessons, start=1):
+        learn_everything_in(learner, lesson, reviewed_days_ago=days_ago)
+    html = client.get("/").content.decode()
+    drawn = [name for name, _ in home_sky_cards(html)]
+    # The seed lesson was answered just now; then the extras from the most recent.
+    assert drawn == [demo.title] + [lesson.title for lesson in lessons[:5]]
+    assert html.count("home-sky-svg") == 6

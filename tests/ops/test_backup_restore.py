@@ -1,0 +1,134 @@
+"""bin/backup and bin/restore round trip, through the scripts, on the suite's database kind.
+
+On PostgreSQL the backup is a pg_dump and the restore swaps databases by name; on SQLite it is
+SQLite's online backup written back into the live file. Both restore the media too.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import urllib.request
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import pytest
+
+from tests.ops.servers import ROOT, gunicorn, manage, production_env
+
+EDITORS = (
+    "from django.contrib.auth.models import User; "
+    "print('EDITORS', sorted(User.objects.values_list('username', flat=True)))"
+)
+
+
+def script(env: dict[str, str], *args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, *args], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300
+    )
+
+
+def editors(env: dict[str, str]) -> list[str]:
+    out = manage(env, "shell", "--no-imports", "-c", EDITORS)
+    return eval(next(line for line in out.splitlines() if line.startswith("EDITORS"))[8:])
+
+
+def add_editor(env: dict[str, str], name: str) -> None:
+    manage(env, "create_editor", name, "--email", f"{name}@example.org", "--password", "x" * 20)
+
+
+@pytest.fixture
+def site(server_database, tmp_path):
+    media = tmp_path / "media"
+    (media / "videos").mkdir(parents=True)
+    env = production_env(server_database, MEDIA_ROOT=str(media))
+    manage(env, "migrate", "--no-input", "-v0")
+    yield env
+    if server_database.startswith("postgres"):
+        import psycopg
+
+        parts = urlsplit(server_database)
+        name = parts.path.lstrip("/")
+        with psycopg.connect(parts._replace(path="/postgres").geturl(), autocommit=True) as db:
+            for (leftover,) in db.execute(
+                "SELECT datname FROM pg_database WHERE datname LIKE %s", [f"{name}\\_%"]
+            ).fetchall():
+                db.execute(f'DROP DATABASE "{leftover}" WITH (FORCE)')
+
+
+def test_backup_then_restore_brings_back_the_database_and_the_media(site, tmp_path):
+    media = Path(site["MEDIA_ROOT"])
+    (media / "videos" / "stars.mp4").write_bytes(b"the first video")
+    add_editor(site, "ada")
+    backups = tmp_path / "backups"
+    backups.mkdir()
+
+    made = script(site, "bin/backup", str(backups))
+    assert made.returncode == 0, made.stderr
+    names = sorted(path.name for path in backups.iterdir())
+    assert len(names) == 2 and names[0].startswith("db-") and names[1].startswith("media-")
+    assert names[0].endswith(".dump" if site["DATABASE_URL"].startswith("postgres") else ".sqlite3")
+
+    # What happens after the backup, and is to be undone.
+    add_editor(site, "bob")
+    (media / "videos" / "stars.mp4").write_bytes(b"overwritten")
+    (media / "videos" / "later.mp4").write_bytes(b"uploaded after the backup")
+
+    started = []
+    with gunicorn(site, workers=2, started=started) as base:
+        restored = script(site, "bin/restore", str(backups))
+        assert restored.returncode == 0, restored.stdout + restored.stderr
+        assert "checked: " in restored.stdout
+        # The running server carries on, on the restored database.
+        with urllib.request.urlopen(base + "/readyz", timeout=10) as response:
+            assert response.status == 200
+
+    assert editors(site) == ["ada"]
+    assert (media / "videos" / "stars.mp4").read_bytes() == b"the first video"
+    assert not (media / "videos" / "later.mp4").exists()
+    kept = next(media.parent.glob("media.replaced-*"))
+    assert (kept / "videos" / "later.mp4").read_bytes() == b"uploaded after the backup"
+
+
+def test_a_damaged_backup_is_refused_and_the_live_data_is_untouched(site, tmp_path):
+    add_editor(site, "ada")
+    (Path(site["MEDIA_ROOT"]) / "videos" / "stars.mp4").write_bytes(b"live")
+    backups = tmp_path / "backups"
+    backups.mkdir()
+    kind = ".dump" if site["DATABASE_URL"].startswith("postgres") else ".sqlite3"
+    (backups / f"db-20260101T000000Z{kind}").write_bytes(b"not a database at all" * 100)
+
+    result = script(site, "bin/restore", str(backups))
+    assert result.returncode == 1
+    assert result.stderr.startswith("bin/restore: ")
+    assert "Traceback" not in result.stderr
+    assert editors(site) == ["ada"]
+    assert (Path(site["MEDIA_ROOT"]) / "videos" / "stars.mp4").read_bytes() == b"live"
+
+
+def test_a_backup_of_the_other_kind_of_database_is_refused(site, tmp_path):
+    other = ".sqlite3" if site["DATABASE_URL"].startswith("postgres") else ".dump"
+    path = tmp_path / f"db-20260101T000000Z{other}"
+    path.write_bytes(b"x")
+    result = script(site, "bin/restore", str(path))
+    assert result.returncode == 1
+    assert "not a backup of this site's kind of database" in result.stderr
+
+
+def test_backup_keeps_the_newest_sets_only(site, tmp_path):
+    backups = tmp_path / "backups"
+    backups.mkdir()
+    kind = ".dump" if site["DATABASE_URL"].startswith("postgres") else ".sqlite3"
+    for day in ("01", "02", "03"):
+        (backups / f"db-202601{day}T000000Z{kind}").write_bytes(b"old")
+        (backups / f"media-202601{day}T000000Z.tar.gz").write_bytes(b"old")
+    result = script(site, "bin/backup", str(backups), "--keep", "2")
+    assert result.returncode == 0, result.stderr
+    left = sorted(path.name[: -len(path.suffix)].split("-", 1)[1] for path in backups.glob("db-*"))
+    assert len(left) == 2 and left[0] == "20260103T000000Z"
+
+
+def test_backup_into_a_missing_folder_says_so(site, tmp_path):
+    result = script(site, "bin/backup", str(tmp_path / "nowhere"))
+    assert result.returncode == 1
+    assert "is not a folder" in result.stderr

@@ -1,0 +1,59 @@
+"""Cached pages: they hold nothing of a learner's, and every kind of content edit shows at once.
+
+Each edit is read back from a page that is served from the cache (the lesson page, the home
+page, a subject page), so a missing invalidation makes its case fail.
+"""
+
+from __future__ import annotations
+
+import pytest
+from django.test import Client
+
+from lessons.models import Flashcard, Lesson
+from tests.conftest import SEED_PATH
+from tests.practice.helpers import answer
+
+
+def test_a_cached_page_holds_no_learner_data(demo):
+    learner = Client()
+    answer(learner, demo, right=True)
+    assert "1 learned so far" in learner.get(SEED_PATH).content.decode()
+    visitor = Client().get(SEED_PATH).content.decode()
+    assert "1 learned so far" not in visitor and "Your sky" in visitor
+    assert 'name="csrfmiddlewaretoken"' not in visitor
+
+
+def star_count(lesson: Lesson) -> str:
+    return f"of {lesson.questions.count() + lesson.flashcards.count()} stars"
+
+
+@pytest.mark.parametrize("edit", ["question", "flashcard", "subject", "area", "link", "delete"])
+def test_every_kind_of_edit_shows_on_the_next_request(client, demo, edit):
+    # The lesson page for every edit but a question's prompt, which only its Markdown twin shows.
+    page = SEED_PATH + ".md" if edit == "question" else SEED_PATH
+    before = client.get(page).content.decode()  # now in the cache
+    if edit == "question":
+        question = demo.questions.get(position=1)
+        question.prompt = "A brand new prompt?"
+        question.save()
+        expected = "A brand new prompt?"
+    elif edit == "flashcard":
+        # The lesson page's constellation counts the lesson's flashcards as stars.
+        Flashcard.objects.create(lesson=demo, key="new-card", front="Front", back="Back")
+        expected = star_count(demo)
+    elif edit == "subject":
+        demo.subject.name = "Computing Science"
+        demo.subject.save()
+        expected = "Computing Science"
+    elif edit == "area":
+        demo.area.name = "Ideas Worth Keeping"
+        demo.area.save()
+        expected = "Ideas Worth Keeping"
+    elif edit == "link":
+        demo.needs_first.clear()
+        expected = "Nothing; this is a starting point."
+    else:
+        Lesson.objects.get(public_id="mt_Nv1-WLGIO4").delete()
+        expected = "Nothing yet; more lessons are on their way."
+    assert expected not in before
+    assert expected in client.get(page).content.decode()
