@@ -45,7 +45,7 @@ screenshots: setup
 bench: setup
 	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk >/dev/null) \
 		|| { echo "make bench needs wrk: apt-get install wrk" >&2; exit 1; }
-	$(BIN)/python -m lightmysky.bench
+	$(BIN)/python -m tools.bench
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check .

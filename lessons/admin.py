@@ -50,7 +50,6 @@ from lessons.models import (
 )
 from lightmysky.lib.markdown import markdown_losses, render_inline_markdown, render_markdown
 from practice import analytics
-from practice import selectors as practice_selectors
 from practice import services as practice_services
 from practice.models import Memory, Review
 
@@ -868,7 +867,7 @@ class QuestionAdmin(AsksBeforeLosingLearnerData):
         return warning_list((f"Question {question.position}", w) for w in warnings)
 
     def get_queryset(self, request: HttpRequest) -> QuerySet[Question]:
-        return super().get_queryset(request).annotate(**practice_selectors.question_stats())
+        return super().get_queryset(request).annotate(**analytics.question_stats())
 
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # questions are written on their lesson's page
@@ -933,7 +932,7 @@ class QuestionAdmin(AsksBeforeLosingLearnerData):
             "<li>{} {}: picked {} time(s){}</li>",
             (
                 (c["letter"], c["text"], c["picks"], " (correct)" if c["correct"] else "")
-                for c in practice_selectors.choice_picks(question)
+                for c in analytics.choice_picks(question)
             ),
         )
         return format_html("<ul>{}</ul>", rows)

@@ -1,7 +1,10 @@
+"""The content's pages. The lesson page, the home page and the subject pages are where the
+learner's progress meets the content: the only place in `lessons` that reads `practice`."""
+
 from __future__ import annotations
 
 from django.conf import settings
-from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
+from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.shortcuts import redirect as redirect_to
 from django.utils import timezone
@@ -12,11 +15,10 @@ from lessons import services
 from lessons.forms import ReportForm
 from lessons.models import ContentVersion, Lesson, Subject
 from lessons.selectors import (
-    LessonPage,
-    lesson_page,
     normalise_worksheet_code,
     worksheets_by_code,
 )
+from lessons.shortcuts import page_or_redirect
 from lightmysky.lib.negotiation import (
     markdown_response,
     page_or_twin,
@@ -27,40 +29,10 @@ from lightmysky.lib.pagecache import cache_for_visitors_by
 from lightmysky.lib.qr import qr_svg_cached
 from lightmysky.lib.ratelimit import limit_posts
 from practice import selectors
+from practice.selectors import constellations, learning
 
 # Pages every visitor without a session shares, until an editor changes the content.
 cache_for_visitors = cache_for_visitors_by(ContentVersion.for_request)
-
-
-def visible_page_or_404(request: HttpRequest, public_id: str) -> LessonPage:
-    """The lesson's cached page data if this visitor may see it: drafts only for staff."""
-    page = lesson_page(public_id, ContentVersion.for_request(request))
-    if page is None or (not page.lesson.is_published and not request.user.is_staff):
-        raise Http404("No lesson has this address.")
-    return page
-
-
-def page_or_redirect(
-    request: HttpRequest, subject: str, public_id: str, slug: str | None, suffix: str = ""
-) -> LessonPage | HttpResponse:
-    """A lesson view's page data, or for a read at a wrong address the 301 to the right one."""
-    page = visible_page_or_404(request, public_id)
-    if request.method != "POST" and (
-        redirect := redirect_if_not_canonical(request, page.lesson, subject, slug, suffix)
-    ):
-        return redirect
-    return page
-
-
-def redirect_if_not_canonical(
-    request: HttpRequest, lesson: Lesson, subject: str, slug: str | None, suffix: str = ""
-) -> HttpResponse | None:
-    if subject == lesson.subject.slug and slug == lesson.slug:
-        return None
-    target = lesson.get_absolute_url() + suffix
-    if query := request.META.get("QUERY_STRING"):
-        target += "?" + query
-    return HttpResponsePermanentRedirect(target)
 
 
 @require_safe
@@ -70,20 +42,20 @@ def home(request: HttpRequest, markdown: bool = False) -> HttpResponse:
     learner = selectors.learner_for_request(request)
     now = timezone.now()
     lessons = list(Lesson.objects.for_listing())
-    progress = selectors.lesson_progress(learner=learner, now=now)
-    recent = selectors.recent_constellations(
+    progress = learning.lesson_progress(learner=learner, now=now)
+    recent = learning.recent_constellations(
         learner=learner, lessons=lessons, progress=progress, now=now
     )
     # Also the header's counter: the view's value spares the context processor its query.
-    counter = selectors.sky_counter(learner=learner, now=now) if learner else None
+    counter = constellations.sky_counter(learner=learner, now=now) if learner else None
     due = counter.due if counter else 0
     context = {
         "learner": learner,
         "sky_counter": counter,
         "lessons": lessons,
-        "cards": selectors.lesson_cards(lessons, progress),
+        "cards": learning.lesson_cards(lessons, progress),
         "recent": recent,
-        "next_step": selectors.next_step(learner=learner, due=due, recent=recent, lessons=lessons),
+        "next_step": learning.next_step(learner=learner, due=due, recent=recent, lessons=lessons),
     }
     return page_or_twin(
         request, context, html="lessons/home.html", markdown="agent/home.md", twin=markdown
@@ -96,7 +68,7 @@ def home(request: HttpRequest, markdown: bool = False) -> HttpResponse:
 def subject(request: HttpRequest, subject: str, markdown: bool = False) -> HttpResponse:
     subject_obj = get_object_or_404(Subject, slug=subject)
     learner = selectors.learner_for_request(request)
-    progress = selectors.lesson_progress(
+    progress = learning.lesson_progress(
         learner=learner, now=timezone.now(), lesson__subject=subject_obj
     )
     lessons = list(Lesson.objects.for_listing().filter(subject=subject_obj))
@@ -104,7 +76,7 @@ def subject(request: HttpRequest, subject: str, markdown: bool = False) -> HttpR
         "subject": subject_obj,
         "learner": learner,
         "lessons": lessons,
-        "cards": selectors.lesson_cards(lessons, progress),
+        "cards": learning.lesson_cards(lessons, progress),
     }
     return page_or_twin(
         request, context, html="lessons/subject.html", markdown="agent/subject.md", twin=markdown
@@ -127,7 +99,7 @@ def lesson(
     context = page.context()
     if markdown or wants_markdown(request):
         return markdown_response(request, "agent/lesson.md", context)
-    context["constellation"] = selectors.constellation_for(
+    context["constellation"] = constellations.constellation_for(
         learner=selectors.learner_for_request(request),
         lesson=page.lesson,
         items=page.items,

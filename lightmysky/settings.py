@@ -10,6 +10,7 @@ import ipaddress
 import os
 import sys
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import dj_database_url
@@ -153,8 +154,6 @@ if urlsplit(SITE_URL).scheme not in {"http", "https"} or not urlsplit(SITE_URL).
         f"not {SITE_URL!r}."
     )
 SITE_NAME = "LightMySky"
-# `make bench` adds a page that renders a template without the database (the framework's ceiling).
-BENCH = env_bool("LIGHTMYSKY_BENCH", default=False)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -191,7 +190,7 @@ MIDDLEWARE = [
 ROOT_URLCONF = "lightmysky.urls"
 WSGI_APPLICATION = "lightmysky.wsgi.application"
 
-TEMPLATES = [
+TEMPLATES: list[dict[str, Any]] = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
         "DIRS": [BASE_DIR / "templates"],
@@ -267,7 +266,7 @@ SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 # Everything comes from this origin: no inline script or style, no third party, no framing.
-SECURE_CSP = {
+SECURE_CSP: dict[str, list[str]] = {
     "default-src": [CSP.SELF],
     "script-src": [CSP.SELF],
     "style-src": [CSP.SELF],
@@ -299,7 +298,7 @@ STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STATICFILES_DIRS = [BASE_DIR / "static"]
 MEDIA_URL = "/media/"
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(BASE_DIR / "media")))
-STORAGES = {
+STORAGES: dict[str, dict[str, Any]] = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"

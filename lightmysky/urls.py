@@ -31,9 +31,6 @@ urlpatterns = [
     path("", include("practice.urls")),
 ]
 
-if settings.BENCH:
-    urlpatterns += [path("bench/bare", views.bench_bare)]
-
 if settings.DEBUG:
     from django.conf.urls.static import static
 

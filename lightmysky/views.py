@@ -123,26 +123,27 @@ def server_error(request: HttpRequest) -> HttpResponse:
     return defaults.server_error(request)
 
 
+def routed(path: str) -> bool:
+    try:
+        resolve(path)
+    except Resolver404:
+        return False
+    return True
+
+
 def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpResponse:
-    """The site's 404 page; an address with a stray trailing slash goes to the one without."""
+    """The site's 404 page; an address with a stray trailing slash goes to the one without.
+
+    Only when no view took the address: a view that raised the 404 itself (the admin's change
+    page of a missing object) is answered here, or the admin would add the slash back forever.
+    """
     path = request.path
-    if len(path) > 1 and path.endswith("/") and not path.startswith("//"):
+    if len(path) > 1 and path.endswith("/") and not path.startswith("//") and not routed(path):
         target = path.rstrip("/")
-        try:
-            resolve(target)
-        except Resolver404:
-            pass
-        else:
+        if routed(target):
             if query := request.META.get("QUERY_STRING"):
                 target += "?" + query
             return HttpResponsePermanentRedirect(target)
     if path.startswith(API_PREFIX):
         return error_response("The API has nothing at this address; see /openapi.json.", 404)
     return render(request, "404.html", status=404)
-
-
-@require_safe
-def bench_bare(request: HttpRequest) -> HttpResponse:
-    """For `make bench` only: a lesson-page-sized template, rendered without the database."""
-    paragraphs = ["Stars light as they are learned and dim when it is time to come back. " * 6] * 48
-    return render(request, "bench/bare.html", {"paragraphs": paragraphs})

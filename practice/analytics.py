@@ -11,10 +11,11 @@ from __future__ import annotations
 import statistics
 from dataclasses import dataclass, field
 
-from django.db.models import Count
+from django.db.models import Avg, Case, Count, FloatField, OuterRef, Subquery, When
+from django.db.models.functions import Coalesce
 
 from lessons.models import Lesson, Question
-from practice.models import Review
+from practice.models import Memory, Review
 
 # Below this many learners a share moves too much from one learner to the next to act on.
 FLAG_FROM_LEARNERS = 20
@@ -175,3 +176,58 @@ def lesson_flashcard_rows(lesson: Lesson) -> list[FlashcardRow]:
             )
         )
     return rows
+
+
+# Per-question figures for the admin's question list -------------------------------------------
+
+
+def question_stats() -> dict:
+    """Annotations for a Question queryset: how learners do on each question, in SQL.
+
+    Only learners' answers given on this site count (never imported ones or staff previews, nor
+    a round's retry after the right answer was shown), and each figure reads one range
+    of one index (see Review.answer_kind), whatever the number of reviews. attempts: every graded
+    answer; learners: learners who answered it; right_first_share: the share of them whose first
+    answer was right; lapses: wrong answers given right after a right one (a learned question
+    forgotten); mean_difficulty: the mean FSRS difficulty of its memory states.
+    """
+    answers = (
+        Review.objects.filter(
+            question=OuterRef("pk"), origin=Review.Origin.ANSWERED, practice=False
+        )
+        .order_by()
+        .values("question")
+    )
+    firsts = answers.filter(answer_kind=Review.Kind.FIRST)
+
+    def per_question(queryset, aggregate) -> Subquery:
+        return Subquery(queryset.annotate(value=aggregate).values("value")[:1])
+
+    return {
+        "attempts": Coalesce(per_question(answers, Count("*")), 0),
+        "learners": Coalesce(per_question(firsts, Count("*")), 0),
+        "right_first_share": per_question(
+            firsts, Avg(Case(When(correct=True, then=1.0), default=0.0, output_field=FloatField()))
+        ),
+        "lapses": Coalesce(
+            per_question(answers.filter(answer_kind=Review.Kind.LAPSE), Count("*")), 0
+        ),
+        "mean_difficulty": per_question(
+            Memory.objects.filter(question=OuterRef("pk")).order_by().values("question"),
+            Avg("difficulty"),
+        ),
+    }
+
+
+def choice_picks(question: Question) -> list[dict]:
+    """How often learners picked each of a question's choices."""
+    counts: dict[str, int] = {}
+    for answer, n in (
+        Review.objects.filter(question=question, origin=Review.Origin.ANSWERED, practice=False)
+        .values_list("answer")
+        .annotate(n=Count("pk"))
+        .order_by()
+    ):
+        for choice_id in filter(None, answer.split(",")):
+            counts[choice_id] = counts.get(choice_id, 0) + n
+    return [choice | {"picks": counts.get(choice["id"], 0)} for choice in question.labelled_choices]

@@ -5,13 +5,14 @@ from django.utils import timezone
 from django.utils.functional import SimpleLazyObject
 
 from practice import selectors
+from practice.selectors import constellations
 
 
 def sky_counter(request: HttpRequest) -> dict:
     """The header's sky counter, computed only if a page shows it and only for a learner."""
 
-    def counter() -> selectors.SkyCounter | None:
+    def counter() -> constellations.SkyCounter | None:
         learner = selectors.learner_for_request(request)
-        return selectors.sky_counter(learner=learner, now=timezone.now()) if learner else None
+        return constellations.sky_counter(learner=learner, now=timezone.now()) if learner else None
 
     return {"sky_counter": SimpleLazyObject(counter)}

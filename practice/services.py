@@ -16,7 +16,6 @@ from lessons.models import Flashcard, Grade, Lesson, Question
 from lightmysky import metrics
 from practice import progress_file, rounds, scheduling, selectors
 from practice.attempts import Attempt, BadSubmission
-from practice.forms import FlashcardRating, QuestionAnswer
 from practice.models import (
     LEARNER_PK_SESSION_KEY,
     LEARNER_SEEN_SESSION_KEY,
@@ -28,6 +27,7 @@ from practice.models import (
     Round,
     TransferCode,
 )
+from practice.submissions import FlashcardRating, QuestionAnswer
 
 
 def learner_get_or_create(
@@ -164,6 +164,7 @@ class _ReviewFields(TypedDict):
     now: datetime
     shown_at: datetime | None
     practice: bool
+    preview: bool
 
 
 def review_answer(

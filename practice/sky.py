@@ -188,12 +188,22 @@ def regions(subject_slugs: list[str]) -> dict[str, Region]:
     return {slug: Region(MARGIN + i * width, width) for i, slug in enumerate(subject_slugs)}
 
 
-def constellation_centres(region: Region, lesson_ids: list[str]) -> dict[str, tuple[float, float]]:
-    """Place each lesson in a free cell of its region's grid, chosen by a hash of its id."""
-    inner_x = region.x + min(LABEL_HALF_WIDTH, region.width / 2)
-    inner_width = max(region.width - 2 * LABEL_HALF_WIDTH, 0)
-    columns = max(1, int(inner_width // (LABEL_HALF_WIDTH * 2)) + 1)
-    needed = max(len(lesson_ids) * 2, 4)
+def constellation_centres(
+    region: Region, lesson_ids: list[str], *, named: bool = True
+) -> dict[str, tuple[float, float]]:
+    """Place each lesson in a free cell of its region's grid, chosen by a hash of its id. A
+    named sky keeps room for every name; a sky too large for names fills its regions with an
+    even grid instead."""
+    if named:
+        inner_x = region.x + min(LABEL_HALF_WIDTH, region.width / 2)
+        inner_width = max(region.width - 2 * LABEL_HALF_WIDTH, 0)
+        columns = max(1, int(inner_width // (LABEL_HALF_WIDTH * 2)) + 1)
+        needed = max(len(lesson_ids) * 2, 4)
+    else:
+        inner_x, inner_width = region.x + 12, max(region.width - 24, 0)
+        aspect = inner_width / (HEIGHT - 2 * MARGIN - 40)
+        columns = max(2, round(math.sqrt(len(lesson_ids) * aspect)))
+        needed = len(lesson_ids) + columns
     rows = max(2, math.ceil(needed / columns))
     top, usable_height = MARGIN + 20, HEIGHT - 2 * MARGIN - 40
     cell_w = inner_width / columns if columns > 1 else inner_width

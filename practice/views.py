@@ -6,7 +6,7 @@ from functools import wraps
 
 from django.conf import settings
 from django.db import IntegrityError
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
 from django.utils import timezone
@@ -17,20 +17,12 @@ from django_htmx.http import push_url
 
 from lessons.models import ContentVersion, Flashcard, Lesson, Question
 from lessons.selectors import LessonPage, normalise_worksheet_code
-from lessons.views import page_or_redirect
+from lessons.shortcuts import page_or_redirect
 from lightmysky.lib.numbers import small_int
 from lightmysky.lib.qr import qr_svg
 from lightmysky.lib.ratelimit import limit_posts, retry_after, too_many_requests
 from practice import attempts, progress_file, rounds, scheduling, selectors, services, sky
 from practice.attempts import Attempt, BadSubmission
-from practice.forms import (
-    FlashcardRating,
-    QuestionAnswer,
-    read_attempt,
-    read_flashcard_rating,
-    read_paper_answers,
-    read_question_answer,
-)
 from practice.models import (
     LEARNER_PK_SESSION_KEY,
     LEARNER_SESSION_KEY,
@@ -39,6 +31,15 @@ from practice.models import (
     Review,
     Round,
     new_round_key,
+)
+from practice.selectors import LearnerRequest, constellations, learning
+from practice.submissions import (
+    FlashcardRating,
+    QuestionAnswer,
+    read_attempt,
+    read_flashcard_rating,
+    read_paper_answers,
+    read_question_answer,
 )
 
 ROUND_TEMPLATE = "practice/round.html"
@@ -56,14 +57,15 @@ def recover_lost_learner(view):
     """
 
     @wraps(view)
-    def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    def wrapped(request: LearnerRequest, *args, **kwargs) -> HttpResponse:
         try:
             return view(request, *args, **kwargs)
         except (LearnerGone, IntegrityError):
             pk = request.session.get(LEARNER_PK_SESSION_KEY)
             if pk is None or Learner.objects.filter(pk=pk).exists():
                 raise
-            if not request.session.exists(request.session.session_key):
+            key = request.session.session_key
+            if key is None or not request.session.exists(key):
                 context = {
                     "message": "Everything stored for this browser was just erased, in "
                     "another tab or window.",
@@ -78,7 +80,7 @@ def recover_lost_learner(view):
     return wrapped
 
 
-def _learner_or_create(request: HttpRequest, now) -> Learner:
+def _learner_or_create(request: LearnerRequest, now) -> Learner:
     learner = services.learner_get_or_create(
         session=request.session,
         browser_secret=request.COOKIES.get(settings.CSRF_COOKIE_NAME),
@@ -88,13 +90,13 @@ def _learner_or_create(request: HttpRequest, now) -> Learner:
     return learner
 
 
-def _is_preview(request: HttpRequest, lesson: Lesson) -> bool:
+def _is_preview(request: LearnerRequest, lesson: Lesson) -> bool:
     """A staff user's answer, or any answer to a draft (only staff can open one): recorded as
     a preview, so the editors' analytics never count it."""
     return not lesson.is_published or request.user.is_staff
 
 
-def _page_or_partial(request: HttpRequest, template: str, partial: str) -> str:
+def _page_or_partial(request: LearnerRequest, template: str, partial: str) -> str:
     """The fragment for htmx swaps; the whole page otherwise, also when htmx restores history."""
     if request.htmx and not request.htmx.history_restore_request:
         return f"{template}#{partial}"
@@ -130,7 +132,7 @@ def feedback_for(
 
 
 def bad_submission(
-    request: HttpRequest, message: str, *, back_url: str, target: str
+    request: LearnerRequest, message: str, *, back_url: str, target: str
 ) -> HttpResponse:
     """A 400 that says what was wrong; the htmx version replaces the card that was posted."""
     context = {"message": message, "back_url": back_url, "target": target}
@@ -144,7 +146,7 @@ def bad_submission(
 @limit_posts("answer")
 @recover_lost_learner
 def practice_round(
-    request: HttpRequest, subject: str, public_id: str, slug: str | None = None
+    request: LearnerRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
     page = page_or_redirect(request, subject, public_id, slug, "/practice")
     if isinstance(page, HttpResponse):
@@ -181,7 +183,7 @@ def practice_round(
     else:
         context |= _question_form(lesson, progress, progress.round.key)
     if not request.htmx or context.get("round_end"):
-        context["constellation"] = selectors.constellation_for(
+        context["constellation"] = constellations.constellation_for(
             learner=learner, lesson=lesson, items=page.items, now=now, memories=memories
         )
     if context.get("round_end"):
@@ -195,7 +197,7 @@ def practice_round(
 
 
 def _reward(
-    review: Review, question: Question, constellation: selectors.Constellation
+    review: Review, question: Question, constellation: constellations.Constellation
 ) -> str | None:
     """'kindled' or 'lit' when this answer left its star so: the star shown beside the verdict.
     A practice answer or a right guess is no evidence of memory, so it shows none."""
@@ -209,7 +211,7 @@ def _reward(
 
 
 def _round_outcome(
-    progress: rounds.RoundProgress, constellation: selectors.Constellation, now: datetime
+    progress: rounds.RoundProgress, constellation: constellations.Constellation, now: datetime
 ) -> dict:
     """What the round did to the lesson's stars, and when its questions come back."""
     stars = {s.key: s for s in constellation.stars if s.kind == "question"}
@@ -242,7 +244,7 @@ def _day_words(moment: datetime, now: datetime) -> str:
     return f"on {moment:%a} {moment.day} {moment:%b}"
 
 
-def _next_round_key(request: HttpRequest, lesson: Lesson, *, after: Round | None) -> str:
+def _next_round_key(request: LearnerRequest, lesson: Lesson, *, after: Round | None) -> str:
     """The key of the round this browser starts after its latest one: the same on every
     reload until its first answer (so its first question keeps its order)."""
     learner = selectors.learner_for_request(request)
@@ -250,14 +252,14 @@ def _next_round_key(request: HttpRequest, lesson: Lesson, *, after: Round | None
         owner = learner.public_id
     else:  # a visitor: the CSRF secret its form carries (and, from now on, its cookie)
         get_token(request)
-        owner = request.META.get("CSRF_COOKIE")
+        owner = request.META.get("CSRF_COOKIE") or ""
     if not owner:
         return new_round_key()
     return attempts.stable_key("round", owner, lesson.pk, after.key if after else "")
 
 
 def _missed_practice(
-    request: HttpRequest, learner: Learner | None, lesson: Lesson, progress: rounds.RoundProgress
+    request: LearnerRequest, learner: Learner | None, lesson: Lesson, progress: rounds.RoundProgress
 ) -> dict:
     """'Practise the ones I missed', after a round: each question it missed, once more, as
     practice (logged, never scheduled: its answer was shown in the round)."""
@@ -265,9 +267,9 @@ def _missed_practice(
     number = max(small_int(request.GET.get("n")) or 1, 1)
     context: dict = {"missed": {"number": number, "total": len(missed)}}
     reviewed = small_int(request.GET.get("reviewed"))
-    if reviewed and 0 < number <= len(missed):
+    if learner is not None and reviewed and 0 < number <= len(missed):
         review = Review.objects.filter(
-            learner_id=learner.pk if learner else None,
+            learner_id=learner.pk,
             pk=reviewed,
             question=missed[number - 1],
             practice=True,
@@ -290,7 +292,7 @@ def _missed_practice(
 
 
 def _missed_practice_answer(
-    request: HttpRequest, page: LessonPage, attempt: Attempt, question: Question
+    request: LearnerRequest, page: LessonPage, attempt: Attempt, question: Question
 ) -> HttpResponse:
     lesson = page.lesson
     url = lesson.get_absolute_url() + "/practice"
@@ -336,7 +338,7 @@ def _question_form(lesson: Lesson, progress: rounds.RoundProgress, round_key: st
     return {"question": question, "token": token, "choices": choices}
 
 
-def _practice_answer(request: HttpRequest, page: LessonPage) -> HttpResponse:
+def _practice_answer(request: LearnerRequest, page: LessonPage) -> HttpResponse:
     lesson, questions = page.lesson, page.questions
     practice_url = lesson.get_absolute_url() + "/practice"
     try:
@@ -367,12 +369,12 @@ def _practice_answer(request: HttpRequest, page: LessonPage) -> HttpResponse:
         )
     except BadSubmission as error:
         return bad_submission(request, str(error), back_url=practice_url, target="practice-card")
-    number = review.round_step + 1
+    number = (review.round_step or 0) + 1
     already_answered = number < progress.step  # a form from before, sent again (Back)
     if not request.htmx:
         shown_as = "q" if already_answered else "answered"
         return redirect(f"{practice_url}?{shown_as}={number}#feedback")
-    constellation = selectors.constellation_for(
+    constellation = constellations.constellation_for(
         learner=request.learner, lesson=lesson, items=page.items, now=now
     )
     context = {
@@ -385,7 +387,7 @@ def _practice_answer(request: HttpRequest, page: LessonPage) -> HttpResponse:
         "oob_updates": True,
     }
     response = render(request, f"{ROUND_TEMPLATE}#practice-card", context)
-    return push_url(response, f"{practice_url}?answered={review.round_step + 1}")
+    return push_url(response, f"{practice_url}?answered={number}")
 
 
 @vary_on_headers("HX-Request")
@@ -394,7 +396,7 @@ def _practice_answer(request: HttpRequest, page: LessonPage) -> HttpResponse:
 @limit_posts("answer")
 @recover_lost_learner
 def flashcards(
-    request: HttpRequest, subject: str, public_id: str, slug: str | None = None
+    request: LearnerRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
     page = page_or_redirect(request, subject, public_id, slug, "/flashcards")
     if isinstance(page, HttpResponse):
@@ -459,7 +461,7 @@ def _flashcards_url(url: str, number: int, again: list[Flashcard]) -> str:
 
 
 def _flashcard_context(
-    request: HttpRequest,
+    request: LearnerRequest,
     lesson: Lesson,
     cards: list[Flashcard],
     position: int,
@@ -536,7 +538,7 @@ def _interval(delta: timedelta) -> str:
 @never_cache
 @limit_posts("answer")
 @recover_lost_learner
-def review(request: HttpRequest) -> HttpResponse:
+def review(request: LearnerRequest) -> HttpResponse:
     now = timezone.now()
     learner = selectors.learner_for_request(request)
     batch = _review_batch(request, now)
@@ -555,7 +557,7 @@ def review(request: HttpRequest) -> HttpResponse:
             .select_related("question", "flashcard", "lesson__subject")
             .first()
         )
-        if done is not None and done.question_id:
+        if done is not None and done.question is not None:
             context["feedback"] = feedback_for(
                 done, done.question, differ_from=_earlier_showing(done) if done.practice else None
             )
@@ -576,7 +578,7 @@ def review(request: HttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
-def _review_batch(request: HttpRequest, now) -> dict:
+def _review_batch(request: LearnerRequest, now) -> dict:
     """This sitting's set: how many reviews are done, since when, and what was missed (to ask
     once more at the end). A set starts afresh after an hour away."""
     batch = request.session.get(REVIEW_BATCH_SESSION_KEY)
@@ -636,7 +638,7 @@ def _earlier_showing(review: Review) -> str | None:
     return selectors.last_attempt_key(review, before=review)
 
 
-def _review_answer(request: HttpRequest, now) -> HttpResponse:
+def _review_answer(request: LearnerRequest, now) -> HttpResponse:
     try:
         attempt = read_attempt(request.POST)
         if attempt.round_key:
@@ -701,7 +703,7 @@ def _published_item(model, item_id: int, lesson_id: int):
 
 @require_safe
 @never_cache
-def progress_export(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
+def progress_export(request: LearnerRequest) -> HttpResponse | StreamingHttpResponse:
     if wait := retry_after(request, "export"):
         return too_many_requests(request, wait)
     now = timezone.now()
@@ -718,27 +720,42 @@ def progress_export(request: HttpRequest) -> HttpResponse | StreamingHttpRespons
 
 @require_safe
 @never_cache
-def sky_page(request: HttpRequest, table: bool = False) -> HttpResponse:
+def sky_page(request: LearnerRequest, table: bool = False) -> HttpResponse:
     learner = selectors.learner_for_request(request)
+    version = ContentVersion.for_request(request)
+    sky_view = constellations.sky_for(learner=learner, now=timezone.now(), version=version)
+    if table:
+        return _sky_table(request, sky_view, version)
     context = {
-        "sky": selectors.sky_for(
-            learner=learner, now=timezone.now(), version=ContentVersion.for_request(request)
-        ),
-        "background": sky.background_stars(),
+        "sky": sky_view,
+        "background": constellations.background_svg(),
         "width": sky.WIDTH,
         "height": sky.HEIGHT,
     }
-    template = "practice/sky_table.html" if table else "practice/sky.html"
-    return render(request, template, context)
+    return render(request, "practice/sky.html", context)
 
 
-def _progress_page(request: HttpRequest, *, status: int = 200, **extra) -> HttpResponse:
+def _sky_table(
+    request: LearnerRequest, sky_view: constellations.SkyView, version: int
+) -> HttpResponse:
+    """The sky as a table, one subject a page (the first unless `?subject=` names one)."""
+    slug = request.GET.get("subject") or None
+    page = constellations.sky_table_for(sky_view=sky_view, subject_slug=slug, version=version)
+    if page is None:
+        if slug is None:  # no published lesson at all
+            page = constellations.SkyTable(subjects=[], subject=None, started=[], not_started=[])
+        else:
+            raise Http404("No subject of the sky has this name; see /sky/table for them all.")
+    return render(request, "practice/sky_table.html", {"sky": sky_view, "table": page})
+
+
+def _progress_page(request: LearnerRequest, *, status: int = 200, **extra) -> HttpResponse:
     learner = selectors.learner_for_request(request)
     now = timezone.now()
     context = {
         "learner": learner,
-        "record": selectors.learning_record(learner=learner, now=now) if learner else None,
-        "summary": selectors.progress_summary(learner=learner) if learner else None,
+        "record": learning.learning_record(learner=learner, now=now) if learner else None,
+        "summary": learning.progress_summary(learner=learner) if learner else None,
         "site_url": settings.SITE_URL,
         "import_limits": progress_file.limits_in_words(),
     } | extra
@@ -747,7 +764,7 @@ def _progress_page(request: HttpRequest, *, status: int = 200, **extra) -> HttpR
 
 @require_safe
 @never_cache
-def progress(request: HttpRequest) -> HttpResponse:
+def progress(request: LearnerRequest) -> HttpResponse:
     notices = {
         "forgotten": "Everything stored for this browser was erased.",
         "adopted": "This browser now carries the progress from your other device.",
@@ -760,7 +777,7 @@ def progress(request: HttpRequest) -> HttpResponse:
 @limit_posts("import")
 @recover_lost_learner
 @never_cache
-def progress_import(request: HttpRequest) -> HttpResponse:
+def progress_import(request: LearnerRequest) -> HttpResponse:
     now = timezone.now()
     try:
         items = progress_file.read_upload(request.FILES.get("file"), now=now)
@@ -772,7 +789,7 @@ def progress_import(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @never_cache
-def progress_forget(request: HttpRequest) -> HttpResponse:
+def progress_forget(request: LearnerRequest) -> HttpResponse:
     if request.POST.get("confirm") != "yes":
         return _progress_page(
             request,
@@ -787,7 +804,7 @@ def progress_forget(request: HttpRequest) -> HttpResponse:
 @require_POST
 @recover_lost_learner
 @never_cache
-def progress_transfer(request: HttpRequest) -> HttpResponse:
+def progress_transfer(request: LearnerRequest) -> HttpResponse:
     learner = selectors.learner_for_request(request)
     if learner is None:
         return _progress_page(
@@ -801,7 +818,7 @@ def progress_transfer(request: HttpRequest) -> HttpResponse:
 @require_http_methods(["GET", "HEAD", "POST"])
 @limit_posts("adopt")
 @never_cache
-def progress_adopt(request: HttpRequest) -> HttpResponse:
+def progress_adopt(request: LearnerRequest) -> HttpResponse:
     code = services.normalise_transfer_code(
         (request.POST if request.method == "POST" else request.GET).get("code", "")
     )
@@ -831,7 +848,7 @@ def progress_adopt(request: HttpRequest) -> HttpResponse:
 @limit_posts("answer")
 @recover_lost_learner
 def worksheet_answers(
-    request: HttpRequest, subject: str, public_id: str, slug: str | None = None
+    request: LearnerRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
     """Answers from a printed worksheet, typed in: graded and scheduled like on-screen ones."""
     suffix = "/worksheet/answers"

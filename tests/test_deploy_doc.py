@@ -10,8 +10,6 @@ from packaging.requirements import Requirement
 from tests.ops.servers import ROOT
 
 ENV_BLOCK = re.compile(r"^`/etc/lightmysky\.env`:\n\n```\w*\n(.*?)^```", re.M | re.S)
-# Read only by `make bench`.
-BENCH_ONLY = {"LIGHTMYSKY_BENCH", "BENCH_SECONDS"}
 
 
 def assignments(text: str) -> list[tuple[str, str]]:
@@ -45,7 +43,7 @@ def variables_read_by_the_code() -> set[str]:
         r"""(?:env_(?:str|bool|int|float|list|secret)\(|os\.environ(?:\.get)?[\[(])\s*"([A-Z0-9_]+)\""""
     )
     sources = [ROOT / "gunicorn.conf.py", *(ROOT / "lightmysky").rglob("*.py")]
-    return {name for path in sources for name in pattern.findall(path.read_text())} - BENCH_ONLY
+    return {name for path in sources for name in pattern.findall(path.read_text())}
 
 
 def test_env_example_lists_every_variable_the_code_reads():

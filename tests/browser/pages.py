@@ -5,6 +5,7 @@ from __future__ import annotations
 from playwright.sync_api import Page, expect
 
 from tests.conftest import SEED_PATH
+from tools import catalogue
 
 WCAG_TAGS = ["wcag2a", "wcag2aa", "wcag21a", "wcag21aa", "wcag22a", "wcag22aa"]
 
@@ -31,6 +32,20 @@ def after_an_answer(path: str):
         page.goto(base + path)
 
     return step
+
+
+def sky_of_a_large_catalogue(page: Page, base: str) -> None:
+    """A catalogue too large to name every lesson on the canvas: the lessons not started are a
+    faint path per subject, with one link each to the subject's table."""
+    catalogue.add_lessons(60, subjects=3)
+    sky_after_an_answer(page, base)
+
+
+def sky_table_of_a_large_catalogue(page: Page, base: str) -> None:
+    """The table's first subject, with its started lesson, and the subjects to page through."""
+    catalogue.add_lessons(60, subjects=3)
+    answer_first_question(page, base)
+    page.goto(base + "/sky/table")
 
 
 def show_answer_key(page: Page, base: str) -> None:
@@ -60,6 +75,8 @@ PAGES = {
     "sky": ("/sky", None),
     "sky of a started lesson": (None, sky_after_an_answer),
     "sky table": ("/sky/table", None),
+    "sky of a large catalogue": (None, sky_of_a_large_catalogue),
+    "sky table of a large catalogue": (None, sky_table_of_a_large_catalogue),
     "progress": ("/progress", None),
     "progress after an answer": (None, after_an_answer("/progress")),
     "worksheet": (SEED_PATH + "/worksheet", None),

@@ -26,9 +26,12 @@ def test_on_a_phone_the_sky_is_cards_large_enough_to_read(browser, live_server, 
     font_size = name.evaluate("el => parseFloat(getComputedStyle(el).fontSize)")
     assert font_size >= 14, font_size
     expect(card.locator(".card-counts")).to_contain_text("learned")
-    sizes = card.locator("circle.star").evaluate_all(
-        "stars => stars.map(s => { const b = s.getBoundingClientRect();"
-        " return Math.min(b.width, b.height); })"
+    # The card draws the whole sky's own stars (an SVG <use> of them), scaled to the card.
+    sizes = card.locator("svg").evaluate(
+        "svg => { const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;"
+        " const stars = document.querySelectorAll(svg.querySelector('use').getAttribute('href')"
+        " + ' circle.star');"
+        " return [...stars].map(s => 2 * s.r.baseVal.value * scale); }"
     )
     assert len(sizes) == seed.questions.count() + seed.flashcards.count()
     assert min(sizes) >= 6, sizes

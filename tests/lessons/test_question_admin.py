@@ -65,3 +65,8 @@ def test_changing_the_answer_of_a_draft_resets_memories_too(superuser_client, de
     assert Memory.objects.filter(question=question).exists()
     assert superuser_client.post(url, data | {"_memory": "reset"}).status_code == 302
     assert not Memory.objects.filter(question=question).exists()
+
+
+def test_a_missing_lessons_file_is_a_404_not_a_redirect_loop(superuser_client):
+    response = superuser_client.get("/admin/lessons/lesson/999999/lesson-file/")
+    assert response.status_code == 404

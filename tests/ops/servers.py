@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import re
 import socket
 import subprocess
 import sys
@@ -13,9 +12,7 @@ import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator
-from http.cookiejar import CookieJar
 from pathlib import Path
-from urllib.parse import urlencode
 
 ROOT = Path(__file__).resolve().parents[2]
 GUNICORN = Path(sys.executable).with_name("gunicorn")
@@ -103,42 +100,3 @@ def gunicorn(
             process.kill()
             process.wait()
         process.stderr.close()
-
-
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, *args, **kwargs):
-        return None
-
-
-class Browser:
-    """A cookie-keeping HTTP client that, like a browser, can talk to any of several servers."""
-
-    def __init__(self) -> None:
-        self.cookies = CookieJar()
-        self.opener = urllib.request.build_opener(
-            urllib.request.HTTPCookieProcessor(self.cookies), _NoRedirect
-        )
-
-    def request(self, url: str, data: dict | None = None) -> tuple[int, str]:
-        status, body, _ = self.fetch(url, data)
-        return status, body
-
-    def fetch(self, url: str, data: dict | None = None) -> tuple[int, str, str]:
-        """(status, body, Location) of one request; redirects are not followed."""
-        body = urlencode(data, doseq=True).encode() if data is not None else None
-        try:
-            with self.opener.open(urllib.request.Request(url, data=body), timeout=30) as response:
-                return response.status, response.read().decode(), ""
-        except urllib.error.HTTPError as error:
-            with error:
-                return error.code, error.read().decode(), error.headers.get("Location", "")
-
-    def csrf(self) -> str:
-        return next(c.value for c in self.cookies if c.name == "csrftoken")
-
-
-def answer_form(html: str) -> tuple[str, str] | None:
-    """The token and the first choice shown (its identity) of the question on a practice page."""
-    token = re.search(r'name="token" value="([^"]+)"', html)
-    choice = re.search(r'name="choice" value="([0-9a-f]+)"', html)
-    return (token[1], choice[1]) if token and choice else None

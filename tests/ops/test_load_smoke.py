@@ -13,7 +13,8 @@ from collections import Counter
 import pytest
 
 from tests.conftest import SEED_PATH
-from tests.ops.servers import Browser, answer_form, deploy, gunicorn, production_env
+from tests.ops.servers import deploy, gunicorn, production_env
+from tools.http_client import Browser, answer_form
 
 CONNECTIONS = 64
 SECONDS = 10

@@ -14,15 +14,8 @@ import time
 from collections import Counter
 
 from tests.conftest import SEED_PATH
-from tests.ops.servers import (
-    ROOT,
-    Browser,
-    answer_form,
-    deploy,
-    gunicorn,
-    manage,
-    production_env,
-)
+from tests.ops.servers import ROOT, deploy, gunicorn, manage, production_env
+from tools.http_client import Browser, answer_form
 
 LEARNERS = 8
 # The event comes once the learners have answered this many times (the servers are warm), and

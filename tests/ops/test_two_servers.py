@@ -8,7 +8,8 @@ import re
 import pytest
 
 from tests.conftest import SEED_PATH
-from tests.ops.servers import Browser, answer_form, deploy, gunicorn, manage, production_env
+from tests.ops.servers import deploy, gunicorn, manage, production_env
+from tools.http_client import Browser, answer_form
 
 pytestmark = pytest.mark.postgres
 

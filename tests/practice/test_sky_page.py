@@ -10,7 +10,7 @@ from lessons.models import Flashcard, Question
 from practice import sky
 from practice.models import Memory
 from tests.conftest import SEED_PATH
-from tests.factories import make_lesson
+from tests.factories import make_area, make_lesson, make_subject
 from tests.practice.helpers import answer, finish_round
 
 
@@ -24,7 +24,8 @@ def seed_stars(lesson) -> int:
 
 
 def whole_sky(html: str) -> str:
-    """The wide screens' canvas alone (the phone cards repeat the started stars, hidden)."""
+    """The wide screens' canvas alone, where every star is drawn (the phone cards show them
+    through <use>)."""
     return html[html.index('<figure class="sky-figure">') : html.index("</figure>")]
 
 
@@ -132,14 +133,37 @@ def test_needs_first_links_are_drawn_between_constellations(client, demo):
     assert html.count('<line class="needs-first"') == 2
 
 
-def test_every_star_is_in_the_table_view(client, demo):
+def test_the_table_has_every_star_of_the_started_lessons_and_names_the_others(client, demo):
     assert 'href="/sky/table"' in client.get("/sky").content.decode()
+    finish_round(client, demo, [True] * 8)
     html = client.get("/sky/table").content.decode()
     rows = re.findall(
         r'<tr><th scope="row">(Question|Flashcard) \d+</th><td>(unlit|kindled|lit|due|missed)</td>',
         html,
     )
-    assert len(rows) == all_stars()
+    assert len(rows) == seed_stars(demo)
+    assert rows.count(("Question", "kindled")) == 8
+    others = type(demo).objects.published().exclude(pk=demo.pk)
+    assert others.count() == 2
+    for lesson in others:
+        assert f'<li><a href="{lesson.get_absolute_url()}">{lesson.title}</a></li>' in html
+
+
+def test_the_table_is_one_subject_a_page(client, demo):
+    astronomy = make_subject(name="Astronomy", slug="astronomy", position=9)
+    area = make_area(astronomy, name="Planets", slug="planets")
+    make_lesson(title="Counting Moons", slug="counting-moons", area=area)
+    html = client.get("/sky/table").content.decode()
+    assert "<h1>Your sky as a table: Computing</h1>" in html
+    assert "Counting Moons" not in html
+    assert '<a href="/sky/table?subject=computing" aria-current="page">Computing</a>' in html
+    html = client.get("/sky/table?subject=astronomy").content.decode()
+    assert "<h1>Your sky as a table: Astronomy</h1>" in html
+    assert "Counting Moons" in html and demo.title not in html
+    assert '<a href="/sky/table?subject=astronomy" aria-current="page">Astronomy</a>' in html
+    response = client.get("/sky/table?subject=no-such-subject")
+    assert response.status_code == 404
+    assert "This page is not in our sky" in response.content.decode()
 
 
 def test_sky_query_count_is_fixed_whatever_the_number_of_stars(

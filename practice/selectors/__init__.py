@@ -1,0 +1,202 @@
+"""Reads for the practice pages, each in a fixed number of queries: the learner, rounds, due
+items. The sky is read in `constellations`, the learner's progress across lessons in `learning`."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+from typing import cast
+
+from django.contrib.sessions.backends.base import SessionBase
+from django.db import models
+from django.db.models import Q
+from django.http import HttpRequest
+
+from lessons.models import Flashcard, Lesson, Question
+from lightmysky.lib.http import SiteRequest
+from practice import rounds, scheduling
+from practice.models import (
+    LEARNER_PK_SESSION_KEY,
+    LEARNER_SESSION_KEY,
+    Learner,
+    Memory,
+    Review,
+    Round,
+)
+
+REVIEW_BATCH_SIZE = 8
+
+
+class LearnerRequest(SiteRequest):
+    """A request to a practice page, for the type checker."""
+
+    learner: Learner | None  # read once per request by learner_for_request
+
+
+def learner_for_session(session: SessionBase) -> Learner | None:
+    """The browser's learner, if it has answered anything; never creates one."""
+    public_id = session.get(LEARNER_SESSION_KEY)
+    return Learner.objects.filter(public_id=public_id).first() if public_id else None
+
+
+def learner_for_request(request: HttpRequest) -> Learner | None:
+    """The browser's learner for reading pages, without a query when the session names it.
+
+    Writes verify the learner (services.learner_get_or_create); reads trust the session, which
+    the server alone writes and which forget flushes. A session can outlive its learner, when
+    prune_learners removes an idle one (LEARNER_IDLE_DAYS and SESSION_COOKIE_AGE are set
+    separately): reads then find no memories, and the next write starts a new learner.
+    """
+    learner_request = cast(LearnerRequest, request)
+    if not hasattr(learner_request, "learner"):
+        pk = request.session.get(LEARNER_PK_SESSION_KEY)
+        public_id = request.session.get(LEARNER_SESSION_KEY)
+        if pk and public_id:
+            learner_request.learner = Learner(pk=pk, public_id=public_id)
+        else:
+            learner_request.learner = learner_for_session(request.session)
+    return learner_request.learner
+
+
+def round_progress(
+    *, learner: Learner | None, lesson: Lesson, questions: list[Question], key: str | None = None
+) -> rounds.RoundProgress:
+    """The learner's round of this lesson with this key, or else their latest one."""
+    progress = rounds.RoundProgress(questions=questions)
+    if learner is None:
+        return progress
+    candidates = Round.objects.filter(learner_id=learner.pk, lesson=lesson)
+    candidates = candidates.filter(key=key) if key else candidates.order_by("-started_at", "-pk")
+    # One query for the round's answers with the round itself; a round with no answer yet
+    # (rare: only if its first write failed) costs a second one.
+    progress.reviews = list(
+        Review.objects.filter(round=models.Subquery(candidates.values("pk")[:1]))
+        .select_related("round")
+        .order_by("round_step", "pk")
+    )
+    progress.round = progress.reviews[0].round if progress.reviews else candidates.first()
+    if progress.round is not None:
+        progress.questions = rounds.in_stored_order(questions, progress.round.question_order)
+    return progress
+
+
+def memories_of(learner: Learner | None, **filters) -> dict[tuple[str, int], tuple]:
+    """(memory state, last rating, evidence, ever lit) by (kind, item id)."""
+    if learner is None:
+        return {}
+    rows = Memory.objects.filter(learner_id=learner.pk, **filters).values_list(
+        "question_id", "flashcard_id", *Memory.STATE_FIELDS, "last_rating", "evidence", "lit_at"
+    )
+    memories = {}
+    for question_id, flashcard_id, *state, last_rating, evidence, lit_at in rows:
+        key = ("question", question_id) if question_id else ("flashcard", flashcard_id)
+        memories[key] = (scheduling.MemoryState(*state), last_rating, evidence, lit_at is not None)
+    return memories
+
+
+def lesson_memories(*, learner: Learner | None, lesson: Lesson) -> dict[tuple[str, int], tuple]:
+    """The learner's memory of each item of a lesson, in one query (none for a visitor)."""
+    return memories_of(learner, lesson_id=lesson.pk)
+
+
+def new_round_questions(
+    *, questions: list[Question], memories: dict[tuple[str, int], tuple], now: datetime
+) -> list[Question]:
+    by_question = {
+        pk: (state, last_rating)
+        for (kind, pk), (state, last_rating, *_) in memories.items()
+        if kind == "question"
+    }
+    return rounds.question_order(questions, by_question, now)
+
+
+@dataclass
+class DueItem:
+    memory: Memory
+    retrievability: float
+
+
+def due_items(*, learner: Learner, now: datetime) -> list[DueItem]:
+    """Everything due for the learner, least likely to be remembered first."""
+    memories = (
+        Memory.objects.due(now)
+        .filter(learner=learner)
+        .filter(Q(lesson__status=Lesson.Status.PUBLISHED))
+        .select_related("lesson__subject", "question", "flashcard")
+    )
+    items = [
+        DueItem(memory, scheduling.retrievability(memory.memory_state, now)) for memory in memories
+    ]
+    items.sort(key=lambda item: (item.retrievability, item.memory.due, item.memory.pk))
+    return items
+
+
+def memory_of_item(*, learner: Learner, kind: str, item_id: int) -> Memory | None:
+    """The learner's memory of one published question or flashcard, with what its page shows."""
+    field = "question_id" if kind == "question" else "flashcard_id"
+    return (
+        Memory.objects.filter(
+            learner=learner, lesson__status=Lesson.Status.PUBLISHED, **{field: item_id}
+        )
+        .select_related("lesson__subject", "question", "flashcard")
+        .first()
+    )
+
+
+def last_attempt_key(item: Memory | Review, *, before: Review | None = None) -> str | None:
+    """The attempt of the learner's latest answer to this question (before `before`)."""
+    if item.question_id is None:
+        return None
+    reviews = Review.objects.filter(learner_id=item.learner_id, question_id=item.question_id)
+    if before is not None:
+        reviews = reviews.filter(
+            Q(reviewed_at__lt=before.reviewed_at)
+            | Q(reviewed_at=before.reviewed_at, pk__lt=before.pk)
+        )
+    return reviews.order_by("-reviewed_at", "-pk").values_list("attempt", flat=True).first()
+
+
+def flashcard_memory(*, learner: Learner | None, flashcard: Flashcard):
+    """The learner's memory state of one flashcard (None: never rated), in one query."""
+    if learner is None:
+        return None
+    row = (
+        Memory.objects.filter(learner_id=learner.pk, flashcard=flashcard)
+        .values_list(*Memory.STATE_FIELDS)
+        .first()
+    )
+    return scheduling.MemoryState(*row) if row else None
+
+
+def next_lesson_to_learn(*, learner: Learner | None) -> Lesson | None:
+    """A published lesson the learner has not started whose "learn first" lessons they have
+    all started, in the catalogue's order; in one query."""
+    memories = Memory.objects.filter(learner_id=learner.pk) if learner else Memory.objects.none()
+    started = memories.values("lesson_id")
+    not_started = Lesson.objects.exclude(pk__in=started)
+    return (
+        Lesson.objects.published()
+        .exclude(pk__in=started)
+        .exclude(needs_first__in=not_started)
+        .select_related("subject")
+        .first()
+    )
+
+
+def next_due_at(*, learner: Learner, now: datetime) -> datetime | None:
+    memory = (
+        Memory.objects.filter(learner=learner, due__gt=now, lesson__status=Lesson.Status.PUBLISHED)
+        .order_by("due")
+        .only("due")
+        .first()
+    )
+    return memory.due if memory else None
+
+
+def paper_reviews(*, learner: Learner, lesson: Lesson, batch: str) -> list[Review]:
+    """The reviews one typed-in worksheet recorded, in question order."""
+    return list(
+        Review.objects.filter(
+            learner=learner, lesson=lesson, attempt__startswith=f"paper:{batch}:"
+        ).order_by("question__position")
+    )

@@ -1,0 +1,558 @@
+"""The sky as a learner sees it: stars, constellations, the whole sky and the header's counter."""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass, field
+from datetime import datetime
+from functools import cached_property
+
+from django.db import models
+from django.db.models import Q
+from django.utils.html import escape, format_html_join
+from django.utils.safestring import SafeString, mark_safe
+
+from lessons.models import Lesson
+from lessons.selectors import items_of
+from lightmysky.lib.versioned import versioned_in_process
+from practice import scheduling, sky
+from practice.models import (
+    Learner,
+    Memory,
+)
+from practice.selectors import lesson_memories
+
+
+@dataclass
+class Star:
+    kind: str
+    number: int
+    key: str
+    label: str
+    state: sky.StarState
+    x: float = 0.0
+    y: float = 0.0
+    ever_lit: bool = False
+
+    @property
+    def twinkle(self) -> int:
+        """One of five twinkle phases, so lit stars do not pulse in step."""
+        return int(sky._unit(self.key, "twinkle") * 5)
+
+    @property
+    def opacity(self) -> str:
+        """Lit stars fade with retrievability; the others are drawn by shape instead."""
+        return f"{0.45 + 0.55 * self.state.brightness:.2f}" if self.state.word == sky.LIT else "1"
+
+    @property
+    def css_class(self) -> str:
+        if self.state.word == sky.LIT:
+            return f"star lit tw{self.twinkle}"
+        return f"star {self.state.word}"
+
+    @property
+    def radius(self) -> float:
+        return STAR_RADIUS[self.state.word]
+
+
+# Stars differ by shape and size, not colour alone: a small dot (unlit), a small ring (missed),
+# a middling star in a halo (kindled), a full star (lit) and a dashed full-size ring (due).
+STAR_RADIUS = {sky.UNLIT: 2.6, sky.MISSED: 3.4, sky.KINDLED: 4.2, sky.LIT: 5.5, sky.DUE: 5.5}
+
+
+class StarCounts:
+    """How many stars are in each state, for anything that has `stars`."""
+
+    stars: list[Star]
+
+    def _count(self, word: str) -> int:
+        return sum(1 for star in self.stars if star.state.word == word)
+
+    @property
+    def lit(self) -> int:
+        return self._count(sky.LIT)
+
+    @property
+    def kindled(self) -> int:
+        return self._count(sky.KINDLED)
+
+    @property
+    def due(self) -> int:
+        return self._count(sky.DUE)
+
+    @property
+    def missed(self) -> int:
+        return self._count(sky.MISSED)
+
+    @property
+    def unlit(self) -> int:
+        return self._count(sky.UNLIT)
+
+    @property
+    def learned(self) -> int:
+        """Kindled and lit stars alike: "learned so far", as the header counts them."""
+        return self.kindled + self.lit
+
+    @property
+    def ever_lit(self) -> int:
+        """Stars ever lit: confirmed on a later day at least once, whatever they are now."""
+        return sum(1 for star in self.stars if star.ever_lit)
+
+
+@dataclass
+class Constellation(StarCounts):
+    lesson_id: int
+    public_id: str
+    title: str
+    url: str
+    stars: list[Star]
+    x: float = 0.0
+    y: float = 0.0
+
+    @property
+    def stars_svg(self) -> SafeString:
+        """The stars as SVG circles, built in Python rather than with a template loop (about ten
+        times faster for a large sky). Only the label is text from outside (a lesson's title),
+        so only it is escaped: escaping the numbers too took half the time."""
+        return mark_safe(
+            "".join(
+                f'<circle class="{s.css_class}" cx="{s.x}" cy="{s.y}" r="{s.radius}" '
+                f'opacity="{s.opacity}" role="img"><title>{escape(s.label)}</title></circle>'
+                for s in self.stars
+            )
+        )
+
+    @property
+    def figure_points(self) -> str:
+        """The constellation's figure: its questions joined in order."""
+        return " ".join(f"{s.x},{s.y}" for s in self.stars if s.kind == "question")
+
+    @property
+    def started(self) -> bool:
+        """Whether the learner has answered any of its items (a star with a memory has a due)."""
+        return any(star.state.due is not None for star in self.stars)
+
+    @property
+    def card_viewbox(self) -> str:
+        """A window on the whole sky around this constellation alone: its phone card reuses the
+        same circles, so the card costs no second layout."""
+        half = sky.CONSTELLATION_RADIUS + CARD_MARGIN
+        return f"{self.x - half:.1f} {self.y - half:.1f} {2 * half} {2 * half}"
+
+    @property
+    def card_origin(self) -> tuple[str, str]:
+        half = sky.CONSTELLATION_RADIUS + CARD_MARGIN
+        return f"{self.x - half:.1f}", f"{self.y - half:.1f}"
+
+    @property
+    def counts_in_words(self) -> str:
+        """'5 of 14 learned (2 lit, 3 kindled), 3 due, 6 unlit': the states it has, in words."""
+        learned = f"{self.learned} of {len(self.stars)} learned"
+        if self.learned:
+            learned += f" ({self.lit} lit, {self.kindled} kindled)"
+        others = [
+            f"{count} {word}"
+            for count, word in (
+                (self.due, sky.DUE),
+                (self.missed, sky.MISSED),
+                (self.unlit, sky.UNLIT),
+            )
+            if count
+        ]
+        return ", ".join([learned, *others])
+
+    @property
+    def name_lines(self) -> list[str]:
+        """The title in lines short enough for the whole sky's label width, so that no name is
+        cut off: two lines, or three for the longest titles."""
+        return wrap_words(self.title, CONSTELLATION_NAME_CHARS)
+
+
+# Room around a constellation's outermost stars in its phone card, in sky units.
+CARD_MARGIN = 10
+# About as many characters of a constellation's name as fit one line under it in the whole sky
+# (sky.LABEL_HALF_WIDTH on each side, at the 12-unit font of .constellation-name).
+CONSTELLATION_NAME_CHARS = 28
+
+
+def wrap_words(text: str, width: int) -> list[str]:
+    """Text broken between words into lines of at most `width` characters (a longer word keeps
+    a line to itself)."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
+@dataclass
+class SkyView(StarCounts):
+    constellations: list[Constellation]
+    regions: list[tuple[str, sky.Region]]
+    links: list[tuple[float, float, float, float]]
+    forecast: list[tuple[datetime, int]]
+    subjects: list[SubjectInSky] = field(default_factory=list)
+    region_names: list[tuple[list[str], sky.Region]] = field(default_factory=list)
+    # A large catalogue's lessons not started are not drawn one by one (see NAMED_OUTLINES_UP_TO)
+    summarised: bool = False
+
+    @cached_property
+    def started(self) -> list[Constellation]:
+        """The lessons the learner has answered something in: the sky's counts cover these."""
+        return [c for c in self.constellations if c.started]
+
+    @cached_property
+    def not_started(self) -> list[Constellation]:
+        """Lessons never answered: faint outlines with their names, never counted as unlit."""
+        return [c for c in self.constellations if not c.started]
+
+    @property
+    def not_started_count(self) -> int:
+        return sum(subject.not_started for subject in self.subjects)
+
+    @property
+    def stars(self) -> list[Star]:  # type: ignore[override]
+        """The stars of started lessons only, so a first visit is not "35 unlit" of a catalogue
+        the learner has not opened."""
+        return [star for c in self.started for star in c.stars]
+
+    @property
+    def forecast_bars(self) -> list[dict]:
+        """The forecast as bars of a 420 x 160 chart, labelled with weekday, day and month below:
+        96 units for the busiest day."""
+        busiest = max([count for _, count in self.forecast] + [1])
+        bars = []
+        for index, (day, count) in enumerate(self.forecast):
+            height = round(96 * count / busiest) if count else 0
+            bars.append(
+                {
+                    "day": day,
+                    "count": count,
+                    "x": 4 + 30 * index,
+                    "middle": 15 + 30 * index,
+                    "y": 112 - height,
+                    "height": height,
+                }
+            )
+        return bars
+
+
+def _star(kind: str, pk: int, key: str, number: int, title: str, memories: dict, now, config):
+    memory, last_rating, evidence, ever_lit = memories.get(
+        (kind, pk), (None, None, sky.NO_EVIDENCE, False)
+    )
+    state = sky.star_state(memory, last_rating, now, config, evidence=evidence)
+    label = f"{kind.capitalize()} {number} of {title}: {state.describe(now)}"
+    return Star(kind, number, key, label, state, ever_lit=ever_lit)
+
+
+@functools.cache
+def background_svg() -> str:
+    """The sky's faint decorative stars as SVG, built once: the same on every page and visit."""
+    return format_html_join(
+        "",
+        '<circle cx="{}" cy="{}" r="{}" opacity="{}"/>',
+        sky.background_stars(),
+    )
+
+
+# A catalogue up to this many published lessons draws every lesson not started as a named
+# outline that links to it; a larger one draws them as one faint path per subject, and names
+# them in the table (/sky/table), one subject a page. The whole sky has room for about this many
+# names, and past it their markup alone would outgrow the page's budget.
+NAMED_OUTLINES_UP_TO = 40
+OUTLINE_RADIUS = 6  # a lesson not started, in a summarised sky
+
+
+@dataclass(frozen=True)
+class SubjectPlace:
+    slug: str
+    name: str
+    region: sky.Region
+    lesson_ids: list[int]  # published, in the catalogue's order
+    outlines: SafeString  # SVG path data: one small ring per lesson
+
+
+@dataclass(frozen=True)
+class SkyMap:
+    """Where everything sits in the sky: the same for every learner, built once per version.
+    Everything is keyed by lesson, so a learner's sky reads only the lessons they started."""
+
+    lessons: list[dict]  # pk, public_id, title, url, x, y, subject, in catalogue order
+    items_by_lesson: dict[int, list[tuple]]  # lesson id: [(lesson id, kind, id, key, n, x, y)]
+    subjects: list[SubjectPlace]
+    links: list[tuple[int, int, float, float, float, float]]  # first, later, x1, y1, x2, y2
+
+    @cached_property
+    def lesson_by_id(self) -> dict[int, dict]:
+        return {entry["pk"]: entry for entry in self.lessons}
+
+    @cached_property
+    def position_of(self) -> dict[int, int]:
+        """Each lesson's place in the catalogue's order."""
+        return {entry["pk"]: n for n, entry in enumerate(self.lessons)}
+
+    @property
+    def named(self) -> bool:
+        return len(self.lessons) <= NAMED_OUTLINES_UP_TO
+
+    @property
+    def regions(self) -> list[tuple[str, sky.Region]]:
+        return [(subject.name, subject.region) for subject in self.subjects]
+
+    @property
+    def region_names(self) -> list[tuple[list[str], sky.Region]]:
+        """Each region's name in lines that fit its width (9 units a character at its font)."""
+        return [
+            (wrap_words(subject.name, max(4, int(subject.region.width // 9))), subject.region)
+            for subject in self.subjects
+        ]
+
+    @property
+    def items(self) -> list[tuple]:
+        return [item for entry in self.lessons for item in self.items_by_lesson[entry["pk"]]]
+
+
+def _outlines(centres: list[tuple[float, float]]) -> SafeString:
+    """One small ring per lesson as a single path: a move and two arcs each. Numbers alone, so
+    safe as they are: escaping a large catalogue's path on every request would cost more than
+    the rest of the page."""
+    r = OUTLINE_RADIUS
+    path = "".join(
+        f"M{x - r:.0f} {y:.0f}a{r} {r} 0 1 0 {2 * r} 0a{r} {r} 0 1 0 -{2 * r} 0" for x, y in centres
+    )
+    return mark_safe(path)
+
+
+def sky_map(version: int) -> SkyMap:
+    def build() -> SkyMap:
+        lessons = list(
+            Lesson.objects.published()
+            .select_related("subject")
+            .order_by("subject__position", "subject__name", "subject_id", "public_id")
+        )
+        items_by_lesson: dict[int, list[tuple]] = {lesson.pk: [] for lesson in lessons}
+        for item in items_of([lesson.pk for lesson in lessons]):
+            items_by_lesson[item[0]].append(item)
+        subjects = {lesson.subject.slug: lesson.subject.name for lesson in lessons}
+        bands = sky.regions(list(subjects))
+        named = len(lessons) <= NAMED_OUTLINES_UP_TO
+        placed_lessons, places, centre_of = [], [], {}
+        for slug, band in bands.items():
+            in_band = [lesson for lesson in lessons if lesson.subject.slug == slug]
+            centres = sky.constellation_centres(
+                band, [lesson.public_id for lesson in in_band], named=named
+            )
+            for lesson in in_band:
+                x, y = centres[lesson.public_id]
+                centre_of[lesson.pk] = (x, y)
+                placed_lessons.append(
+                    {
+                        "pk": lesson.pk,
+                        "public_id": lesson.public_id,
+                        "title": lesson.title,
+                        "url": lesson.get_absolute_url(),
+                        "x": x,
+                        "y": y,
+                        "subject": slug,
+                    }
+                )
+                own = items_by_lesson[lesson.pk]
+                offsets = sky.star_offsets(lesson.public_id, [item[3] for item in own])
+                items_by_lesson[lesson.pk] = [
+                    (*item, round(x + dx, 1), round(y + dy, 1))
+                    for item, (dx, dy) in zip(own, offsets, strict=True)
+                ]
+            places.append(
+                SubjectPlace(
+                    slug=slug,
+                    name=subjects[slug],
+                    region=band,
+                    lesson_ids=[lesson.pk for lesson in in_band],
+                    outlines=_outlines([centre_of[lesson.pk] for lesson in in_band]),
+                )
+            )
+        links = [
+            (first, later, *centre_of[first], *centre_of[later])
+            for later, first in Lesson.needs_first.through.objects.filter(
+                from_lesson__in=centre_of, to_lesson__in=centre_of
+            ).values_list("from_lesson_id", "to_lesson_id")
+        ]
+        return SkyMap(
+            lessons=placed_lessons, items_by_lesson=items_by_lesson, subjects=places, links=links
+        )
+
+    return versioned_in_process("sky-map", version, build)
+
+
+@dataclass(frozen=True)
+class SubjectInSky:
+    """One subject of a learner's sky: how many of its lessons they started, and the path that
+    draws the lessons as faint rings when the sky is summarised."""
+
+    slug: str
+    name: str
+    lessons: int
+    started: int
+    outlines: str
+
+    @property
+    def not_started(self) -> int:
+        return self.lessons - self.started
+
+
+def _sky_memories(learner: Learner | None) -> tuple[dict[tuple[str, int], tuple], set[int]]:
+    """The learner's memories over published lessons (as _memories_of) and the lessons they
+    are in, in one query."""
+    if learner is None:
+        return {}, set()
+    rows = Memory.objects.filter(
+        learner_id=learner.pk, lesson__status=Lesson.Status.PUBLISHED
+    ).values_list(
+        "lesson_id",
+        "question_id",
+        "flashcard_id",
+        *Memory.STATE_FIELDS,
+        "last_rating",
+        "evidence",
+        "lit_at",
+    )
+    memories, lessons = {}, set()
+    for lesson_id, question_id, flashcard_id, *state, last_rating, evidence, lit_at in rows:
+        key = ("question", question_id) if question_id else ("flashcard", flashcard_id)
+        memories[key] = (scheduling.MemoryState(*state), last_rating, evidence, lit_at is not None)
+        lessons.add(lesson_id)
+    return memories, lessons
+
+
+def sky_for(*, learner: Learner | None, now: datetime, version: int) -> SkyView:
+    """The whole sky of a learner: one query for their memories once the map is cached. Its
+    cost grows with the lessons the learner started, not with the catalogue: a lesson not
+    started is drawn from the map as it is (or, in a small catalogue, from its few stars)."""
+    layout = sky_map(version)
+    memories, started_ids = _sky_memories(learner)
+    started_ids &= layout.lesson_by_id.keys()
+    config = scheduling.SchedulerSettings.from_django()
+    drawn = (
+        [entry["pk"] for entry in layout.lessons]
+        if layout.named
+        else sorted(started_ids, key=layout.position_of.__getitem__)
+    )
+    constellations = []
+    for pk in drawn:
+        entry = layout.lesson_by_id[pk]
+        constellation = Constellation(
+            pk, entry["public_id"], entry["title"], entry["url"], [], x=entry["x"], y=entry["y"]
+        )
+        for _, kind, item_pk, key, number, x, y in layout.items_by_lesson[pk]:
+            star = _star(kind, item_pk, key, number, constellation.title, memories, now, config)
+            star.x, star.y = x, y
+            constellation.stars.append(star)
+        constellations.append(constellation)
+    started_in: dict[str, int] = {}
+    for pk in started_ids:
+        slug = layout.lesson_by_id[pk]["subject"]
+        started_in[slug] = started_in.get(slug, 0) + 1
+    links = [
+        (x1, y1, x2, y2)
+        for first, later, x1, y1, x2, y2 in layout.links
+        if layout.named or first in started_ids or later in started_ids
+    ]
+    dues = [memory.due for memory, *_ in memories.values()]
+    return SkyView(
+        constellations=constellations,
+        regions=layout.regions,
+        region_names=layout.region_names,
+        links=links,
+        forecast=sky.forecast(dues, now),
+        subjects=[
+            SubjectInSky(
+                slug=place.slug,
+                name=place.name,
+                lessons=len(place.lesson_ids),
+                started=started_in.get(place.slug, 0),
+                outlines=place.outlines,
+            )
+            for place in layout.subjects
+        ],
+        summarised=not layout.named,
+    )
+
+
+@dataclass(frozen=True)
+class SkyTable:
+    """One subject of the sky as a table: every star of the lessons the learner started there,
+    and the names of the others."""
+
+    subjects: list[SubjectInSky]
+    subject: SubjectInSky | None  # None: nothing is published
+    started: list[Constellation]
+    not_started: list[dict]  # title, url
+
+
+def sky_table_for(*, sky_view: SkyView, subject_slug: str | None, version: int) -> SkyTable | None:
+    """The table page of one subject (the first when none is named); None for no such subject."""
+    layout = sky_map(version)
+    subject = next(
+        (s for s in sky_view.subjects if subject_slug in (None, s.slug)),
+        None,
+    )
+    if subject is None:
+        return None
+    place = next(p for p in layout.subjects if p.slug == subject.slug)
+    in_subject = set(place.lesson_ids)
+    started = [c for c in sky_view.started if c.lesson_id in in_subject]
+    started_ids = {c.lesson_id for c in started}
+    not_started = [layout.lesson_by_id[pk] for pk in place.lesson_ids if pk not in started_ids]
+    return SkyTable(
+        subjects=sky_view.subjects, subject=subject, started=started, not_started=not_started
+    )
+
+
+def constellation_for(
+    *,
+    learner: Learner | None,
+    lesson: Lesson,
+    items: list[tuple],
+    now: datetime,
+    memories: dict[tuple[str, int], tuple] | None = None,
+) -> Constellation:
+    """One lesson's stars for this learner, laid out on their own, in one query (none when
+    the lesson's memories are given)."""
+    if memories is None:
+        memories = lesson_memories(learner=learner, lesson=lesson)
+    config = scheduling.SchedulerSettings.from_django()
+    constellation = Constellation(
+        lesson.pk, lesson.public_id, lesson.title, lesson.get_absolute_url(), [], x=80, y=70
+    )
+    offsets = sky.star_offsets(lesson.public_id, [item[3] for item in items], radius=60)
+    for (_, kind, pk, key, number), (dx, dy) in zip(items, offsets, strict=True):
+        star = _star(kind, pk, key, number, lesson.title, memories, now, config)
+        star.x, star.y = round(80 + dx, 1), round(70 + dy, 1)
+        constellation.stars.append(star)
+    return constellation
+
+
+@dataclass(frozen=True)
+class SkyCounter:
+    learned: int  # kindled and lit stars
+    due: int
+    ever_lit: int
+
+
+def sky_counter(*, learner: Learner, now: datetime) -> SkyCounter:
+    """The header's '12 learned so far · 3 due' and the stars ever lit, in one query: the same
+    counts as the sky's (sky.star_state), over the same published lessons."""
+    counts = Memory.objects.filter(
+        learner=learner, lesson__status=Lesson.Status.PUBLISHED
+    ).aggregate(
+        learned=models.Count(
+            "pk",
+            filter=Q(due__gt=now, evidence__gt=sky.NO_EVIDENCE) & ~Q(last_rating=scheduling.AGAIN),
+        ),
+        due=models.Count("pk", filter=Q(due__lte=now)),
+        ever_lit=models.Count("pk", filter=Q(lit_at__isnull=False)),
+    )
+    return SkyCounter(**counts)

@@ -1,0 +1,280 @@
+"""The learner's lessons: states on lesson cards, the home page's small sky, /progress."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.db import models
+from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models.functions import Coalesce
+
+from lessons.models import Area, Flashcard, Lesson, Question, Subject
+from lessons.selectors import items_of
+from practice import scheduling, sky
+from practice.models import (
+    Learner,
+    Memory,
+    Review,
+)
+from practice.selectors import memories_of, next_lesson_to_learn
+from practice.selectors.constellations import Constellation, constellation_for
+
+
+@dataclass(frozen=True)
+class ProgressSummary:
+    items: int
+    reviews: int
+    lessons: int
+    first_review: datetime | None
+    last_review: datetime | None
+
+
+def progress_summary(*, learner: Learner) -> ProgressSummary:
+    """What is stored for a learner, counted in two queries."""
+    memories = Memory.objects.filter(learner=learner).aggregate(
+        items=models.Count("pk"), lessons=models.Count("lesson", distinct=True)
+    )
+    reviews = Review.objects.filter(learner=learner).aggregate(
+        count=models.Count("pk"),
+        first=models.Min("reviewed_at"),
+        last=models.Max("reviewed_at"),
+    )
+    return ProgressSummary(
+        items=memories["items"],
+        reviews=reviews["count"],
+        lessons=memories["lessons"],
+        first_review=reviews["first"],
+        last_review=reviews["last"],
+    )
+
+
+# How many of the learner's lessons the home page draws: its cost follows what the learner
+# touched, never the catalogue.
+HOME_SKY_LESSONS = 6
+
+
+def _learned_now(now: datetime) -> Q:
+    """Kindled and lit stars, as sky.star_state names them: not due, not missed, some evidence."""
+    return Q(due__gt=now, evidence__gt=sky.NO_EVIDENCE) & ~Q(last_rating=scheduling.AGAIN)
+
+
+@dataclass(frozen=True)
+class LessonProgress:
+    """A started lesson's stars for one learner, as its lesson card words them."""
+
+    stars: int
+    learned: int
+    due: int
+    last_review: datetime | None
+
+    @property
+    def in_words(self) -> str:
+        """'5 of 14 learned · 3 due': the header counter's words, for one lesson."""
+        learned = f"{self.learned} of {self.stars} learned"
+        return f"{learned} · {self.due} due" if self.due else learned
+
+    @property
+    def all_learned(self) -> bool:
+        return self.learned >= self.stars
+
+
+def _count_per_lesson(model) -> Coalesce:
+    return Coalesce(
+        Subquery(
+            model.objects.filter(lesson_id=OuterRef("lesson_id"))
+            .order_by()
+            .values("lesson_id")
+            .annotate(n=Count("*"))
+            .values("n")
+        ),
+        0,
+    )
+
+
+def lesson_progress(
+    *, learner: Learner | None, now: datetime, **filters
+) -> dict[int, LessonProgress]:
+    """The state of each published lesson the learner has started (none: not started), by
+    lesson id, in one query whose size follows the lessons they started. `filters` narrow
+    the memories, e.g. lesson__subject=subject."""
+    if learner is None:
+        return {}
+    rows = (
+        Memory.objects.filter(
+            learner_id=learner.pk, lesson__status=Lesson.Status.PUBLISHED, **filters
+        )
+        .order_by()
+        .values("lesson_id")
+        .annotate(
+            learned=Count("pk", filter=_learned_now(now)),
+            due_now=Count("pk", filter=Q(due__lte=now)),
+            latest=models.Max("last_review"),
+            questions=_count_per_lesson(Question),
+            flashcards=_count_per_lesson(Flashcard),
+        )
+    )
+    return {
+        row["lesson_id"]: LessonProgress(
+            stars=row["questions"] + row["flashcards"],
+            learned=row["learned"],
+            due=row["due_now"],
+            last_review=row["latest"],
+        )
+        for row in rows
+    }
+
+
+@dataclass(frozen=True)
+class LessonCard:
+    """A lesson in a list, with its state for this learner (None: not started)."""
+
+    lesson: Lesson
+    progress: LessonProgress | None
+
+    @property
+    def subject(self) -> Subject:  # the home page groups cards by subject
+        return self.lesson.subject
+
+    @property
+    def area(self) -> Area:  # and a subject page by area
+        return self.lesson.area
+
+
+def lesson_cards(lessons: list[Lesson], progress: dict[int, LessonProgress]) -> list[LessonCard]:
+    return [LessonCard(lesson, progress.get(lesson.pk)) for lesson in lessons]
+
+
+@dataclass(frozen=True)
+class RecentLesson:
+    constellation: Constellation
+    progress: LessonProgress
+
+
+def recent_constellations(
+    *,
+    learner: Learner | None,
+    lessons: list[Lesson],
+    progress: dict[int, LessonProgress],
+    now: datetime,
+) -> list[RecentLesson]:
+    """The learner's most recently reviewed lessons among `lessons` (HOME_SKY_LESSONS at most),
+    drawn as on their lesson pages, in two queries: their items and the learner's memories."""
+    by_pk = {lesson.pk: lesson for lesson in lessons}
+    started = [pk for pk in progress if pk in by_pk]
+    started.sort(
+        key=lambda pk: (progress[pk].last_review is not None, progress[pk].last_review, pk),
+        reverse=True,
+    )
+    recent = started[:HOME_SKY_LESSONS]
+    if not recent:
+        return []
+    items_by_lesson: dict[int, list[tuple]] = {}
+    for item in items_of(recent):
+        items_by_lesson.setdefault(item[0], []).append(item)
+    memories = memories_of(learner, lesson_id__in=recent)
+    return [
+        RecentLesson(
+            constellation_for(
+                learner=learner,
+                lesson=by_pk[pk],
+                items=items_by_lesson.get(pk, []),
+                now=now,
+                memories=memories,
+            ),
+            progress[pk],
+        )
+        for pk in recent
+    ]
+
+
+@dataclass(frozen=True)
+class NextStep:
+    """The home page's one call to action."""
+
+    START, REVIEW, CONTINUE, REST = "start", "review", "continue", "rest"
+
+    kind: str
+    lesson: Lesson | None = None
+    due: int = 0
+
+
+def next_step(
+    *,
+    learner: Learner | None,
+    due: int,
+    recent: list[RecentLesson],
+    lessons: list[Lesson],
+) -> NextStep:
+    """Start here for a new browser; else review what is due; else continue the latest lesson
+    not yet learned, or the next lesson to learn (one query, only then)."""
+    if learner is None:
+        first = next_lesson_to_learn(learner=None)
+        return NextStep(NextStep.START, first) if first else NextStep(NextStep.REST)
+    if due:
+        return NextStep(NextStep.REVIEW, due=due)
+    by_pk = {lesson.pk: lesson for lesson in lessons}
+    for lesson in recent:
+        if not lesson.progress.all_learned:
+            return NextStep(NextStep.CONTINUE, by_pk[lesson.constellation.lesson_id])
+    following = next_lesson_to_learn(learner=learner)
+    return NextStep(NextStep.CONTINUE, following) if following else NextStep(NextStep.REST)
+
+
+@dataclass(frozen=True)
+class LearningRecord:
+    """What /progress leads with: lessons started, and stars learned week by week."""
+
+    lessons_started: int
+    weeks: list[tuple[datetime, int]]  # the Monday starting each week, stars first learned
+
+    @property
+    def week_bars(self) -> list[dict]:
+        """The weeks as bars of a 420 x 160 chart: 96 units for the busiest week."""
+        busiest = max([count for _, count in self.weeks] + [1])
+        bars = []
+        for index, (monday, count) in enumerate(self.weeks):
+            height = round(96 * count / busiest) if count else 0
+            bars.append(
+                {
+                    "week": monday,
+                    "count": count,
+                    "x": 8 + 34 * index,
+                    "middle": 21 + 34 * index,
+                    "y": 112 - height,
+                    "height": height,
+                }
+            )
+        return bars
+
+
+LEARNING_RECORD_WEEKS = 12
+
+
+def learning_record(*, learner: Learner, now: datetime) -> LearningRecord:
+    """Lessons started, and how many stars were first learned (a scheduled answer that recalled
+    them, sky.recalled) in each of the last weeks, in one query with a row per item answered."""
+    recalled = Q(question__isnull=False, rating__gte=scheduling.GOOD) | Q(
+        flashcard__isnull=False, rating__gte=scheduling.HARD
+    )
+    rows = (
+        Review.objects.filter(
+            learner_id=learner.pk, practice=False, lesson__status=Lesson.Status.PUBLISHED
+        )
+        .order_by()
+        .values("lesson_id", "question_id", "flashcard_id")
+        .annotate(first_learned=models.Min("reviewed_at", filter=recalled))
+        .values_list("lesson_id", "first_learned")
+    )
+    this_monday = (now - timedelta(days=now.weekday())).replace(
+        hour=0, minute=0, second=0, microsecond=0
+    )
+    first_monday = this_monday - timedelta(weeks=LEARNING_RECORD_WEEKS - 1)
+    counts = [0] * LEARNING_RECORD_WEEKS
+    lessons = set()
+    for lesson_id, first_learned in rows:
+        lessons.add(lesson_id)
+        if first_learned is not None and first_learned >= first_monday:
+            counts[min((first_learned - first_monday) // timedelta(weeks=1), len(counts) - 1)] += 1
+    weeks = [(first_monday + timedelta(weeks=i), counts[i]) for i in range(len(counts))]
+    return LearningRecord(lessons_started=len(lessons), weeks=weeks)

@@ -1,0 +1,123 @@
+"""A large catalogue and learners built in bulk, for `make bench` and the catalogue tests.
+
+The lessons are published but bare (one line per field, two choices per question); what they
+measure is the size of the catalogue, not the text of a lesson.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+
+from django.contrib.sessions.backends.db import SessionStore
+from django.db import transaction
+
+from lessons.models import Area, ContentVersion, Lesson, Question, Subject
+from practice import sky
+from practice.models import LEARNER_PK_SESSION_KEY, LEARNER_SESSION_KEY, Learner, Memory, Review
+
+QUESTIONS = 8
+CHOICES = [
+    {"id": "c1", "text": "Right", "correct": True, "explanation": ""},
+    {"id": "c2", "text": "Wrong", "correct": False, "explanation": "Because."},
+]
+
+
+def add_lessons(count: int, *, subjects: int = 10, offset: int = 0) -> list[Lesson]:
+    """`count` published lessons of eight questions each, spread over `subjects` subjects (made
+    when missing), in a few bulk inserts."""
+    areas = []
+    for n in range(subjects):
+        subject, _ = Subject.objects.get_or_create(
+            slug=f"catalogue-{n}", defaults={"name": f"Catalogue {n}", "position": 100 + n}
+        )
+        area, _ = Area.objects.get_or_create(
+            subject=subject, slug="all", defaults={"name": "All lessons"}
+        )
+        areas.append(area)
+    with transaction.atomic():
+        lessons = Lesson.objects.bulk_create(
+            Lesson(
+                public_id=f"mt_cat{offset + n:07d}",
+                slug=f"catalogue-lesson-{offset + n}",
+                title=f"Catalogue lesson {offset + n}",
+                summary="s",
+                subject=areas[n % subjects].subject,
+                area=areas[n % subjects],
+                age_from=10,
+                age_to=11,
+                objectives="o",
+                heading="h",
+                body="b",
+                example="e",
+                recap="r",
+                status=Lesson.Status.PUBLISHED,
+            )
+            for n in range(count)
+        )
+        Question.objects.bulk_create(
+            Question(
+                lesson=lesson,
+                position=position,
+                key=f"{lesson.pk:06x}{position:02x}",
+                prompt="?",
+                choices=CHOICES,
+                explanation="x",
+            )
+            for lesson in lessons
+            for position in range(1, QUESTIONS + 1)
+        )
+        ContentVersion.bump()  # bulk inserts send no signals: say the content changed
+    return lessons
+
+
+def learner_with(questions: list[Question], now: datetime) -> Learner:
+    """A learner who has answered each of these questions, their stars in every state: lit,
+    kindled, due and missed, by turns."""
+    learner = Learner.objects.create()
+    memories, reviews = [], []
+    for n, question in enumerate(questions):
+        fields = {"learner": learner, "lesson_id": question.lesson_id, "question": question}
+        turn = n % 4
+        memories.append(
+            Memory(
+                **fields,
+                state=2,
+                stability=4.0,
+                difficulty=5.0,
+                due=now + timedelta(days=-1 if turn == 2 else 1 + n % 9),
+                last_review=now - timedelta(days=2),
+                last_rating=1 if turn == 3 else 3,
+                evidence=sky.CONFIRMED if turn == 0 else sky.KINDLING,
+                lit_at=now - timedelta(days=2) if turn == 0 else None,
+            )
+        )
+        reviews.append(
+            Review(
+                **fields,
+                attempt=f"catalogue-{question.pk}",
+                rating=1 if turn == 3 else 3,
+                reviewed_at=now - timedelta(days=2),
+                answer="c1" if turn != 3 else "c2",
+                correct=turn != 3,
+            )
+        )
+    Memory.objects.bulk_create(memories)
+    Review.objects.bulk_create(reviews)
+    return learner
+
+
+def learner_of_lessons(lessons: list[Lesson], now: datetime) -> Learner:
+    """A learner who has answered every question of these lessons."""
+    return learner_with(
+        list(Question.objects.filter(lesson__in=lessons).order_by("lesson_id", "position")), now
+    )
+
+
+def session_of(learner: Learner) -> str:
+    """A stored session for this learner: the key a browser would send as its cookie."""
+    session = SessionStore()
+    session[LEARNER_SESSION_KEY] = learner.public_id
+    session[LEARNER_PK_SESSION_KEY] = learner.pk
+    session.create()
+    assert session.session_key is not None
+    return session.session_key
