@@ -7,28 +7,36 @@ import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import ActionLocation
 from django.contrib.admin.actions import delete_selected
+from django.contrib.admin.models import LogEntry
 from django.contrib.admin.utils import unquote
+from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
 from django.db import models
 from django.db.models import Count, F, QuerySet
-from django.http import Http404, HttpRequest, HttpResponse
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.text import slugify
 
 from lessons import admin_revisions, services
 from lessons.files import LessonFileError, Problem, lesson_to_markdown, markdown_to_lesson
 from lessons.forms import (
     CHOICE_SLOTS,
+    FlashcardAdminForm,
+    FlashcardInlineFormSet,
     LessonAdminForm,
+    MarkdownPreviewForm,
     QuestionAdminForm,
     QuestionInlineFormSet,
     TextWithNewlines,
     choice_field_names,
+    publish_checklist,
 )
 from lessons.item_checks import lesson_item_warnings, question_warnings
 from lessons.models import (
@@ -40,6 +48,7 @@ from lessons.models import (
     Question,
     Subject,
 )
+from lightmysky.lib.markdown import markdown_losses, render_inline_markdown, render_markdown
 from practice import analytics
 from practice import services as practice_services
 from practice.models import Memory, Review
@@ -188,11 +197,34 @@ class SubjectAdmin(admin.ModelAdmin):
     inlines = [AreaInline]
 
 
+class AreaAdminForm(forms.ModelForm):
+    """An area's slug follows its name when left empty (the pop-up on a lesson's page too)."""
+
+    class Meta:
+        model = Area
+        fields = ["subject", "name", "slug", "position"]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["slug"].required = False
+        self.fields["slug"].help_text = "Left empty, made from the name."
+
+    def clean(self) -> dict:
+        cleaned = super().clean()
+        if not cleaned.get("slug") and cleaned.get("name"):
+            cleaned["slug"] = slugify(cleaned["name"])[:100] or "area"
+        return cleaned
+
+
 @admin.register(Area)
 class AreaAdmin(admin.ModelAdmin):
+    # The "+" beside a lesson's Area opens this form with ?subject=<the lesson's subject>
+    # (lesson-admin.js), which Django's add form takes as the initial subject.
+    form = AreaAdminForm
     list_display = ["name", "subject", "position"]
     list_filter = ["subject"]
     search_fields = ["name"]
+    prepopulated_fields = {"slug": ["name"]}
 
 
 def choice_fieldsets() -> list[str | tuple[str, ...]]:
@@ -224,6 +256,8 @@ class QuestionInline(admin.StackedInline):
 
 class FlashcardInline(admin.TabularInline):
     model = Flashcard
+    form = FlashcardAdminForm
+    formset = FlashcardInlineFormSet
     extra = 0
     fields = ["position", "front", "back"]
     formfield_overrides = TEXT_FIELDS
@@ -245,7 +279,6 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
         "public_id",
         "updated_at",
         "open_reports",
-        "item_checks",
         "lesson_file",
         "question_analytics",
         "flashcard_analytics",
@@ -253,6 +286,11 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
     actions = ["download_lesson_files"]
     inlines = [QuestionInline, FlashcardInline]
     save_on_top = True
+
+    class Media:
+        css = {"all": ["css/lesson-admin.css"]}
+        js = ["django_htmx/htmx-2.min.js", "js/lesson-admin.js"]
+
     fieldsets = [
         (None, {"fields": ["title", "slug", "public_id", "status", "summary"]}),
         (
@@ -265,12 +303,11 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
             "The lesson",
             {
                 "fields": ["objectives", "heading", "body", "example", "tip", "recap", "credits"],
-                "description": "Markdown: **bold**, *italic*, lists and tables. "
-                "It is rendered and cleaned when you save.",
+                "description": "Each box says what it takes: plain text, or Markdown (rendered "
+                "and cleaned when you save; preview it beside the box).",
             },
         ),
         ("Video (optional)", {"fields": ["video", "transcript"], "classes": ["collapse"]}),
-        ("Item-writing checks", {"fields": ["item_checks"], "description": ITEM_CHECKS_NOTE}),
         (
             "How learners do",
             {
@@ -280,6 +317,15 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
         ),
         ("Reports and history", {"fields": ["open_reports", "updated_at", "lesson_file"]}),
     ]
+
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        form = context["adminform"].form
+        formsets = [inline.formset for inline in context["inline_admin_formsets"]]
+        context |= page_checklist(form, formsets)
+        context["item_checks_note"] = ITEM_CHECKS_NOTE
+        if form.conflict:
+            context["conflict"] = conflict_context(obj, form.conflict)
+        return super().render_change_form(request, context, add, change, form_url, obj)
 
     @admin.display(description="Questions")
     def question_analytics(self, lesson: Lesson) -> str:
@@ -376,9 +422,38 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
                 self.admin_site.admin_view(self.upload_view),
                 name="lessons_lesson_upload",
             ),
+            path(
+                "markdown-preview/",
+                self.admin_site.admin_view(self.markdown_preview_view),
+                name="lessons_lesson_markdown_preview",
+            ),
             *admin_revisions.urls(self),
         ]
         return own + super().get_urls()
+
+    def markdown_preview_view(self, request: HttpRequest) -> HttpResponse:
+        """A Markdown field's text as the learner's page will show it, and what it will not show
+        (htmx swaps this beside the field)."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"], "Send the text to preview with POST.")
+        if not (self.has_change_permission(request) or self.has_add_permission(request)):
+            raise PermissionDenied
+        form = MarkdownPreviewForm(request.POST)
+        if not form.is_valid():
+            problems = "; ".join(f"{name}: {' '.join(e)}" for name, e in form.errors.items())
+            return HttpResponse(
+                format_html('<p class="errornote">Cannot preview this: {}</p>', problems),
+                status=400,
+            )
+        inline = form.cleaned_data["format"] == "inline"
+        text = form.cleaned_data["text"].replace("\r\n", "\n")
+        context = {
+            "inline": inline,
+            "empty": not text.strip(),
+            "html": render_inline_markdown(text) if inline else render_markdown(text),
+            "losses": markdown_losses(text, inline=inline),
+        }
+        return TemplateResponse(request, "admin/lessons/_markdown_preview.html", context)
 
     def history_view(self, request, object_id, extra_context=None):
         lesson = self.get_object(request, unquote(object_id))
@@ -442,6 +517,16 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
         services.lesson_revision_record(
             lesson=form.instance, source=LessonRevision.Source.ADMIN, author_id=request.user.pk
         )
+        losses = page_checklist(form, formsets)["losses"]
+        if losses:
+            self.message_user(
+                request,
+                format_html(
+                    "Saved, but some markup will not show as written: {}",
+                    "; ".join(f"{place}: {text}" for _, place, text in losses),
+                ),
+                messages.WARNING,
+            )
 
     def pending_losses(self, request, form, formsets) -> PendingLosses:
         lesson = form.instance
@@ -484,18 +569,6 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
             )
         return actions
 
-    @admin.display(description="Warnings")
-    def item_checks(self, lesson: Lesson) -> str:
-        if not lesson.pk:
-            return "Shown once the lesson is saved."
-        warnings = lesson_item_warnings(lesson.questions.all())
-        if not warnings:
-            return "No warnings."
-        return warning_list(
-            (f"Question {position}" if position else "The lesson", warning)
-            for position, warning in warnings
-        )
-
     @admin.display(description="Open problem reports")
     def open_reports(self, lesson: Lesson) -> str:
         if not lesson.pk:
@@ -529,6 +602,142 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
         rows = [row for f in answer_changed if (row := memory_reset_row(f))]
         super().save_formset(request, form, formset, change)
         apply_memory_decision(self, request, rows)
+
+
+def page_forms(formset) -> list[forms.Form]:
+    """The forms of an inline that hold a question or flashcard: the stored ones, and when the
+    page was sent, the filled-in new ones (not those marked for deletion)."""
+    if not formset.is_bound:
+        return [form for form in formset.forms if form.instance.pk]
+    found = []
+    for form in formset.forms:
+        if form.instance.pk is None and not form.has_changed():
+            continue
+        cleaned = getattr(form, "cleaned_data", None) or {}
+        if cleaned.get("DELETE") or (form["DELETE"].value() if "DELETE" in form.fields else False):
+            continue
+        found.append(form)
+    return found
+
+
+def form_position(form) -> int | None:
+    cleaned = getattr(form, "cleaned_data", None) or {}
+    if cleaned.get("position"):
+        return cleaned["position"]
+    try:
+        return int(form["position"].value())
+    except (TypeError, ValueError):
+        return form.instance.position
+
+
+def page_checklist(form, formsets) -> dict:
+    """What the lesson's page shows at its top, as the page stands (saved, or as just sent):
+    the publish rule's checklist, the item-writing advice and the markup that will not show,
+    each with the place on the page it is about."""
+    lesson = form.instance
+    questions: list[tuple[int | None, Question, str]] = []
+    flashcards = 0
+    losses: list[tuple[str, str, str]] = []  # (anchor, place, what)
+
+    def scan(anchor: str, place: str, value, *, inline: bool) -> None:
+        for text in markdown_losses(str(value or ""), inline=inline):
+            losses.append((anchor, place, text))
+
+    for name, (_, markdown) in LessonAdminForm.FORMATS.items():
+        if markdown and name in form.fields:
+            scan(f"id_{name}", form.fields[name].label or name, form[name].value(), inline=False)
+    for formset in formsets:
+        for item in page_forms(formset):
+            if formset.model is Question:
+                position = form_position(item)
+                questions.append((position, item.instance, item.prefix))
+                where = f"Question {position}"
+                scan(
+                    f"id_{item.prefix}-prompt",
+                    f"{where}, prompt",
+                    item["prompt"].value(),
+                    inline=True,
+                )
+                scan(
+                    f"id_{item.prefix}-explanation",
+                    f"{where}, explanation",
+                    item["explanation"].value(),
+                    inline=False,
+                )
+                for slot in range(CHOICE_SLOTS):
+                    for name, label in zip(
+                        choice_field_names(slot)[::2], ("choice", "why wrong"), strict=True
+                    ):
+                        scan(
+                            f"id_{item.prefix}-{name}",
+                            f"{where}, {label} {'ABCDEF'[slot]}",
+                            item[name].value(),
+                            inline=True,
+                        )
+            elif formset.model is Flashcard:
+                flashcards += 1
+                for name in ("front", "back"):
+                    scan(
+                        f"id_{item.prefix}-{name}",
+                        f"Flashcard {form_position(item)}, {name}",
+                        item[name].value(),
+                        inline=True,
+                    )
+    lines = publish_checklist(lesson=lesson, questions=questions, flashcards=flashcards)
+    anchors = {position: anchor for position, _, anchor in questions}
+    checked = [
+        Question(
+            position=position,
+            prompt=question.prompt or "",
+            choices=question.choices if isinstance(question.choices, list) else [],
+            keep_choice_order=question.keep_choice_order,
+        )
+        for position, question, _ in questions
+        if position
+    ]
+    advice = [
+        (
+            anchors.get(position, "questions-group"),
+            f"Question {position}" if position else "The lesson",
+            warning,
+        )
+        for position, warning in lesson_item_warnings(checked)
+    ]
+    return {
+        "checklist": lines,
+        "checklist_done": sum(line.done for line in lines),
+        "checklist_ready": all(line.done for line in lines),
+        "advice": advice,
+        "losses": losses,
+    }
+
+
+def conflict_context(lesson: Lesson | None, conflict: dict) -> dict:
+    """Who saved the lesson since the editor opened it, and what they changed, as a diff."""
+    entry = None
+    if lesson is not None:
+        entry = (
+            LogEntry.objects.filter(
+                content_type=ContentType.objects.get_for_model(Lesson), object_id=str(lesson.pk)
+            )
+            .select_related("user")
+            .order_by("-action_time", "-pk")
+            .first()
+        )
+    who = (
+        f"{entry.user} saved it on {entry.action_time:%Y-%m-%d at %H:%M} UTC"
+        if entry
+        else "It was changed"
+    )
+    diff = "".join(
+        difflib.unified_diff(
+            conflict["opened"].splitlines(keepends=True),
+            conflict["now"].splitlines(keepends=True),
+            "when you opened it",
+            "now",
+        )
+    )
+    return {"who": who, "diff": diff}
 
 
 MAX_UPLOAD_BYTES = 1_000_000
@@ -629,6 +838,11 @@ class QuestionAdmin(AsksBeforeLosingLearnerData):
     list_select_related = ["lesson"]
     search_fields = ["prompt", "lesson__title"]
     readonly_fields = ["how_learners_do", "choice_picks", "item_checks"]
+
+    class Media:
+        css = {"all": ["css/lesson-admin.css"]}
+        js = ["django_htmx/htmx-2.min.js", "js/lesson-admin.js"]
+
     fieldsets = [
         ("How learners do", {"fields": ["how_learners_do", "choice_picks"]}),
         (None, {"fields": ["position", "prompt"]}),
