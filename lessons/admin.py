@@ -16,7 +16,7 @@ from django.contrib.admin.utils import unquote
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
 from django.db import models
-from django.db.models import Count, F, QuerySet
+from django.db.models import F
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
@@ -24,7 +24,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.text import slugify
 
-from lessons import admin_revisions, services
+from lessons import admin_revisions, learner_data, services
 from lessons.files import LessonFileError, Problem, lesson_to_markdown, markdown_to_lesson
 from lessons.forms import (
     CHOICE_SLOTS,
@@ -49,9 +49,6 @@ from lessons.models import (
     Subject,
 )
 from lightmysky.lib.markdown import markdown_losses, render_inline_markdown, render_markdown
-from practice import analytics
-from practice import services as practice_services
-from practice.models import Memory, Review
 
 ITEM_CHECKS_NOTE = (
     "Cues that let a learner answer without knowing, found in the saved questions. They are "
@@ -60,14 +57,6 @@ ITEM_CHECKS_NOTE = (
 ANSWER_CHANGE_NOTE = (
     "If learners remember this question and you change which choices are right, saving asks "
     "whether to reset their memory of it. Rewording or reordering choices is not a change."
-)
-ANALYTICS_NOTE = (
-    "Only evidence counts: each learner's first answer to a question given on this site, never "
-    "a retry after the answer was shown, nor answers imported from a progress file, nor staff "
-    "previews (answers by a signed-in editor, or to a draft). "
-    "Discrimination runs from -1 to 1: how much better the learners who got this question "
-    "right did on the lesson's other questions (above 0.2 is good; below 0, check the key). "
-    "Plain-word flags appear once a question has 20 learners."
 )
 # Line endings are \n in every text box, so saving unchanged text changes nothing.
 TEXT_FIELDS = {models.TextField: {"form_class": TextWithNewlines}}
@@ -139,7 +128,7 @@ def memory_reset_row(form, position: int | None = None) -> dict | None:
     remember the question; None when nobody would be affected."""
     if not getattr(form, "correct_answer_changed", False):
         return None
-    learners = Memory.objects.filter(question_id=form.instance.pk).count()
+    learners = learner_data.remembering(form.instance)
     if not learners:
         return None
     return {
@@ -162,21 +151,17 @@ def answered_deletions(formsets) -> list[dict]:
         if not gone:
             continue
         kind = formset.model._meta.model_name
-        counts = {
-            row[f"{kind}_id"]: row
-            for row in Review.objects.filter(**{f"{kind}__in": gone})
-            .values(f"{kind}_id")
-            .annotate(answers=Count("pk"), learners=Count("learner_id", distinct=True))
-        }
+        counts = learner_data.answers_to(gone)
         for item in gone:
             if item.pk in counts:
                 text = item.prompt if kind == "question" else item.front
+                answers, learners = counts[item.pk]
                 rows.append(
                     {
                         "label": f"{kind.capitalize()} {item.position}",
                         "text": text,
-                        "answers": counts[item.pk]["answers"],
-                        "learners": counts[item.pk]["learners"],
+                        "answers": answers,
+                        "learners": learners,
                     }
                 )
     return rows
@@ -280,8 +265,6 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
         "updated_at",
         "open_reports",
         "lesson_file",
-        "question_analytics",
-        "flashcard_analytics",
     ]
     actions = ["download_lesson_files"]
     inlines = [QuestionInline, FlashcardInline]
@@ -308,13 +291,6 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
             },
         ),
         ("Video (optional)", {"fields": ["video", "transcript"], "classes": ["collapse"]}),
-        (
-            "How learners do",
-            {
-                "fields": ["question_analytics", "flashcard_analytics"],
-                "description": ANALYTICS_NOTE,
-            },
-        ),
         ("Reports and history", {"fields": ["open_reports", "updated_at", "lesson_file"]}),
     ]
 
@@ -326,77 +302,6 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
         if form.conflict:
             context["conflict"] = conflict_context(obj, form.conflict)
         return super().render_change_form(request, context, add, change, form_url, obj)
-
-    @admin.display(description="Questions")
-    def question_analytics(self, lesson: Lesson) -> str:
-        if not lesson.pk:
-            return "Shown once learners answer the lesson."
-        rows = analytics.lesson_question_rows(lesson)
-        if not any(row.learners for row in rows):
-            return "No learner has answered these questions yet."
-        body = format_html_join(
-            "",
-            '<tr><th scope="row">{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td>'
-            "<td>{}</td></tr>",
-            (
-                (
-                    row.question.position,
-                    percent_of(row.right, row.learners),
-                    format_html_join(
-                        "",
-                        "<li>{}{}: {}</li>",
-                        (
-                            (c.letter, " (right)" if c.correct else "", f"{c.share:.0%}")
-                            for c in row.choices
-                        ),
-                    ),
-                    "-" if row.median_seconds is None else f"{row.median_seconds:.0f} s",
-                    "-" if row.discrimination is None else f"{row.discrimination:+.2f}",
-                    warning_list(("Look at this", flag) for flag in row.flags)
-                    if row.flags
-                    else (
-                        "-"
-                        if row.learners >= analytics.FLAG_FROM_LEARNERS
-                        else f"Flags from {analytics.FLAG_FROM_LEARNERS} learners"
-                    ),
-                )
-                for row in rows
-            ),
-        )
-        return format_html(
-            '<table class="lesson-analytics"><thead><tr><th scope="col">Question</th>'
-            '<th scope="col">Right first time</th><th scope="col">Choices chosen first</th>'
-            '<th scope="col">Median time</th><th scope="col">Discrimination</th>'
-            '<th scope="col">What to look at</th></tr></thead><tbody>{}</tbody></table>',
-            body,
-        )
-
-    @admin.display(description="Flashcards")
-    def flashcard_analytics(self, lesson: Lesson) -> str:
-        if not lesson.pk:
-            return "-"
-        rows = analytics.lesson_flashcard_rows(lesson)
-        if not any(row.ratings for row in rows):
-            return "No learner has rated these flashcards yet."
-        body = format_html_join(
-            "",
-            '<tr><th scope="row">{}</th><td>{}</td><td>{}</td><td>{}</td></tr>',
-            (
-                (
-                    row.position,
-                    row.ratings,
-                    "-" if row.again_share is None else f"{row.again_share:.0%}",
-                    "-" if row.easy_share is None else f"{row.easy_share:.0%}",
-                )
-                for row in rows
-            ),
-        )
-        return format_html(
-            '<table class="lesson-analytics"><thead><tr><th scope="col">Flashcard</th>'
-            '<th scope="col">Ratings</th><th scope="col">“Again” (forgot)</th>'
-            '<th scope="col">“Easy”</th></tr></thead><tbody>{}</tbody></table>',
-            body,
-        )
 
     @admin.display(description="As a lesson file")
     def lesson_file(self, lesson: Lesson) -> str:
@@ -545,8 +450,7 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
             form.initial.get("status") == Lesson.Status.PUBLISHED
             and lesson.status == Lesson.Status.DRAFT
         ):
-            learners = Memory.objects.filter(lesson=lesson).values("learner_id").distinct()
-            pending.unpublish_learners = learners.count()
+            pending.unpublish_learners = learner_data.learners_of(lesson)
             if pending.unpublish_learners and request.POST.get("_unpublish") != "yes":
                 pending.unconfirmed = True
         pending.deleted = answered_deletions(formsets)
@@ -823,28 +727,21 @@ def delete_drafts_only(modeladmin, request, queryset):
 
 @admin.register(Question)
 class QuestionAdmin(AsksBeforeLosingLearnerData):
-    """Every question with how learners do on it, sortable, so the ones they miss stand out."""
+    """A question on its own page (written on its lesson's); practice.admin adds how learners
+    do on it, sortable in the list, so the ones they miss stand out."""
 
     form = QuestionAdminForm
-    list_display = [
-        "__str__",
-        "lesson",
-        "attempts",
-        "right_first_time",
-        "lapses",
-        "mean_difficulty",
-    ]
+    list_display = ["__str__", "lesson"]
     list_filter = ["lesson__subject", "lesson__status", "lesson"]
     list_select_related = ["lesson"]
     search_fields = ["prompt", "lesson__title"]
-    readonly_fields = ["how_learners_do", "choice_picks", "item_checks"]
+    readonly_fields = ["item_checks"]
 
     class Media:
         css = {"all": ["css/lesson-admin.css"]}
         js = ["django_htmx/htmx-2.min.js", "js/lesson-admin.js"]
 
     fieldsets = [
-        ("How learners do", {"fields": ["how_learners_do", "choice_picks"]}),
         (None, {"fields": ["position", "prompt"]}),
         (
             "Choices",
@@ -866,9 +763,6 @@ class QuestionAdmin(AsksBeforeLosingLearnerData):
             return "No warnings."
         return warning_list((f"Question {question.position}", w) for w in warnings)
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet[Question]:
-        return super().get_queryset(request).annotate(**analytics.question_stats())
-
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # questions are written on their lesson's page
 
@@ -889,53 +783,6 @@ class QuestionAdmin(AsksBeforeLosingLearnerData):
         if obj is not None and obj.lesson.status == Lesson.Status.PUBLISHED:
             return False
         return super().has_delete_permission(request, obj)
-
-    @admin.display(description="Attempts", ordering="attempts")
-    def attempts(self, question: Question) -> int:
-        return question.attempts
-
-    @admin.display(
-        description="Right first time", ordering=F("right_first_share").asc(nulls_last=True)
-    )
-    def right_first_time(self, question: Question) -> str:
-        if not question.learners:
-            return "-"
-        return f"{question.right_first_share:.0%} of {question.learners}"
-
-    @admin.display(description="Forgot after knowing", ordering="lapses")
-    def lapses(self, question: Question) -> int:
-        return question.lapses
-
-    @admin.display(
-        description="Mean difficulty (1-10, from the scheduler's memory model)",
-        ordering="mean_difficulty",
-    )
-    def mean_difficulty(self, question: Question) -> str:
-        return "-" if question.mean_difficulty is None else f"{question.mean_difficulty:.1f}"
-
-    @admin.display(description="Summary")
-    def how_learners_do(self, question: Question) -> str:
-        return format_html(
-            "{} attempts by {} learners; right the first time: {}; forgot after knowing: {}; "
-            "mean difficulty (1-10, from the scheduler's memory model): {}.",
-            question.attempts,
-            question.learners,
-            self.right_first_time(question),
-            question.lapses,
-            self.mean_difficulty(question),
-        )
-
-    @admin.display(description="Choices picked")
-    def choice_picks(self, question: Question) -> str:
-        rows = format_html_join(
-            "",
-            "<li>{} {}: picked {} time(s){}</li>",
-            (
-                (c["letter"], c["text"], c["picks"], " (correct)" if c["correct"] else "")
-                for c in analytics.choice_picks(question)
-            ),
-        )
-        return format_html("<ul>{}</ul>", rows)
 
     def save_model(self, request, obj, form, change) -> None:
         row = memory_reset_row(form) if change else None
@@ -980,7 +827,7 @@ def apply_memory_decision(model_admin, request: HttpRequest, rows: list[dict]) -
             request, f"Learners' memory of question {numbers} was kept, as you chose."
         )
         return
-    reset = sum(practice_services.question_memories_reset(question=row["question"]) for row in rows)
+    reset = sum(learner_data.forget(row["question"]) for row in rows)
     model_admin.message_user(
         request,
         f"The right answer changed on question {numbers}: {reset} learner"
