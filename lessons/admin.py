@@ -6,6 +6,7 @@ import io
 import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any, cast
 
 from django import forms
 from django.contrib import admin, messages
@@ -59,7 +60,9 @@ ANSWER_CHANGE_NOTE = (
     "whether to reset their memory of it. Rewording or reordering choices is not a change."
 )
 # Line endings are \n in every text box, so saving unchanged text changes nothing.
-TEXT_FIELDS = {models.TextField: {"form_class": TextWithNewlines}}
+TEXT_FIELDS: dict[type[models.Field], dict[str, Any]] = {
+    models.TextField: {"form_class": TextWithNewlines}
+}
 MEMORY_DECISION = "_memory"  # "reset" or "keep", from the confirmation page
 CONFIRMATION_FIELDS = {MEMORY_DECISION, "_unpublish", "_delete_answered", "_confirmed"}
 
@@ -195,7 +198,8 @@ class AreaAdminForm(forms.ModelForm):
         self.fields["slug"].help_text = "Left empty, made from the name."
 
     def clean(self) -> dict:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         if not cleaned.get("slug") and cleaned.get("name"):
             cleaned["slug"] = slugify(cleaned["name"])[:100] or "area"
         return cleaned
@@ -345,7 +349,9 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
             raise PermissionDenied
         form = MarkdownPreviewForm(request.POST)
         if not form.is_valid():
-            problems = "; ".join(f"{name}: {' '.join(e)}" for name, e in form.errors.items())
+            problems = "; ".join(
+                f"{name}: {' '.join(map(str, e))}" for name, e in form.errors.items()
+            )
             return HttpResponse(
                 format_html('<p class="errornote">Cannot preview this: {}</p>', problems),
                 status=400,
@@ -467,10 +473,8 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
 
     def get_actions(self, request, action_location=ActionLocation.CHANGE_LIST):
         actions = super().get_actions(request, action_location)
-        if "delete_selected" in actions:
-            actions["delete_selected"] = dataclasses.replace(
-                actions["delete_selected"], func=delete_drafts_only
-            )
+        if (delete := actions.get("delete_selected")) is not None:
+            actions["delete_selected"] = dataclasses.replace(delete, func=delete_drafts_only)
         return actions
 
     @admin.display(description="Open problem reports")
@@ -508,7 +512,7 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
         apply_memory_decision(self, request, rows)
 
 
-def page_forms(formset) -> list[forms.Form]:
+def page_forms(formset) -> list[forms.ModelForm]:
     """The forms of an inline that hold a question or flashcard: the stored ones, and when the
     page was sent, the filled-in new ones (not those marked for deletion)."""
     if not formset.is_bound:
@@ -554,7 +558,7 @@ def page_checklist(form, formsets) -> dict:
         for item in page_forms(formset):
             if formset.model is Question:
                 position = form_position(item)
-                questions.append((position, item.instance, item.prefix))
+                questions.append((position, item.instance, item.prefix or ""))
                 where = f"Question {position}"
                 scan(
                     f"id_{item.prefix}-prompt",
@@ -653,8 +657,8 @@ def uploaded_text(request: HttpRequest) -> tuple[str, str, Problem | None]:
     if upload is None:
         name = request.POST.get("name", "lesson.md")[:100]
         return name, request.POST.get("text", ""), None
-    name = upload.name[:100]
-    if upload.size > MAX_UPLOAD_BYTES:
+    name = (upload.name or "lesson.md")[:100]
+    if (upload.size or 0) > MAX_UPLOAD_BYTES:
         return name, "", Problem(name, 1, "file", "is over 1 MB: a lesson file is far smaller")
     try:
         return name, upload.read().decode("utf-8"), None
@@ -953,11 +957,11 @@ class ProblemReportAdmin(admin.ModelAdmin):
     def short_message(self, report: ProblemReport) -> str:
         return report.message[:90] + ("…" if len(report.message) > 90 else "")
 
-    def get_form(self, request, obj=None, **kwargs):
-        form = super().get_form(request, obj, **kwargs)
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change, **kwargs)
         if obj is not None:
             allowed = {obj.status} | ProblemReport.MOVES[ProblemReport.Status(obj.status)]
-            form.base_fields["status"].choices = [
+            cast(forms.ChoiceField, form.base_fields["status"]).choices = [
                 (value, label) for value, label in ProblemReport.Status.choices if value in allowed
             ]
             form.base_fields[

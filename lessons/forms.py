@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import cast
 
 from django import forms
 from django.conf import settings
@@ -140,7 +141,8 @@ class BaseQuestionAdminForm(forms.ModelForm):
         return super().has_changed()
 
     def clean(self) -> dict:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         choices = []
         for slot in range(CHOICE_SLOTS):
             text, correct, why = (cleaned.get(name) for name in choice_field_names(slot))
@@ -151,7 +153,11 @@ class BaseQuestionAdminForm(forms.ModelForm):
                     )
                 continue
             choices.append(
-                {"text": text.strip(), "correct": bool(correct), "explanation": (why or "").strip()}
+                {
+                    "text": str(text).strip(),
+                    "correct": bool(correct),
+                    "explanation": (why or "").strip(),
+                }
             )
         self.instance.choices = carry_choice_ids(self.instance.choices or [], choices)
         if cleaned.get("explanation") is not None:
@@ -170,13 +176,16 @@ class BaseQuestionAdminForm(forms.ModelForm):
     def validate_constraints(self) -> None:
         """Leave positions to the lesson's formset, which checks them all together: a swap
         between two questions is valid although each clashes with the other's old position."""
-        exclude = self._get_validation_exclusions()
-        if self.prefix:  # in the lesson's formset; a question's own page checks as usual
-            exclude |= {"position"}
+        if not self.prefix:  # a question's own page checks as usual
+            super().validate_constraints()
+            return
+        # As the ModelForm would, leaving out the fields it does not validate, and positions.
+        exclude = {f.name for f in Question._meta.fields if f.name not in self.fields}
+        exclude |= set(self.errors) | {"position"}
         try:
             self.instance.validate_constraints(exclude=exclude)
         except ValidationError as error:
-            self._update_errors(error)
+            self.add_error(None, error)
 
     @property
     def correct_answer_changed(self) -> bool:
@@ -288,7 +297,8 @@ class LessonAdminForm(forms.ModelForm):
             self.initial["opened"] = opened_token(self.instance)
 
     def clean(self) -> dict:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         if "slug" in self.fields and not cleaned.get("slug") and cleaned.get("title"):
             cleaned["slug"] = slugify(cleaned["title"])[:200] or "lesson"
         if cleaned.get("status") == Lesson.Status.PUBLISHED:
@@ -332,16 +342,17 @@ class LessonAdminForm(forms.ModelForm):
         video = self.cleaned_data.get("video")
         limit = settings.LESSON_VIDEO_MAX_BYTES
         # Only a new upload: a video already saved was within the limit of its day.
-        if isinstance(video, UploadedFile) and video.size > limit:
+        size = video.size if isinstance(video, UploadedFile) else None
+        if size is not None and size > limit:
             raise ValidationError(
-                f"This video is {video.size / 2**20:.0f} MB; a lesson video may be at most "
+                f"This video is {size / 2**20:.0f} MB; a lesson video may be at most "
                 f"{limit / 2**20:.0f} MB. Shorten it, or export it smaller: 720p at about "
                 "2 Mbit/s is some 15 MB a minute."
             )
         return video
 
 
-def kept_forms(formset) -> list[forms.Form]:
+def kept_forms(formset) -> list[forms.ModelForm]:
     """The forms of a formset that will be saved: valid, changed or stored, not deleted."""
     return [
         form
@@ -558,6 +569,6 @@ class ReportForm(forms.Form):
 
     def __init__(self, *args, questions: list[Question], **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["question"].choices = [("", "The lesson in general")] + [
-            (q.position, f"Question {q.position}: {q.prompt[:70]}") for q in questions
-        ]
+        cast(forms.ChoiceField, self.fields["question"]).choices = [
+            ("", "The lesson in general")
+        ] + [(q.position, f"Question {q.position}: {q.prompt[:70]}") for q in questions]

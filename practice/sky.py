@@ -22,6 +22,7 @@ MARGIN = 40
 CONSTELLATION_RADIUS = 52
 LABEL_HALF_WIDTH = 95  # a constellation's name is drawn centred under it
 
+
 # The five states of a star, named the same on every page, SVG title, header, Markdown twin and
 # export. See star_state for what each means and which wins when several apply.
 class StarWord(StrEnum):
