@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db import models
@@ -12,8 +13,14 @@ from lessons.models import Flashcard, Lesson, Question
 from lessons.structured_data import learning_resource
 from lightmysky.lib.versioned import versioned
 
-# (lesson id, "question" or "flashcard", item id, item key, number within its kind)
-Item = tuple[int, str, int, str, int]
+class Item(NamedTuple):
+    """A star of a lesson's constellation: one of its questions or flashcards."""
+
+    lesson_id: int
+    kind: str  # "question" or "flashcard"
+    pk: int
+    key: str
+    number: int  # its position among the lesson's questions, or among its flashcards
 
 
 @dataclass
@@ -53,8 +60,8 @@ def items_of(lesson_ids) -> list[Item]:
         .order_by()
         .values_list("lesson_id", models.Value("flashcard", kind), "pk", "key", "position")
     )
-    items = list(questions.union(flashcards, all=True))
-    items.sort(key=lambda row: (row[0], row[1] != "question", row[4], row[2]))
+    items = [Item(*row) for row in questions.union(flashcards, all=True)]
+    items.sort(key=lambda item: (item.lesson_id, item.kind != "question", item.number, item.pk))
     return items
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 from functools import cached_property
+from typing import NamedTuple
 
 from django.db import models
 from django.db.models import Q
@@ -13,7 +15,7 @@ from django.utils.html import escape, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from lessons.models import Lesson
-from lessons.selectors import items_of
+from lessons.selectors import Item, items_of
 from lightmysky.lib import charts
 from lightmysky.lib.versioned import versioned_in_process
 from practice import scheduling, sky
@@ -261,13 +263,25 @@ class SubjectPlace:
     outlines: SafeString  # SVG path data: one small ring per lesson
 
 
+class PlacedItem(NamedTuple):
+    """A star where the whole sky draws it."""
+
+    lesson_id: int
+    kind: str
+    pk: int
+    key: str
+    number: int
+    x: float
+    y: float
+
+
 @dataclass(frozen=True)
 class SkyMap:
     """Where everything sits in the sky: the same for every learner, built once per version.
     Everything is keyed by lesson, so a learner's sky reads only the lessons they started."""
 
     lessons: list[dict]  # pk, public_id, title, url, x, y, subject, in catalogue order
-    items_by_lesson: dict[int, list[tuple]]  # lesson id: [(lesson id, kind, id, key, n, x, y)]
+    items_by_lesson: dict[int, list[PlacedItem]]
     subjects: list[SubjectPlace]
     links: list[tuple[int, int, float, float, float, float]]  # first, later, x1, y1, x2, y2
 
@@ -297,7 +311,7 @@ class SkyMap:
         ]
 
     @property
-    def items(self) -> list[tuple]:
+    def items(self) -> list[PlacedItem]:
         return [item for entry in self.lessons for item in self.items_by_lesson[entry["pk"]]]
 
 
@@ -319,9 +333,10 @@ def sky_map(version: int) -> SkyMap:
             .select_related("subject")
             .order_by("subject__position", "subject__name", "subject_id", "public_id")
         )
-        items_by_lesson: dict[int, list[tuple]] = {lesson.pk: [] for lesson in lessons}
+        items_of_lesson: dict[int, list[Item]] = {lesson.pk: [] for lesson in lessons}
         for item in items_of([lesson.pk for lesson in lessons]):
-            items_by_lesson[item[0]].append(item)
+            items_of_lesson[item.lesson_id].append(item)
+        items_by_lesson: dict[int, list[PlacedItem]] = {}
         subjects = {lesson.subject.slug: lesson.subject.name for lesson in lessons}
         bands = sky.regions(list(subjects))
         named = len(lessons) <= NAMED_OUTLINES_UP_TO
@@ -345,10 +360,10 @@ def sky_map(version: int) -> SkyMap:
                         "subject": slug,
                     }
                 )
-                own = items_by_lesson[lesson.pk]
-                offsets = sky.star_offsets(lesson.public_id, [item[3] for item in own])
+                own = items_of_lesson[lesson.pk]
+                offsets = sky.star_offsets(lesson.public_id, [item.key for item in own])
                 items_by_lesson[lesson.pk] = [
-                    (*item, round(x + dx, 1), round(y + dy, 1))
+                    PlacedItem(*item, round(x + dx, 1), round(y + dy, 1))
                     for item, (dx, dy) in zip(own, offsets, strict=True)
                 ]
             places.append(
@@ -501,7 +516,7 @@ def constellation_for(
     *,
     learner: Learner | None,
     lesson: Lesson,
-    items: list[tuple],
+    items: Sequence[Item],
     now: datetime,
     memories: dict[tuple[str, int], tuple] | None = None,
 ) -> Constellation:
@@ -513,7 +528,7 @@ def constellation_for(
     constellation = Constellation(
         lesson.pk, lesson.public_id, lesson.title, lesson.get_absolute_url(), [], x=80, y=70
     )
-    offsets = sky.star_offsets(lesson.public_id, [item[3] for item in items], radius=60)
+    offsets = sky.star_offsets(lesson.public_id, [item.key for item in items], radius=60)
     for (_, kind, pk, key, number), (dx, dy) in zip(items, offsets, strict=True):
         star = _star(kind, pk, key, number, lesson.title, memories, now, config)
         star.x, star.y = round(80 + dx, 1), round(70 + dy, 1)

@@ -10,7 +10,7 @@ from django.db.models import Count, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 
 from lessons.models import Area, Flashcard, Lesson, Question, Subject
-from lessons.selectors import items_of
+from lessons.selectors import Item, items_of
 from lightmysky.lib import charts
 from practice import scheduling
 from practice.models import (
@@ -166,9 +166,9 @@ def recent_constellations(
     recent = started[:HOME_SKY_LESSONS]
     if not recent:
         return []
-    items_by_lesson: dict[int, list[tuple]] = {}
+    items_by_lesson: dict[int, list[Item]] = {}
     for item in items_of(recent):
-        items_by_lesson.setdefault(item[0], []).append(item)
+        items_by_lesson.setdefault(item.lesson_id, []).append(item)
     memories = memories_of(learner, lesson_id__in=recent)
     return [
         RecentLesson(
