@@ -749,7 +749,8 @@ def _sky_table(
         if slug is None:  # no published lesson at all
             page = constellations.SkyTable(subjects=[], subject=None, started=[], not_started=[])
         else:
-            raise Http404("No subject of the sky has this name; see /sky/table for them all.")
+            table_url = reverse("practice:sky_table")
+            raise Http404(f"No subject of the sky has this name; see {table_url} for them all.")
     return render(request, "practice/sky_table.html", {"sky": sky_view, "table": page})
 
 
