@@ -7,7 +7,7 @@ from urllib.parse import urlencode
 
 from django.conf import settings
 from django.db import IntegrityError
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
 from django.urls import reverse
@@ -34,7 +34,7 @@ from practice.models import (
     Round,
     new_round_key,
 )
-from practice.selectors import constellations, learning
+from practice.selectors import LearnerRequest, constellations, learning
 from practice.submissions import (
     FlashcardRating,
     QuestionAnswer,
@@ -59,14 +59,15 @@ def recover_lost_learner(view):
     """
 
     @wraps(view)
-    def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    def wrapped(request: LearnerRequest, *args, **kwargs) -> HttpResponse:
         try:
             return view(request, *args, **kwargs)
         except (LearnerGone, IntegrityError):
             pk = request.session.get(LEARNER_PK_SESSION_KEY)
             if pk is None or Learner.objects.filter(pk=pk).exists():
                 raise
-            if not request.session.exists(request.session.session_key):
+            key = request.session.session_key
+            if key is None or not request.session.exists(key):
                 context = {
                     "message": "Everything stored for this browser was just erased, in "
                     "another tab or window.",
@@ -81,7 +82,7 @@ def recover_lost_learner(view):
     return wrapped
 
 
-def _learner_or_create(request: HttpRequest, now) -> Learner:
+def _learner_or_create(request: LearnerRequest, now) -> Learner:
     learner = services.learner_get_or_create(
         session=request.session,
         browser_secret=request.COOKIES.get(settings.CSRF_COOKIE_NAME),
@@ -91,13 +92,13 @@ def _learner_or_create(request: HttpRequest, now) -> Learner:
     return learner
 
 
-def _is_preview(request: HttpRequest, lesson: Lesson) -> bool:
+def _is_preview(request: LearnerRequest, lesson: Lesson) -> bool:
     """A staff user's answer, or any answer to a draft (only staff can open one): recorded as
     a preview, so the editors' analytics never count it."""
     return not lesson.is_published or request.user.is_staff
 
 
-def _page_or_partial(request: HttpRequest, template: str, partial: str) -> str:
+def _page_or_partial(request: LearnerRequest, template: str, partial: str) -> str:
     """The fragment for htmx swaps; the whole page otherwise, also when htmx restores history."""
     if request.htmx and not request.htmx.history_restore_request:
         return f"{template}#{partial}"
@@ -133,7 +134,7 @@ def feedback_for(
 
 
 def bad_submission(
-    request: HttpRequest, message: str, *, back_url: str, target: str
+    request: LearnerRequest, message: str, *, back_url: str, target: str
 ) -> HttpResponse:
     """A 400 that says what was wrong; the htmx version replaces the card that was posted."""
     context = {"message": message, "back_url": back_url, "target": target}
@@ -147,7 +148,7 @@ def bad_submission(
 @limit_posts("answer")
 @recover_lost_learner
 def practice_round(
-    request: HttpRequest, subject: str, public_id: str, slug: str | None = None
+    request: LearnerRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
     page = page_or_redirect(request, subject, public_id, slug, "practice:round")
     if isinstance(page, HttpResponse):
@@ -245,7 +246,7 @@ def _day_words(moment: datetime, now: datetime) -> str:
     return f"on {moment:%a} {moment.day} {moment:%b}"
 
 
-def _next_round_key(request: HttpRequest, lesson: Lesson, *, after: Round | None) -> str:
+def _next_round_key(request: LearnerRequest, lesson: Lesson, *, after: Round | None) -> str:
     """The key of the round this browser starts after its latest one: the same on every
     reload until its first answer (so its first question keeps its order)."""
     learner = selectors.learner_for_request(request)
@@ -253,14 +254,14 @@ def _next_round_key(request: HttpRequest, lesson: Lesson, *, after: Round | None
         owner = learner.public_id
     else:  # a visitor: the CSRF secret its form carries (and, from now on, its cookie)
         get_token(request)
-        owner = request.META.get("CSRF_COOKIE")
+        owner = request.META.get("CSRF_COOKIE") or ""
     if not owner:
         return new_round_key()
     return attempts.stable_key("round", owner, lesson.pk, after.key if after else "")
 
 
 def _missed_practice(
-    request: HttpRequest, learner: Learner | None, lesson: Lesson, progress: rounds.RoundProgress
+    request: LearnerRequest, learner: Learner | None, lesson: Lesson, progress: rounds.RoundProgress
 ) -> dict:
     """'Practise the ones I missed', after a round: each question it missed, once more, as
     practice (logged, never scheduled: its answer was shown in the round)."""
@@ -268,9 +269,9 @@ def _missed_practice(
     number = max(small_int(request.GET.get("n")) or 1, 1)
     context: dict = {"missed": {"number": number, "total": len(missed)}}
     reviewed = small_int(request.GET.get("reviewed"))
-    if reviewed and 0 < number <= len(missed):
+    if learner is not None and reviewed and 0 < number <= len(missed):
         review = Review.objects.filter(
-            learner_id=learner.pk if learner else None,
+            learner_id=learner.pk,
             pk=reviewed,
             question=missed[number - 1],
             practice=True,
@@ -293,7 +294,7 @@ def _missed_practice(
 
 
 def _missed_practice_answer(
-    request: HttpRequest, page: LessonPage, attempt: Attempt, question: Question
+    request: LearnerRequest, page: LessonPage, attempt: Attempt, question: Question
 ) -> HttpResponse:
     lesson = page.lesson
     url = lesson.get_practice_url()
@@ -339,7 +340,7 @@ def _question_form(lesson: Lesson, progress: rounds.RoundProgress, round_key: st
     return {"question": question, "token": token, "choices": choices}
 
 
-def _practice_answer(request: HttpRequest, page: LessonPage) -> HttpResponse:
+def _practice_answer(request: LearnerRequest, page: LessonPage) -> HttpResponse:
     lesson, questions = page.lesson, page.questions
     practice_url = lesson.get_practice_url()
     try:
@@ -370,7 +371,7 @@ def _practice_answer(request: HttpRequest, page: LessonPage) -> HttpResponse:
         )
     except BadSubmission as error:
         return bad_submission(request, str(error), back_url=practice_url, target="practice-card")
-    number = review.round_step + 1
+    number = (review.round_step or 0) + 1
     already_answered = number < progress.step  # a form from before, sent again (Back)
     if not request.htmx:
         shown_as = "q" if already_answered else "answered"
@@ -388,7 +389,7 @@ def _practice_answer(request: HttpRequest, page: LessonPage) -> HttpResponse:
         "oob_updates": True,
     }
     response = render(request, f"{ROUND_TEMPLATE}#practice-card", context)
-    return push_url(response, f"{practice_url}?answered={review.round_step + 1}")
+    return push_url(response, f"{practice_url}?answered={number}")
 
 
 @vary_on_headers("HX-Request")
@@ -397,7 +398,7 @@ def _practice_answer(request: HttpRequest, page: LessonPage) -> HttpResponse:
 @limit_posts("answer")
 @recover_lost_learner
 def flashcards(
-    request: HttpRequest, subject: str, public_id: str, slug: str | None = None
+    request: LearnerRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
     page = page_or_redirect(request, subject, public_id, slug, "practice:flashcards")
     if isinstance(page, HttpResponse):
@@ -462,7 +463,7 @@ def _flashcards_url(url: str, number: int, again: list[Flashcard]) -> str:
 
 
 def _flashcard_context(
-    request: HttpRequest,
+    request: LearnerRequest,
     lesson: Lesson,
     cards: list[Flashcard],
     position: int,
@@ -539,7 +540,7 @@ def _interval(delta: timedelta) -> str:
 @never_cache
 @limit_posts("answer")
 @recover_lost_learner
-def review(request: HttpRequest) -> HttpResponse:
+def review(request: LearnerRequest) -> HttpResponse:
     now = timezone.now()
     learner = selectors.learner_for_request(request)
     batch = _review_batch(request, now)
@@ -558,7 +559,7 @@ def review(request: HttpRequest) -> HttpResponse:
             .select_related("question", "flashcard", "lesson__subject")
             .first()
         )
-        if done is not None and done.question_id:
+        if done is not None and done.question is not None:
             context["feedback"] = feedback_for(
                 done, done.question, differ_from=_earlier_showing(done) if done.practice else None
             )
@@ -579,7 +580,7 @@ def review(request: HttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
-def _review_batch(request: HttpRequest, now) -> dict:
+def _review_batch(request: LearnerRequest, now) -> dict:
     """This sitting's set: how many reviews are done, since when, and what was missed (to ask
     once more at the end). A set starts afresh after an hour away."""
     batch = request.session.get(REVIEW_BATCH_SESSION_KEY)
@@ -639,7 +640,7 @@ def _earlier_showing(review: Review) -> str | None:
     return selectors.last_attempt_key(review, before=review)
 
 
-def _review_answer(request: HttpRequest, now) -> HttpResponse:
+def _review_answer(request: LearnerRequest, now) -> HttpResponse:
     try:
         attempt = read_attempt(request.POST)
         if attempt.round_key:
@@ -707,7 +708,7 @@ def _published_item(model, item_id: int, lesson_id: int):
 
 @require_safe
 @never_cache
-def progress_export(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
+def progress_export(request: LearnerRequest) -> HttpResponse | StreamingHttpResponse:
     if wait := retry_after(request, "export"):
         return too_many_requests(request, wait)
     now = timezone.now()
@@ -718,13 +719,12 @@ def progress_export(request: HttpRequest) -> HttpResponse | StreamingHttpRespons
     )
     filename = f"lightmysky-progress-{now:%Y-%m-%d}.json"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    response["Cache-Control"] = "no-store"
     return response
 
 
 @require_safe
 @never_cache
-def sky_page(request: HttpRequest, table: bool = False) -> HttpResponse:
+def sky_page(request: LearnerRequest, table: bool = False) -> HttpResponse:
     learner = selectors.learner_for_request(request)
     version = ContentVersion.for_request(request)
     sky_view = constellations.sky_for(learner=learner, now=timezone.now(), version=version)
@@ -740,7 +740,7 @@ def sky_page(request: HttpRequest, table: bool = False) -> HttpResponse:
 
 
 def _sky_table(
-    request: HttpRequest, sky_view: constellations.SkyView, version: int
+    request: LearnerRequest, sky_view: constellations.SkyView, version: int
 ) -> HttpResponse:
     """The sky as a table, one subject a page (the first unless `?subject=` names one)."""
     slug = request.GET.get("subject") or None
@@ -754,7 +754,7 @@ def _sky_table(
     return render(request, "practice/sky_table.html", {"sky": sky_view, "table": page})
 
 
-def _progress_page(request: HttpRequest, *, status: int = 200, **extra) -> HttpResponse:
+def _progress_page(request: LearnerRequest, *, status: int = 200, **extra) -> HttpResponse:
     learner = selectors.learner_for_request(request)
     now = timezone.now()
     context = {
@@ -769,7 +769,7 @@ def _progress_page(request: HttpRequest, *, status: int = 200, **extra) -> HttpR
 
 @require_safe
 @never_cache
-def progress(request: HttpRequest) -> HttpResponse:
+def progress(request: LearnerRequest) -> HttpResponse:
     notices = {
         "forgotten": "Everything stored for this browser was erased.",
         "adopted": "This browser now carries the progress from your other device.",
@@ -779,10 +779,10 @@ def progress(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
+@never_cache
 @limit_posts("import")
 @recover_lost_learner
-@never_cache
-def progress_import(request: HttpRequest) -> HttpResponse:
+def progress_import(request: LearnerRequest) -> HttpResponse:
     now = timezone.now()
     try:
         items = progress_file.read_upload(request.FILES.get("file"), now=now)
@@ -794,7 +794,7 @@ def progress_import(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @never_cache
-def progress_forget(request: HttpRequest) -> HttpResponse:
+def progress_forget(request: LearnerRequest) -> HttpResponse:
     if request.POST.get("confirm") != "yes":
         return _progress_page(
             request,
@@ -807,9 +807,9 @@ def progress_forget(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
-@recover_lost_learner
 @never_cache
-def progress_transfer(request: HttpRequest) -> HttpResponse:
+@recover_lost_learner
+def progress_transfer(request: LearnerRequest) -> HttpResponse:
     learner = selectors.learner_for_request(request)
     if learner is None:
         return _progress_page(
@@ -821,9 +821,9 @@ def progress_transfer(request: HttpRequest) -> HttpResponse:
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
-@limit_posts("adopt")
 @never_cache
-def progress_adopt(request: HttpRequest) -> HttpResponse:
+@limit_posts("adopt")
+def progress_adopt(request: LearnerRequest) -> HttpResponse:
     code = services.normalise_transfer_code(
         (request.POST if request.method == "POST" else request.GET).get("code", "")
     )
@@ -848,12 +848,12 @@ def progress_adopt(request: HttpRequest) -> HttpResponse:
     return redirect(reverse("practice:progress") + "?adopted=1")
 
 
-@never_cache
 @require_http_methods(["GET", "HEAD", "POST"])
+@never_cache
 @limit_posts("answer")
 @recover_lost_learner
 def worksheet_answers(
-    request: HttpRequest, subject: str, public_id: str, slug: str | None = None
+    request: LearnerRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
     """Answers from a printed worksheet, typed in: graded and scheduled like on-screen ones."""
     page = page_or_redirect(request, subject, public_id, slug, "practice:worksheet_answers")

@@ -14,11 +14,13 @@ from django.utils.safestring import SafeString, mark_safe
 
 from lessons.models import Lesson
 from lessons.selectors import items_of
+from lightmysky.lib import charts
 from lightmysky.lib.versioned import versioned_in_process
 from practice import scheduling, sky
 from practice.models import (
     Learner,
     Memory,
+    learned_now,
 )
 from practice.selectors import lesson_memories
 
@@ -219,24 +221,8 @@ class SkyView(StarCounts):
         return [star for c in self.started for star in c.stars]
 
     @property
-    def forecast_bars(self) -> list[dict]:
-        """The forecast as bars of a 420 x 160 chart, labelled with weekday, day and month below:
-        96 units for the busiest day."""
-        busiest = max([count for _, count in self.forecast] + [1])
-        bars = []
-        for index, (day, count) in enumerate(self.forecast):
-            height = round(96 * count / busiest) if count else 0
-            bars.append(
-                {
-                    "day": day,
-                    "count": count,
-                    "x": 4 + 30 * index,
-                    "middle": 15 + 30 * index,
-                    "y": 112 - height,
-                    "height": height,
-                }
-            )
-        return bars
+    def forecast_bars(self) -> list[charts.Bar]:
+        return charts.bars(self.forecast, left=4, step=30, width=22)
 
 
 def _star(kind: str, pk: int, key: str, number: int, title: str, memories: dict, now, config):
@@ -451,7 +437,7 @@ def sky_for(*, learner: Learner | None, now: datetime, version: int) -> SkyView:
             star.x, star.y = x, y
             constellation.stars.append(star)
         constellations.append(constellation)
-    started_in = {}
+    started_in: dict[str, int] = {}
     for pk in started_ids:
         slug = layout.lesson_by_id[pk]["subject"]
         started_in[slug] = started_in.get(slug, 0) + 1
@@ -548,10 +534,7 @@ def sky_counter(*, learner: Learner, now: datetime) -> SkyCounter:
     counts = Memory.objects.filter(
         learner=learner, lesson__status=Lesson.Status.PUBLISHED
     ).aggregate(
-        learned=models.Count(
-            "pk",
-            filter=Q(due__gt=now, evidence__gt=sky.NO_EVIDENCE) & ~Q(last_rating=scheduling.AGAIN),
-        ),
+        learned=models.Count("pk", filter=learned_now(now)),
         due=models.Count("pk", filter=Q(due__lte=now)),
         ever_lit=models.Count("pk", filter=Q(lit_at__isnull=False)),
     )
