@@ -8,7 +8,11 @@ import ast
 import re
 from pathlib import Path
 
+import pytest
 from django.urls import get_resolver
+
+from lessons.models import Lesson
+from tests.factories import make_lesson
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("lessons", "practice", "lightmysky")
@@ -141,3 +145,22 @@ def test_the_scan_knows_the_site_routes():
     assert AFTER_SITE_URL.search("{{ SITE_URL }}/llms.txt")
     assert not AFTER_SITE_URL.search("`GET {{ SITE_URL }}/api/v1/lessons/{id}`")
     assert list(added_to_page_url(ast.parse('lesson.get_absolute_url() + "/practice"')))
+
+
+@pytest.mark.django_db
+def test_every_lesson_address_helper_leads_to_its_page(client):
+    lesson = make_lesson(status=Lesson.Status.PUBLISHED)
+    pages = {
+        lesson.get_absolute_url(): "text/html",
+        lesson.get_markdown_url(): "text/markdown",
+        lesson.subject.get_markdown_url(): "text/markdown",
+        lesson.get_practice_url(): "text/html",
+        lesson.get_flashcards_url(): "text/html",
+        lesson.get_worksheet_url(): "text/html",
+        lesson.get_worksheet_answers_url(): "text/html",
+        lesson.get_report_url(): "text/html",
+    }
+    for url, media_type in pages.items():
+        response = client.get(url)
+        assert (response.status_code, response["Content-Type"].split(";")[0]) == (200, media_type)
+    assert len(set(pages)) == len(pages)
