@@ -22,7 +22,7 @@ from lessons.files import (
     lesson_to_markdown,
     markdown_to_lesson,
 )
-from lessons.forms import publish_problem_items
+from lessons.forms import publish_checklist, publish_problem_items
 from lessons.models import (
     Area,
     Flashcard,
@@ -253,6 +253,12 @@ def lessons_load(
                 problems.add(
                     line or problems.line("status"), where, f"cannot be published: {message}"
                 )
+            flashcards = len(item.get("flashcards", []))
+            for need in publish_checklist(lesson=lesson, questions=[], flashcards=flashcards):
+                for message in [] if need.part == "questions" else need.problems:
+                    problems.add(
+                        problems.line(need.part), need.part, f"cannot be published: {message}"
+                    )
         loaded[lesson.public_id] = (lesson, item, problems)
         if is_new:
             result.created += 1
