@@ -60,6 +60,9 @@ class Subject(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("lessons:subject", args=[self.slug])
 
+    def get_markdown_url(self) -> str:
+        return reverse("lessons:subject_markdown", args=[self.slug])
+
 
 class Area(models.Model):
     subject = models.ForeignKey(Subject, on_delete=models.PROTECT, related_name="areas")
@@ -209,13 +212,31 @@ class Lesson(models.Model):
         super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
-        return reverse(
-            "lessons:lesson",
-            kwargs={"subject": self.subject.slug, "slug": self.slug, "public_id": self.public_id},
-        )
+        return reverse("lessons:lesson", kwargs=self.url_kwargs)
+
+    @property
+    def url_kwargs(self) -> dict[str, str]:
+        """What every address of this lesson's pages is built from (needs the subject loaded)."""
+        return {"subject": self.subject.slug, "slug": self.slug, "public_id": self.public_id}
+
+    def get_markdown_url(self) -> str:
+        return reverse("lessons:lesson_markdown", kwargs=self.url_kwargs)
 
     def get_worksheet_url(self) -> str:
-        return self.get_absolute_url() + "/worksheet"
+        return reverse("lessons:worksheet", kwargs=self.url_kwargs)
+
+    def get_report_url(self) -> str:
+        return reverse("lessons:report", kwargs=self.url_kwargs)
+
+    # The practice app's pages of a lesson, by URL name: lessons imports nothing of practice.
+    def get_practice_url(self) -> str:
+        return reverse("practice:round", kwargs=self.url_kwargs)
+
+    def get_flashcards_url(self) -> str:
+        return reverse("practice:flashcards", kwargs=self.url_kwargs)
+
+    def get_worksheet_answers_url(self) -> str:
+        return reverse("practice:worksheet_answers", kwargs=self.url_kwargs)
 
     def clean(self) -> None:
         errors = {}

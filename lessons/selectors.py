@@ -92,7 +92,7 @@ class PrintedWorksheet:
     """A published lesson whose worksheet, as printed today, carries a given code."""
 
     title: str
-    url: str
+    answers_url: str
 
 
 def normalise_worksheet_code(text: str) -> str:
@@ -118,7 +118,7 @@ def worksheets_by_code(version: int) -> dict[str, list[PrintedWorksheet]]:
         found: dict[str, list[PrintedWorksheet]] = defaultdict(list)
         for lesson in lessons.order_by("title", "pk"):
             code = lesson.worksheet_code(by_lesson[lesson.pk])
-            found[code].append(PrintedWorksheet(lesson.title, lesson.get_absolute_url()))
+            found[code].append(PrintedWorksheet(lesson.title, lesson.get_worksheet_answers_url()))
         return dict(found)
 
-    return versioned("worksheets-by-code", version, build)
+    return versioned("worksheet-answers-by-code", version, build)

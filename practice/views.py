@@ -3,12 +3,14 @@ from __future__ import annotations
 import re
 from datetime import datetime, timedelta
 from functools import wraps
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.db import IntegrityError
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
@@ -69,7 +71,7 @@ def recover_lost_learner(view):
                 context = {
                     "message": "Everything stored for this browser was just erased, in "
                     "another tab or window.",
-                    "back_url": "/progress",
+                    "back_url": reverse("practice:progress"),
                     "target": "main",
                 }
                 return render(request, "practice/bad_submission.html", context, status=409)
@@ -148,7 +150,7 @@ def bad_submission(
 def practice_round(
     request: LearnerRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
-    page = page_or_redirect(request, subject, public_id, slug, "/practice")
+    page = page_or_redirect(request, subject, public_id, slug, "practice:round")
     if isinstance(page, HttpResponse):
         return page
     lesson, questions = page.lesson, page.questions
@@ -295,7 +297,7 @@ def _missed_practice_answer(
     request: LearnerRequest, page: LessonPage, attempt: Attempt, question: Question
 ) -> HttpResponse:
     lesson = page.lesson
-    url = lesson.get_absolute_url() + "/practice"
+    url = lesson.get_practice_url()
     number = max(small_int(request.POST.get("n")) or 1, 1)
     try:
         answer = read_question_answer(request.POST, attempt, question)
@@ -340,7 +342,7 @@ def _question_form(lesson: Lesson, progress: rounds.RoundProgress, round_key: st
 
 def _practice_answer(request: LearnerRequest, page: LessonPage) -> HttpResponse:
     lesson, questions = page.lesson, page.questions
-    practice_url = lesson.get_absolute_url() + "/practice"
+    practice_url = lesson.get_practice_url()
     try:
         attempt = read_attempt(request.POST, lesson_id=lesson.pk)
         question = next((q for q in questions if q.pk == attempt.item_id), None)
@@ -398,12 +400,12 @@ def _practice_answer(request: LearnerRequest, page: LessonPage) -> HttpResponse:
 def flashcards(
     request: LearnerRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
-    page = page_or_redirect(request, subject, public_id, slug, "/flashcards")
+    page = page_or_redirect(request, subject, public_id, slug, "practice:flashcards")
     if isinstance(page, HttpResponse):
         return page
     lesson = page.lesson
     cards = list(lesson.flashcards.all())
-    url = lesson.get_absolute_url() + "/flashcards"
+    url = lesson.get_flashcards_url()
     data = request.POST if request.method == "POST" else request.GET
     again = _cards_again(data.get("again", ""), cards)
     if request.method == "POST":
@@ -656,7 +658,9 @@ def _review_answer(request: LearnerRequest, now) -> HttpResponse:
         else:
             raise BadSubmission("This form is not for a question or a flashcard.")
     except BadSubmission as error:
-        return bad_submission(request, str(error), back_url="/review", target="review-card")
+        return bad_submission(
+            request, str(error), back_url=reverse("practice:review"), target="review-card"
+        )
 
     review, created = services.review_answer(
         learner=_learner_or_create(request, now),
@@ -674,7 +678,8 @@ def _review_answer(request: LearnerRequest, now) -> HttpResponse:
             batch["missed"].append(item)
     if attempt.practice or created:
         request.session[REVIEW_BATCH_SESSION_KEY] = batch
-    target = f"/review?reviewed={review.pk}#feedback" if review.question_id else "/review"
+    review_url = reverse("practice:review")
+    target = f"{review_url}?reviewed={review.pk}#feedback" if review.question_id else review_url
     if not request.htmx:
         return redirect(target)
     if review.question_id:
@@ -684,7 +689,7 @@ def _review_answer(request: LearnerRequest, now) -> HttpResponse:
             "oob_updates": True,
         }
         response = render(request, "practice/review.html#review-card", context)
-        return push_url(response, f"/review?reviewed={review.pk}")
+        return push_url(response, f"{review_url}?reviewed={review.pk}")
     return redirect(target)
 
 
@@ -744,7 +749,8 @@ def _sky_table(
         if slug is None:  # no published lesson at all
             page = constellations.SkyTable(subjects=[], subject=None, started=[], not_started=[])
         else:
-            raise Http404("No subject of the sky has this name; see /sky/table for them all.")
+            table_url = reverse("practice:sky_table")
+            raise Http404(f"No subject of the sky has this name; see {table_url} for them all.")
     return render(request, "practice/sky_table.html", {"sky": sky_view, "table": page})
 
 
@@ -797,7 +803,7 @@ def progress_forget(request: LearnerRequest) -> HttpResponse:
             "everything.",
         )
     services.learner_forget(learner=selectors.learner_for_request(request), session=request.session)
-    return redirect("/progress?forgotten=1")
+    return redirect(reverse("practice:progress") + "?forgotten=1")
 
 
 @require_POST
@@ -810,7 +816,7 @@ def progress_transfer(request: LearnerRequest) -> HttpResponse:
             request, status=400, transfer_error="There is no progress in this browser to move yet."
         )
     code = services.transfer_code_create(learner=learner, now=timezone.now())
-    adopt_url = f"{settings.SITE_URL}/progress/adopt?code={code}"
+    adopt_url = f"{settings.SITE_URL}{reverse('practice:adopt')}?{urlencode({'code': code})}"
     return _progress_page(request, transfer_code=code, transfer_qr=qr_svg(adopt_url))
 
 
@@ -839,7 +845,7 @@ def progress_adopt(request: LearnerRequest) -> HttpResponse:
         return _progress_page(request, status=400, adopt_code=code, adopt_error=str(error))
     request.session.cycle_key()
     services.learner_bind_session(session=request.session, learner=learner, now=timezone.now())
-    return redirect("/progress?adopted=1")
+    return redirect(reverse("practice:progress") + "?adopted=1")
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -850,13 +856,12 @@ def worksheet_answers(
     request: LearnerRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
     """Answers from a printed worksheet, typed in: graded and scheduled like on-screen ones."""
-    suffix = "/worksheet/answers"
-    page = page_or_redirect(request, subject, public_id, slug, suffix)
+    page = page_or_redirect(request, subject, public_id, slug, "practice:worksheet_answers")
     if isinstance(page, HttpResponse):
         return page
     lesson = page.lesson
     questions = page.questions
-    url = lesson.get_absolute_url() + suffix
+    url = lesson.get_worksheet_answers_url()
     context = {"lesson": lesson, "rows": [(question, "") for question in questions]}
     if request.method != "POST":
         done = request.GET.get("done", "")
