@@ -13,6 +13,7 @@ from lessons.models import Flashcard, Lesson, Question
 from lessons.structured_data import learning_resource
 from lightmysky.lib.versioned import versioned
 
+
 class Item(NamedTuple):
     """A star of a lesson's constellation: one of its questions or flashcards."""
 
