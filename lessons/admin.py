@@ -6,29 +6,38 @@ import io
 import zipfile
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Any, cast
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin import ActionLocation
 from django.contrib.admin.actions import delete_selected
+from django.contrib.admin.models import LogEntry
 from django.contrib.admin.utils import unquote
+from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
 from django.db import models
-from django.db.models import Count, F, QuerySet
-from django.http import Http404, HttpRequest, HttpResponse
+from django.db.models import F
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
+from django.utils.text import slugify
 
-from lessons import admin_revisions, services
+from lessons import admin_revisions, learner_data, services
 from lessons.files import LessonFileError, Problem, lesson_to_markdown, markdown_to_lesson
 from lessons.forms import (
     CHOICE_SLOTS,
+    FlashcardAdminForm,
+    FlashcardInlineFormSet,
     LessonAdminForm,
+    MarkdownPreviewForm,
     QuestionAdminForm,
     QuestionInlineFormSet,
     TextWithNewlines,
     choice_field_names,
+    publish_checklist,
 )
 from lessons.item_checks import lesson_item_warnings, question_warnings
 from lessons.models import (
@@ -40,9 +49,7 @@ from lessons.models import (
     Question,
     Subject,
 )
-from practice import analytics
-from practice import services as practice_services
-from practice.models import Memory, Review
+from lightmysky.lib.markdown import markdown_losses, render_inline_markdown, render_markdown
 
 ITEM_CHECKS_NOTE = (
     "Cues that let a learner answer without knowing, found in the saved questions. They are "
@@ -52,16 +59,10 @@ ANSWER_CHANGE_NOTE = (
     "If learners remember this question and you change which choices are right, saving asks "
     "whether to reset their memory of it. Rewording or reordering choices is not a change."
 )
-ANALYTICS_NOTE = (
-    "Only evidence counts: each learner's first answer to a question given on this site, never "
-    "a retry after the answer was shown, nor answers imported from a progress file, nor staff "
-    "previews (answers by a signed-in editor, or to a draft). "
-    "Discrimination runs from -1 to 1: how much better the learners who got this question "
-    "right did on the lesson's other questions (above 0.2 is good; below 0, check the key). "
-    "Plain-word flags appear once a question has 20 learners."
-)
 # Line endings are \n in every text box, so saving unchanged text changes nothing.
-TEXT_FIELDS = {models.TextField: {"form_class": TextWithNewlines}}
+TEXT_FIELDS: dict[type[models.Field], dict[str, Any]] = {
+    models.TextField: {"form_class": TextWithNewlines}
+}
 MEMORY_DECISION = "_memory"  # "reset" or "keep", from the confirmation page
 CONFIRMATION_FIELDS = {MEMORY_DECISION, "_unpublish", "_delete_answered", "_confirmed"}
 
@@ -130,7 +131,7 @@ def memory_reset_row(form, position: int | None = None) -> dict | None:
     remember the question; None when nobody would be affected."""
     if not getattr(form, "correct_answer_changed", False):
         return None
-    learners = Memory.objects.filter(question_id=form.instance.pk).count()
+    learners = learner_data.remembering(form.instance)
     if not learners:
         return None
     return {
@@ -153,21 +154,17 @@ def answered_deletions(formsets) -> list[dict]:
         if not gone:
             continue
         kind = formset.model._meta.model_name
-        counts = {
-            row[f"{kind}_id"]: row
-            for row in Review.objects.filter(**{f"{kind}__in": gone})
-            .values(f"{kind}_id")
-            .annotate(answers=Count("pk"), learners=Count("learner_id", distinct=True))
-        }
+        counts = learner_data.answers_to(gone)
         for item in gone:
             if item.pk in counts:
                 text = item.prompt if kind == "question" else item.front
+                answers, learners = counts[item.pk]
                 rows.append(
                     {
                         "label": f"{kind.capitalize()} {item.position}",
                         "text": text,
-                        "answers": counts[item.pk]["answers"],
-                        "learners": counts[item.pk]["learners"],
+                        "answers": answers,
+                        "learners": learners,
                     }
                 )
     return rows
@@ -188,11 +185,35 @@ class SubjectAdmin(admin.ModelAdmin):
     inlines = [AreaInline]
 
 
+class AreaAdminForm(forms.ModelForm):
+    """An area's slug follows its name when left empty (the pop-up on a lesson's page too)."""
+
+    class Meta:
+        model = Area
+        fields = ["subject", "name", "slug", "position"]
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.fields["slug"].required = False
+        self.fields["slug"].help_text = "Left empty, made from the name."
+
+    def clean(self) -> dict:
+        super().clean()
+        cleaned = self.cleaned_data
+        if not cleaned.get("slug") and cleaned.get("name"):
+            cleaned["slug"] = slugify(cleaned["name"])[:100] or "area"
+        return cleaned
+
+
 @admin.register(Area)
 class AreaAdmin(admin.ModelAdmin):
+    # The "+" beside a lesson's Area opens this form with ?subject=<the lesson's subject>
+    # (lesson-admin.js), which Django's add form takes as the initial subject.
+    form = AreaAdminForm
     list_display = ["name", "subject", "position"]
     list_filter = ["subject"]
     search_fields = ["name"]
+    prepopulated_fields = {"slug": ["name"]}
 
 
 def choice_fieldsets() -> list[str | tuple[str, ...]]:
@@ -224,6 +245,8 @@ class QuestionInline(admin.StackedInline):
 
 class FlashcardInline(admin.TabularInline):
     model = Flashcard
+    form = FlashcardAdminForm
+    formset = FlashcardInlineFormSet
     extra = 0
     fields = ["position", "front", "back"]
     formfield_overrides = TEXT_FIELDS
@@ -245,14 +268,16 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
         "public_id",
         "updated_at",
         "open_reports",
-        "item_checks",
         "lesson_file",
-        "question_analytics",
-        "flashcard_analytics",
     ]
     actions = ["download_lesson_files"]
     inlines = [QuestionInline, FlashcardInline]
     save_on_top = True
+
+    class Media:
+        css = {"all": ["css/lesson-admin.css"]}
+        js = ["django_htmx/htmx-2.min.js", "js/lesson-admin.js"]
+
     fieldsets = [
         (None, {"fields": ["title", "slug", "public_id", "status", "summary"]}),
         (
@@ -265,92 +290,22 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
             "The lesson",
             {
                 "fields": ["objectives", "heading", "body", "example", "tip", "recap", "credits"],
-                "description": "Markdown: **bold**, *italic*, lists and tables. "
-                "It is rendered and cleaned when you save.",
+                "description": "Each box says what it takes: plain text, or Markdown (rendered "
+                "and cleaned when you save; preview it beside the box).",
             },
         ),
         ("Video (optional)", {"fields": ["video", "transcript"], "classes": ["collapse"]}),
-        ("Item-writing checks", {"fields": ["item_checks"], "description": ITEM_CHECKS_NOTE}),
-        (
-            "How learners do",
-            {
-                "fields": ["question_analytics", "flashcard_analytics"],
-                "description": ANALYTICS_NOTE,
-            },
-        ),
         ("Reports and history", {"fields": ["open_reports", "updated_at", "lesson_file"]}),
     ]
 
-    @admin.display(description="Questions")
-    def question_analytics(self, lesson: Lesson) -> str:
-        if not lesson.pk:
-            return "Shown once learners answer the lesson."
-        rows = analytics.lesson_question_rows(lesson)
-        if not any(row.learners for row in rows):
-            return "No learner has answered these questions yet."
-        body = format_html_join(
-            "",
-            '<tr><th scope="row">{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td>'
-            "<td>{}</td></tr>",
-            (
-                (
-                    row.question.position,
-                    percent_of(row.right, row.learners),
-                    format_html_join(
-                        "",
-                        "<li>{}{}: {}</li>",
-                        (
-                            (c.letter, " (right)" if c.correct else "", f"{c.share:.0%}")
-                            for c in row.choices
-                        ),
-                    ),
-                    "-" if row.median_seconds is None else f"{row.median_seconds:.0f} s",
-                    "-" if row.discrimination is None else f"{row.discrimination:+.2f}",
-                    warning_list(("Look at this", flag) for flag in row.flags)
-                    if row.flags
-                    else (
-                        "-"
-                        if row.learners >= analytics.FLAG_FROM_LEARNERS
-                        else f"Flags from {analytics.FLAG_FROM_LEARNERS} learners"
-                    ),
-                )
-                for row in rows
-            ),
-        )
-        return format_html(
-            '<table class="lesson-analytics"><thead><tr><th scope="col">Question</th>'
-            '<th scope="col">Right first time</th><th scope="col">Choices chosen first</th>'
-            '<th scope="col">Median time</th><th scope="col">Discrimination</th>'
-            '<th scope="col">What to look at</th></tr></thead><tbody>{}</tbody></table>',
-            body,
-        )
-
-    @admin.display(description="Flashcards")
-    def flashcard_analytics(self, lesson: Lesson) -> str:
-        if not lesson.pk:
-            return "-"
-        rows = analytics.lesson_flashcard_rows(lesson)
-        if not any(row.ratings for row in rows):
-            return "No learner has rated these flashcards yet."
-        body = format_html_join(
-            "",
-            '<tr><th scope="row">{}</th><td>{}</td><td>{}</td><td>{}</td></tr>',
-            (
-                (
-                    row.position,
-                    row.ratings,
-                    "-" if row.again_share is None else f"{row.again_share:.0%}",
-                    "-" if row.easy_share is None else f"{row.easy_share:.0%}",
-                )
-                for row in rows
-            ),
-        )
-        return format_html(
-            '<table class="lesson-analytics"><thead><tr><th scope="col">Flashcard</th>'
-            '<th scope="col">Ratings</th><th scope="col">“Again” (forgot)</th>'
-            '<th scope="col">“Easy”</th></tr></thead><tbody>{}</tbody></table>',
-            body,
-        )
+    def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
+        form = context["adminform"].form
+        formsets = [inline.formset for inline in context["inline_admin_formsets"]]
+        context |= page_checklist(form, formsets)
+        context["item_checks_note"] = ITEM_CHECKS_NOTE
+        if form.conflict:
+            context["conflict"] = conflict_context(obj, form.conflict)
+        return super().render_change_form(request, context, add, change, form_url, obj)
 
     @admin.display(description="As a lesson file")
     def lesson_file(self, lesson: Lesson) -> str:
@@ -376,9 +331,40 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
                 self.admin_site.admin_view(self.upload_view),
                 name="lessons_lesson_upload",
             ),
+            path(
+                "markdown-preview/",
+                self.admin_site.admin_view(self.markdown_preview_view),
+                name="lessons_lesson_markdown_preview",
+            ),
             *admin_revisions.urls(self),
         ]
         return own + super().get_urls()
+
+    def markdown_preview_view(self, request: HttpRequest) -> HttpResponse:
+        """A Markdown field's text as the learner's page will show it, and what it will not show
+        (htmx swaps this beside the field)."""
+        if request.method != "POST":
+            return HttpResponseNotAllowed(["POST"], "Send the text to preview with POST.")
+        if not (self.has_change_permission(request) or self.has_add_permission(request)):
+            raise PermissionDenied
+        form = MarkdownPreviewForm(request.POST)
+        if not form.is_valid():
+            problems = "; ".join(
+                f"{name}: {' '.join(map(str, e))}" for name, e in form.errors.items()
+            )
+            return HttpResponse(
+                format_html('<p class="errornote">Cannot preview this: {}</p>', problems),
+                status=400,
+            )
+        inline = form.cleaned_data["format"] == "inline"
+        text = form.cleaned_data["text"].replace("\r\n", "\n")
+        context = {
+            "inline": inline,
+            "empty": not text.strip(),
+            "html": render_inline_markdown(text) if inline else render_markdown(text),
+            "losses": markdown_losses(text, inline=inline),
+        }
+        return TemplateResponse(request, "admin/lessons/_markdown_preview.html", context)
 
     def history_view(self, request, object_id, extra_context=None):
         lesson = self.get_object(request, unquote(object_id))
@@ -442,6 +428,16 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
         services.lesson_revision_record(
             lesson=form.instance, source=LessonRevision.Source.ADMIN, author_id=request.user.pk
         )
+        losses = page_checklist(form, formsets)["losses"]
+        if losses:
+            self.message_user(
+                request,
+                format_html(
+                    "Saved, but some markup will not show as written: {}",
+                    "; ".join(f"{place}: {text}" for _, place, text in losses),
+                ),
+                messages.WARNING,
+            )
 
     def pending_losses(self, request, form, formsets) -> PendingLosses:
         lesson = form.instance
@@ -460,8 +456,7 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
             form.initial.get("status") == Lesson.Status.PUBLISHED
             and lesson.status == Lesson.Status.DRAFT
         ):
-            learners = Memory.objects.filter(lesson=lesson).values("learner_id").distinct()
-            pending.unpublish_learners = learners.count()
+            pending.unpublish_learners = learner_data.learners_of(lesson)
             if pending.unpublish_learners and request.POST.get("_unpublish") != "yes":
                 pending.unconfirmed = True
         pending.deleted = answered_deletions(formsets)
@@ -478,23 +473,9 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
 
     def get_actions(self, request, action_location=ActionLocation.CHANGE_LIST):
         actions = super().get_actions(request, action_location)
-        if "delete_selected" in actions:
-            actions["delete_selected"] = dataclasses.replace(
-                actions["delete_selected"], func=delete_drafts_only
-            )
+        if (delete := actions.get("delete_selected")) is not None:
+            actions["delete_selected"] = dataclasses.replace(delete, func=delete_drafts_only)
         return actions
-
-    @admin.display(description="Warnings")
-    def item_checks(self, lesson: Lesson) -> str:
-        if not lesson.pk:
-            return "Shown once the lesson is saved."
-        warnings = lesson_item_warnings(lesson.questions.all())
-        if not warnings:
-            return "No warnings."
-        return warning_list(
-            (f"Question {position}" if position else "The lesson", warning)
-            for position, warning in warnings
-        )
 
     @admin.display(description="Open problem reports")
     def open_reports(self, lesson: Lesson) -> str:
@@ -531,6 +512,142 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
         apply_memory_decision(self, request, rows)
 
 
+def page_forms(formset) -> list[forms.ModelForm]:
+    """The forms of an inline that hold a question or flashcard: the stored ones, and when the
+    page was sent, the filled-in new ones (not those marked for deletion)."""
+    if not formset.is_bound:
+        return [form for form in formset.forms if form.instance.pk]
+    found = []
+    for form in formset.forms:
+        if form.instance.pk is None and not form.has_changed():
+            continue
+        cleaned = getattr(form, "cleaned_data", None) or {}
+        if cleaned.get("DELETE") or (form["DELETE"].value() if "DELETE" in form.fields else False):
+            continue
+        found.append(form)
+    return found
+
+
+def form_position(form) -> int | None:
+    cleaned = getattr(form, "cleaned_data", None) or {}
+    if cleaned.get("position"):
+        return cleaned["position"]
+    try:
+        return int(form["position"].value())
+    except (TypeError, ValueError):
+        return form.instance.position
+
+
+def page_checklist(form, formsets) -> dict:
+    """What the lesson's page shows at its top, as the page stands (saved, or as just sent):
+    the publish rule's checklist, the item-writing advice and the markup that will not show,
+    each with the place on the page it is about."""
+    lesson = form.instance
+    questions: list[tuple[int | None, Question, str]] = []
+    flashcards = 0
+    losses: list[tuple[str, str, str]] = []  # (anchor, place, what)
+
+    def scan(anchor: str, place: str, value, *, inline: bool) -> None:
+        for text in markdown_losses(str(value or ""), inline=inline):
+            losses.append((anchor, place, text))
+
+    for name, (_, markdown) in LessonAdminForm.FORMATS.items():
+        if markdown and name in form.fields:
+            scan(f"id_{name}", form.fields[name].label or name, form[name].value(), inline=False)
+    for formset in formsets:
+        for item in page_forms(formset):
+            if formset.model is Question:
+                position = form_position(item)
+                questions.append((position, item.instance, item.prefix or ""))
+                where = f"Question {position}"
+                scan(
+                    f"id_{item.prefix}-prompt",
+                    f"{where}, prompt",
+                    item["prompt"].value(),
+                    inline=True,
+                )
+                scan(
+                    f"id_{item.prefix}-explanation",
+                    f"{where}, explanation",
+                    item["explanation"].value(),
+                    inline=False,
+                )
+                for slot in range(CHOICE_SLOTS):
+                    for name, label in zip(
+                        choice_field_names(slot)[::2], ("choice", "why wrong"), strict=True
+                    ):
+                        scan(
+                            f"id_{item.prefix}-{name}",
+                            f"{where}, {label} {'ABCDEF'[slot]}",
+                            item[name].value(),
+                            inline=True,
+                        )
+            elif formset.model is Flashcard:
+                flashcards += 1
+                for name in ("front", "back"):
+                    scan(
+                        f"id_{item.prefix}-{name}",
+                        f"Flashcard {form_position(item)}, {name}",
+                        item[name].value(),
+                        inline=True,
+                    )
+    lines = publish_checklist(lesson=lesson, questions=questions, flashcards=flashcards)
+    anchors = {position: anchor for position, _, anchor in questions}
+    checked = [
+        Question(
+            position=position,
+            prompt=question.prompt or "",
+            choices=question.choices if isinstance(question.choices, list) else [],
+            keep_choice_order=question.keep_choice_order,
+        )
+        for position, question, _ in questions
+        if position
+    ]
+    advice = [
+        (
+            anchors.get(position, "questions-group"),
+            f"Question {position}" if position else "The lesson",
+            warning,
+        )
+        for position, warning in lesson_item_warnings(checked)
+    ]
+    return {
+        "checklist": lines,
+        "checklist_done": sum(line.done for line in lines),
+        "checklist_ready": all(line.done for line in lines),
+        "advice": advice,
+        "losses": losses,
+    }
+
+
+def conflict_context(lesson: Lesson | None, conflict: dict) -> dict:
+    """Who saved the lesson since the editor opened it, and what they changed, as a diff."""
+    entry = None
+    if lesson is not None:
+        entry = (
+            LogEntry.objects.filter(
+                content_type=ContentType.objects.get_for_model(Lesson), object_id=str(lesson.pk)
+            )
+            .select_related("user")
+            .order_by("-action_time", "-pk")
+            .first()
+        )
+    who = (
+        f"{entry.user} saved it on {entry.action_time:%Y-%m-%d at %H:%M} UTC"
+        if entry
+        else "It was changed"
+    )
+    diff = "".join(
+        difflib.unified_diff(
+            conflict["opened"].splitlines(keepends=True),
+            conflict["now"].splitlines(keepends=True),
+            "when you opened it",
+            "now",
+        )
+    )
+    return {"who": who, "diff": diff}
+
+
 MAX_UPLOAD_BYTES = 1_000_000
 
 
@@ -540,8 +657,8 @@ def uploaded_text(request: HttpRequest) -> tuple[str, str, Problem | None]:
     if upload is None:
         name = request.POST.get("name", "lesson.md")[:100]
         return name, request.POST.get("text", ""), None
-    name = upload.name[:100]
-    if upload.size > MAX_UPLOAD_BYTES:
+    name = (upload.name or "lesson.md")[:100]
+    if (upload.size or 0) > MAX_UPLOAD_BYTES:
         return name, "", Problem(name, 1, "file", "is over 1 MB: a lesson file is far smaller")
     try:
         return name, upload.read().decode("utf-8"), None
@@ -614,23 +731,21 @@ def delete_drafts_only(modeladmin, request, queryset):
 
 @admin.register(Question)
 class QuestionAdmin(AsksBeforeLosingLearnerData):
-    """Every question with how learners do on it, sortable, so the ones they miss stand out."""
+    """A question on its own page (written on its lesson's); practice.admin adds how learners
+    do on it, sortable in the list, so the ones they miss stand out."""
 
     form = QuestionAdminForm
-    list_display = [
-        "__str__",
-        "lesson",
-        "attempts",
-        "right_first_time",
-        "lapses",
-        "mean_difficulty",
-    ]
+    list_display = ["__str__", "lesson"]
     list_filter = ["lesson__subject", "lesson__status", "lesson"]
     list_select_related = ["lesson"]
     search_fields = ["prompt", "lesson__title"]
-    readonly_fields = ["how_learners_do", "choice_picks", "item_checks"]
+    readonly_fields = ["item_checks"]
+
+    class Media:
+        css = {"all": ["css/lesson-admin.css"]}
+        js = ["django_htmx/htmx-2.min.js", "js/lesson-admin.js"]
+
     fieldsets = [
-        ("How learners do", {"fields": ["how_learners_do", "choice_picks"]}),
         (None, {"fields": ["position", "prompt"]}),
         (
             "Choices",
@@ -652,9 +767,6 @@ class QuestionAdmin(AsksBeforeLosingLearnerData):
             return "No warnings."
         return warning_list((f"Question {question.position}", w) for w in warnings)
 
-    def get_queryset(self, request: HttpRequest) -> QuerySet[Question]:
-        return super().get_queryset(request).annotate(**analytics.question_stats())
-
     def has_add_permission(self, request: HttpRequest) -> bool:
         return False  # questions are written on their lesson's page
 
@@ -675,53 +787,6 @@ class QuestionAdmin(AsksBeforeLosingLearnerData):
         if obj is not None and obj.lesson.status == Lesson.Status.PUBLISHED:
             return False
         return super().has_delete_permission(request, obj)
-
-    @admin.display(description="Attempts", ordering="attempts")
-    def attempts(self, question: Question) -> int:
-        return question.attempts
-
-    @admin.display(
-        description="Right first time", ordering=F("right_first_share").asc(nulls_last=True)
-    )
-    def right_first_time(self, question: Question) -> str:
-        if not question.learners:
-            return "-"
-        return f"{question.right_first_share:.0%} of {question.learners}"
-
-    @admin.display(description="Forgot after knowing", ordering="lapses")
-    def lapses(self, question: Question) -> int:
-        return question.lapses
-
-    @admin.display(
-        description="Mean difficulty (1-10, from the scheduler's memory model)",
-        ordering="mean_difficulty",
-    )
-    def mean_difficulty(self, question: Question) -> str:
-        return "-" if question.mean_difficulty is None else f"{question.mean_difficulty:.1f}"
-
-    @admin.display(description="Summary")
-    def how_learners_do(self, question: Question) -> str:
-        return format_html(
-            "{} attempts by {} learners; right the first time: {}; forgot after knowing: {}; "
-            "mean difficulty (1-10, from the scheduler's memory model): {}.",
-            question.attempts,
-            question.learners,
-            self.right_first_time(question),
-            question.lapses,
-            self.mean_difficulty(question),
-        )
-
-    @admin.display(description="Choices picked")
-    def choice_picks(self, question: Question) -> str:
-        rows = format_html_join(
-            "",
-            "<li>{} {}: picked {} time(s){}</li>",
-            (
-                (c["letter"], c["text"], c["picks"], " (correct)" if c["correct"] else "")
-                for c in analytics.choice_picks(question)
-            ),
-        )
-        return format_html("<ul>{}</ul>", rows)
 
     def save_model(self, request, obj, form, change) -> None:
         row = memory_reset_row(form) if change else None
@@ -766,7 +831,7 @@ def apply_memory_decision(model_admin, request: HttpRequest, rows: list[dict]) -
             request, f"Learners' memory of question {numbers} was kept, as you chose."
         )
         return
-    reset = sum(practice_services.question_memories_reset(question=row["question"]) for row in rows)
+    reset = sum(learner_data.forget(row["question"]) for row in rows)
     model_admin.message_user(
         request,
         f"The right answer changed on question {numbers}: {reset} learner"
@@ -892,11 +957,11 @@ class ProblemReportAdmin(admin.ModelAdmin):
     def short_message(self, report: ProblemReport) -> str:
         return report.message[:90] + ("…" if len(report.message) > 90 else "")
 
-    def get_form(self, request, obj=None, **kwargs):
-        form = super().get_form(request, obj, **kwargs)
+    def get_form(self, request, obj=None, change=False, **kwargs):
+        form = super().get_form(request, obj, change, **kwargs)
         if obj is not None:
             allowed = {obj.status} | ProblemReport.MOVES[ProblemReport.Status(obj.status)]
-            form.base_fields["status"].choices = [
+            cast(forms.ChoiceField, form.base_fields["status"]).choices = [
                 (value, label) for value, label in ProblemReport.Status.choices if value in allowed
             ]
             form.base_fields[

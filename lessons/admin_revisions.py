@@ -15,11 +15,10 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
 
-from lessons import services
+from lessons import learner_data, services
 from lessons.files import LessonFileError, lesson_to_markdown, markdown_to_lesson
 from lessons.models import Lesson, LessonRevision
 from lightmysky.lib.numbers import small_int
-from practice.models import Memory
 
 # The fingerprint line changes with every revision; it says nothing an editor can read.
 UNREAD_LINES = ("revision: ",)
@@ -152,14 +151,12 @@ def diff_view(model_admin, request: HttpRequest, pk: int, revision_pk: int) -> H
     if status == 400:
         context["error"] = "That is not a revision of this lesson: pick one from the list."
         against = older[0] if older else None
-    first, second = revision, against
-    if against is not None and (against.created_at, against.pk) < (
-        revision.created_at,
-        revision.pk,
-    ):
-        first, second = against, revision
-    elif against is None:
+    if against is None:
         first, second = None, revision
+    elif (against.created_at, against.pk) < (revision.created_at, revision.pk):
+        first, second = against, revision
+    else:
+        first, second = revision, against
     context |= {
         "revision": revision,
         "against": against,
@@ -231,7 +228,7 @@ def _unpublishes(lesson: Lesson, document: dict) -> int:
     """How many learners practise a published lesson that the restore sets back to draft."""
     if not lesson.is_published or document.get("status") != Lesson.Status.DRAFT:
         return 0
-    return Memory.objects.filter(lesson=lesson).values("learner_id").distinct().count()
+    return learner_data.learners_of(lesson)
 
 
 def _restore_preview(lesson: Lesson, revision: LessonRevision, document: dict, options) -> dict:

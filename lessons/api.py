@@ -121,7 +121,6 @@ def _url(path: str) -> str:
 
 
 def _summary(lesson: Lesson) -> dict:
-    url = lesson.get_absolute_url()
     return {
         "id": lesson.public_id,
         "title": lesson.title,
@@ -130,8 +129,8 @@ def _summary(lesson: Lesson) -> dict:
         "area": lesson.area.slug,
         "age_from": lesson.age_from,
         "age_to": lesson.age_to,
-        "url": _url(url),
-        "markdown_url": _url(url + ".md"),
+        "url": _url(lesson.get_absolute_url()),
+        "markdown_url": _url(lesson.get_markdown_url()),
         "updated_at": lesson.updated_at.isoformat(),
     }
 
@@ -184,7 +183,7 @@ def list_subjects(request: HttpRequest):
             "description": s.description,
             "lesson_count": s.lesson_count,
             "url": _url(s.get_absolute_url()),
-            "markdown_url": _url(f"/learn/{s.slug}.md"),
+            "markdown_url": _url(s.get_markdown_url()),
         }
         for s in subjects
     ]

@@ -201,7 +201,8 @@ def markdown_to_lesson(text: str, *, source: str = "the file") -> dict[str, Any]
                 )
             continue
         if name in INTEGER_KEYS:
-            ok = isinstance(value, int) and not isinstance(value, bool)
+            # null: a draft's ages not set yet (publishing needs them)
+            ok = value is None or (isinstance(value, int) and not isinstance(value, bool))
             expected = "a whole number"
         elif name in LIST_KEYS:
             ok = isinstance(value, list) and all(isinstance(x, str) for x in value)

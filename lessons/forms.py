@@ -2,14 +2,25 @@
 
 from __future__ import annotations
 
+import re
+from dataclasses import dataclass, field
+from typing import cast
+
 from django import forms
 from django.conf import settings
+from django.core import signing
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.forms.models import BaseInlineFormSet
+from django.urls import reverse
+from django.utils.html import format_html
+from django.utils.safestring import mark_safe
+from django.utils.text import slugify
 
+from lessons.files import lesson_to_markdown
 from lessons.models import (
     QUESTIONS_PER_LESSON,
+    Flashcard,
     Lesson,
     ProblemReport,
     Question,
@@ -29,6 +40,46 @@ class TextWithNewlines(forms.CharField):
         return value.replace("\r\n", "\n").replace("\r", "\n") if isinstance(value, str) else value
 
 
+# What each text box takes, said under it: editors should not have to guess.
+PLAIN_TEXT = "Plain text."
+INLINE_MARKDOWN = (
+    "Inline Markdown: `code`, **bold**, *italic*. Links, images and HTML are shown as typed."
+)
+MARKDOWN = (
+    "Markdown: **bold**, *italic*, `code`, lists, tables and links. Images and HTML are not shown."
+)
+
+
+class MarkdownTextarea(forms.Textarea):
+    """A text box with a live preview of its Markdown beside it (htmx, see lesson-admin.js)."""
+
+    def __init__(self, attrs=None, *, inline: bool = False) -> None:
+        super().__init__(attrs)
+        self.inline = inline
+
+    def render(self, name, value, attrs=None, renderer=None):
+        box = super().render(name, value, attrs, renderer)
+        return format_html(
+            '<div class="markdown-field">{}<div class="markdown-preview" data-markdown-preview '
+            "hidden>"
+            '<button type="button" class="button" data-hx-post="{}" data-hx-vals=\'{{"format": '
+            '"{}"}}\' data-hx-params="csrfmiddlewaretoken,format" data-hx-trigger="click, '
+            'preview-refresh" data-hx-target="next .markdown-preview-output" '
+            'data-hx-swap="innerHTML">Preview</button>'
+            '<div class="markdown-preview-output" aria-live="polite"></div></div></div>',
+            box,
+            reverse("admin:lessons_lesson_markdown_preview"),
+            "inline" if self.inline else "block",
+        )
+
+
+def with_format(field: forms.Field, note: str, *, markdown: str | None = None) -> None:
+    """Say under a field what it takes; give a Markdown text box its preview."""
+    field.help_text = f"{note} {field.help_text}".strip()
+    if markdown and isinstance(field.widget, forms.Textarea):
+        field.widget = MarkdownTextarea(field.widget.attrs, inline=markdown == "inline")
+
+
 def choice_field_names(slot: int) -> tuple[str, str, str]:
     return f"choice_{slot}_text", f"choice_{slot}_correct", f"choice_{slot}_why"
 
@@ -39,14 +90,19 @@ def _choice_fields() -> dict[str, forms.Field]:
     for slot, letter in enumerate(LETTERS[:CHOICE_SLOTS]):
         text, correct, why = choice_field_names(slot)
         fields[text] = forms.CharField(
-            label=f"Choice {letter}", required=False, widget=forms.TextInput(attrs={"size": 60})
+            label=f"Choice {letter}",
+            required=False,
+            widget=forms.TextInput(attrs={"size": 60}),
+            help_text=INLINE_MARKDOWN if slot == 0 else "",
         )
         fields[correct] = forms.BooleanField(label=f"{letter} is correct", required=False)
         fields[why] = forms.CharField(
             label=f"Why {letter} is wrong",
             required=False,
             widget=forms.TextInput(attrs={"size": 60}),
-            help_text="Shown to a learner who picks this wrong choice." if slot == 0 else "",
+            help_text=f"Shown to a learner who picks this wrong choice. {INLINE_MARKDOWN}"
+            if slot == 0
+            else "",
         )
     return fields
 
@@ -64,6 +120,10 @@ class BaseQuestionAdminForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
+        with_format(self.fields["prompt"], INLINE_MARKDOWN, markdown="inline")
+        with_format(self.fields["explanation"], "", markdown="block")
+        self.fields["position"].required = False
+        self.fields["position"].help_text = "Left empty, the next free place."
         choices = self.instance.choices if self.instance.pk else []
         self.choices_before = list(choices)
         self._correct_before = correct_choice_ids(choices)
@@ -73,8 +133,16 @@ class BaseQuestionAdminForm(forms.ModelForm):
             self.initial.setdefault(correct, bool(choice.get("correct")))
             self.initial.setdefault(why, choice.get("explanation", ""))
 
+    def has_changed(self) -> bool:
+        # A new question's position comes filled in, and reordering renumbers it: a blank
+        # question that only moved is still blank.
+        if not self.instance.pk and self.changed_data == ["position"]:
+            return False
+        return super().has_changed()
+
     def clean(self) -> dict:
-        cleaned = super().clean()
+        super().clean()
+        cleaned = self.cleaned_data
         choices = []
         for slot in range(CHOICE_SLOTS):
             text, correct, why = (cleaned.get(name) for name in choice_field_names(slot))
@@ -85,7 +153,11 @@ class BaseQuestionAdminForm(forms.ModelForm):
                     )
                 continue
             choices.append(
-                {"text": text.strip(), "correct": bool(correct), "explanation": (why or "").strip()}
+                {
+                    "text": str(text).strip(),
+                    "correct": bool(correct),
+                    "explanation": (why or "").strip(),
+                }
             )
         self.instance.choices = carry_choice_ids(self.instance.choices or [], choices)
         if cleaned.get("explanation") is not None:
@@ -104,13 +176,16 @@ class BaseQuestionAdminForm(forms.ModelForm):
     def validate_constraints(self) -> None:
         """Leave positions to the lesson's formset, which checks them all together: a swap
         between two questions is valid although each clashes with the other's old position."""
-        exclude = self._get_validation_exclusions()
-        if self.prefix:  # in the lesson's formset; a question's own page checks as usual
-            exclude |= {"position"}
+        if not self.prefix:  # a question's own page checks as usual
+            super().validate_constraints()
+            return
+        # As the ModelForm would, leaving out the fields it does not validate, and positions.
+        exclude = {f.name for f in Question._meta.fields if f.name not in self.fields}
+        exclude |= set(self.errors) | {"position"}
         try:
             self.instance.validate_constraints(exclude=exclude)
         except ValidationError as error:
-            self._update_errors(error)
+            self.add_error(None, error)
 
     @property
     def correct_answer_changed(self) -> bool:
@@ -125,15 +200,138 @@ def correct_choice_ids(choices: list[dict]) -> set[str | None]:
     return {c.get("id") for c in choices if c.get("correct")}
 
 
+class FlashcardAdminForm(forms.ModelForm):
+    """A flashcard's two faces side by side, each a short box of inline Markdown."""
+
+    class Meta:
+        model = Flashcard
+        fields = ["position", "front", "back"]
+        widgets = {
+            "front": forms.Textarea(attrs={"rows": 2, "cols": 30}),
+            "back": forms.Textarea(attrs={"rows": 2, "cols": 30}),
+        }
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        for name in ("front", "back"):
+            self.fields[name].label = f"{name.capitalize()} (inline Markdown)"
+            with_format(self.fields[name], INLINE_MARKDOWN, markdown="inline")
+
+
+class MarkdownPreviewForm(forms.Form):
+    """What the admin's Markdown preview takes: the text, and whether it is inline."""
+
+    format = forms.ChoiceField(choices=[("block", "Markdown"), ("inline", "Inline Markdown")])
+    text = forms.CharField(required=False, strip=False, max_length=100_000)
+
+
 QuestionAdminForm = type("QuestionAdminForm", (BaseQuestionAdminForm,), _choice_fields())
 
 
+OPENED_SALT = "lessons.admin.opened"
+_REVISION_LINE = re.compile(r'^revision: "([0-9a-f]+)"$', re.MULTILINE)
+
+
+def opened_token(lesson: Lesson) -> str:
+    """The lesson as an editor opened it (its file, compressed and signed), carried in the form
+    so a save can tell whether someone else saved in between, and show what they changed."""
+    return signing.dumps(lesson_to_markdown(lesson), salt=OPENED_SALT, compress=True)
+
+
+def revision_in(text: str) -> str:
+    found = _REVISION_LINE.search(text)
+    return found[1] if found else ""
+
+
+class OpenedField(forms.CharField):
+    """The hidden token of the lesson as opened: bookkeeping, never a change to the lesson."""
+
+    widget = forms.HiddenInput
+
+    def has_changed(self, initial, data) -> bool:
+        return False
+
+
 class LessonAdminForm(forms.ModelForm):
-    """The lesson's page; the admin adds the other fields from its fieldsets."""
+    """The lesson's page; the admin adds the other fields from its fieldsets. A draft needs only
+    a title, a subject and an area (the slug follows the title); publishing needs what
+    `publish_checklist` lists."""
+
+    opened = OpenedField(required=False)
 
     class Meta:
         model = Lesson
         fields = ["needs_first"]
+
+    FORMATS = {
+        "title": (PLAIN_TEXT, None),
+        "summary": (PLAIN_TEXT, None),
+        "objectives": (PLAIN_TEXT, None),
+        "heading": (PLAIN_TEXT, None),
+        "credits": (PLAIN_TEXT, None),
+        "body": (MARKDOWN, "block"),
+        "example": (MARKDOWN, "block"),
+        "tip": (MARKDOWN, "block"),
+        "recap": (MARKDOWN, "block"),
+        "transcript": (MARKDOWN, "block"),
+    }
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.conflict: dict | None = None
+        for name, (note, markdown) in self.FORMATS.items():
+            if name in self.fields:
+                help_text = self.fields[name].help_text
+                if help_text in ("Markdown.", "The worked example, in Markdown."):
+                    self.fields[name].help_text = ""
+                with_format(self.fields[name], note, markdown=markdown)
+        if "slug" in self.fields:
+            self.fields["slug"].required = False
+            self.fields["slug"].help_text = "Left empty, made from the title."
+        if "status" in self.fields:
+            self.fields["status"].help_text = (
+                "A draft saves with just a title, a subject and an area. Publishing needs "
+                "everything in the checklist at the top of this page."
+            )
+        if self.instance.pk and not self.is_bound:
+            self.initial["opened"] = opened_token(self.instance)
+
+    def clean(self) -> dict:
+        super().clean()
+        cleaned = self.cleaned_data
+        if "slug" in self.fields and not cleaned.get("slug") and cleaned.get("title"):
+            cleaned["slug"] = slugify(cleaned["title"])[:200] or "lesson"
+        if cleaned.get("status") == Lesson.Status.PUBLISHED:
+            lesson = Lesson(**{name: cleaned.get(name) for name, *_ in LESSON_NEEDS})
+            lesson.age_to = cleaned.get("age_to")
+            for line in publish_checklist(lesson=lesson, questions=[]):
+                if line.part not in ("questions", "flashcards") and line.problems:
+                    target = line.part if line.part in self.fields else None
+                    self.add_error(target, line.problems)
+        self._refuse_conflict(cleaned)
+        return cleaned
+
+    def _refuse_conflict(self, cleaned: dict) -> None:
+        """Another editor saved this lesson after this page was opened: saving now would put
+        back what they changed, unless the editor has seen it and chooses to overwrite."""
+        if not self.instance.pk or self.data.get("_overwrite") == "yes":
+            return
+        try:
+            opened = signing.loads(cleaned.get("opened") or "", salt=OPENED_SALT)
+        except signing.BadSignature:
+            return  # a page from before this check, or a form posted by hand: nothing to compare
+        now = lesson_to_markdown(self.instance)
+        if revision_in(now) == revision_in(opened):
+            return
+        self.conflict = {"opened": opened, "now": now}
+        self.add_error(
+            None,
+            mark_safe(  # a constant, with its link to the difference shown above the form
+                "Someone else saved this lesson after you opened it, and saving yours now "
+                'would undo their changes. <a href="#lesson-conflict">See what they changed</a>, '
+                "then copy your edits into the lesson as it is now, or save yours over theirs."
+            ),
+        )
 
     def clean_needs_first(self):
         needed = self.cleaned_data["needs_first"]
@@ -144,25 +342,57 @@ class LessonAdminForm(forms.ModelForm):
         video = self.cleaned_data.get("video")
         limit = settings.LESSON_VIDEO_MAX_BYTES
         # Only a new upload: a video already saved was within the limit of its day.
-        if isinstance(video, UploadedFile) and video.size > limit:
+        size = video.size if isinstance(video, UploadedFile) else None
+        if size is not None and size > limit:
             raise ValidationError(
-                f"This video is {video.size / 2**20:.0f} MB; a lesson video may be at most "
+                f"This video is {size / 2**20:.0f} MB; a lesson video may be at most "
                 f"{limit / 2**20:.0f} MB. Shorten it, or export it smaller: 720p at about "
                 "2 Mbit/s is some 15 MB a minute."
             )
         return video
 
 
-class QuestionInlineFormSet(BaseInlineFormSet):
-    """A published lesson needs exactly eight questions, each answerable and explained."""
+def kept_forms(formset) -> list[forms.ModelForm]:
+    """The forms of a formset that will be saved: valid, changed or stored, not deleted."""
+    return [
+        form
+        for form in formset.forms
+        if form.is_bound
+        and form.is_valid()
+        and form.cleaned_data
+        and not form.cleaned_data.get("DELETE")
+    ]
+
+
+class NumberedInlineFormSet(BaseInlineFormSet):
+    """New rows come with their positions filled in: the next ones after the stored rows."""
+
+    def get_form_kwargs(self, index: int | None) -> dict:
+        kwargs = super().get_form_kwargs(index)
+        stored = self.initial_form_count()
+        if index is None or index >= stored:
+            last = max((row.position or 0 for row in self.get_queryset()), default=0)
+            kwargs["initial"] = {"position": last + (index - stored if index else 0) + 1}
+        return kwargs
+
+
+class QuestionInlineFormSet(NumberedInlineFormSet):
+    """A published lesson needs exactly eight questions, each answerable and explained. New
+    questions come with the next free positions filled in; a position left empty is filled."""
 
     def clean(self) -> None:
         super().clean()
         if any(form.errors for form in self.forms):
             return
-        kept = [
-            form for form in self.forms if form.cleaned_data and not form.cleaned_data.get("DELETE")
-        ]
+        kept = kept_forms(self)
+        taken = {form.cleaned_data["position"] for form in kept if form.cleaned_data["position"]}
+        free = (n for n in range(1, QUESTIONS_PER_LESSON + 1) if n not in taken)
+        for form in kept:
+            if not form.cleaned_data.get("position"):
+                position = next(free, None)
+                if position is None:
+                    raise ValidationError(f"A lesson has at most {QUESTIONS_PER_LESSON} questions.")
+                form.cleaned_data["position"] = form.instance.position = position
         if self.instance.status == Lesson.Status.PUBLISHED:
             problems = publish_problems(
                 [(form.cleaned_data.get("position"), form.instance) for form in kept]
@@ -174,6 +404,128 @@ class QuestionInlineFormSet(BaseInlineFormSet):
                 )
 
 
+class FlashcardInlineFormSet(NumberedInlineFormSet):
+    """A published lesson needs at least four flashcards; new ones come numbered."""
+
+    def clean(self) -> None:
+        super().clean()
+        if any(form.errors for form in self.forms):
+            return
+        if self.instance.status == Lesson.Status.PUBLISHED:
+            line = flashcards_line(len(kept_forms(self)))
+            if line.problems:
+                raise ValidationError(line.problems)
+
+
+MIN_FLASHCARDS = 4
+# What a published lesson's own texts need: (field, label on the checklist, what is missing).
+LESSON_NEEDS = [
+    ("summary", "Summary", "The lesson has no summary."),
+    ("age_from", "Ages", "The lesson does not say which ages it is for (from and to)."),
+    ("objectives", "Objectives", "The lesson has no objectives."),
+    ("heading", "Lesson heading", "The lesson has no heading."),
+    ("body", "Body", "The lesson has no body: the text that teaches the idea."),
+    ("example", "Try it together", "The lesson has no worked example (“Try it together”)."),
+    ("recap", "Recap", "The lesson has no recap."),
+]
+
+
+@dataclass
+class ChecklistLine:
+    """One thing publishing needs, where it is on the lesson's admin page, and what is missing
+    (nothing when it is done)."""
+
+    label: str
+    anchor: str
+    problems: list[str] = field(default_factory=list)
+    part: str = ""  # the lesson field, "questions" or "flashcards": lesson files name its line
+    position: int | None = None  # the question's, for a question's line
+
+    @property
+    def done(self) -> bool:
+        return not self.problems
+
+
+def publish_checklist(
+    *,
+    lesson: Lesson | None = None,
+    questions: list[tuple[int | None, Question, str]],
+    flashcards: int | None = None,
+) -> list[ChecklistLine]:
+    """The publish rule as a checklist: the lesson's own texts (with `lesson`), eight complete
+    questions (each given as position, question and its anchor on the page), and at least four
+    flashcards (with their count). A lesson can be published when every line is done."""
+    lines: list[ChecklistLine] = []
+    if lesson is not None:
+        for name, label, missing in LESSON_NEEDS:
+            value = getattr(lesson, name)
+            if name == "age_from":
+                empty = lesson.age_from is None or lesson.age_to is None
+            else:
+                empty = not (value or "").strip()
+            lines.append(ChecklistLine(label, f"id_{name}", [missing] if empty else [], name))
+    count = len(questions)
+    lines.append(
+        ChecklistLine(
+            f"{QUESTIONS_PER_LESSON} questions",
+            "questions-group",
+            []
+            if count == QUESTIONS_PER_LESSON
+            else [
+                f"A published lesson needs exactly {QUESTIONS_PER_LESSON} questions; "
+                f"it has {count}."
+            ],
+            "questions",
+        )
+    )
+    for position, question, anchor in sorted(questions, key=lambda row: row[0] or 0):
+        lines.append(
+            ChecklistLine(
+                f"Question {position}",
+                anchor,
+                question_problems(position, question),
+                "questions",
+                position,
+            )
+        )
+    if flashcards is not None:
+        lines.append(flashcards_line(flashcards))
+    return lines
+
+
+def question_problems(position: int | None, question: Question) -> list[str]:
+    """What one question lacks before its lesson can be published."""
+    problems = []
+    choices = question.choices if isinstance(question.choices, list) else []
+    if not any(choice.get("correct") for choice in choices):
+        problems.append(f"Question {position} has no correct choice.")
+    if len(choices) < 2:
+        problems.append(f"Question {position} needs at least two choices.")
+    if not (question.explanation or "").strip():
+        problems.append(f"Question {position} has no explanation.")
+    unexplained = [
+        LETTERS[index]
+        for index, choice in enumerate(choices[: len(LETTERS)])
+        if not choice.get("correct") and not str(choice.get("explanation") or "").strip()
+    ]
+    if unexplained:
+        which = " and ".join(filter(None, [", ".join(unexplained[:-1]), unexplained[-1]]))
+        plural = "s" if len(unexplained) > 1 else ""
+        problems.append(f"Question {position} has no “why wrong” for choice{plural} {which}.")
+    return problems
+
+
+def flashcards_line(count: int) -> ChecklistLine:
+    problems = (
+        []
+        if count >= MIN_FLASHCARDS
+        else [f"A published lesson needs at least {MIN_FLASHCARDS} flashcards; it has {count}."]
+    )
+    return ChecklistLine(
+        f"At least {MIN_FLASHCARDS} flashcards", "flashcards-group", problems, "flashcards"
+    )
+
+
 def publish_problems(questions: list[tuple[int | None, Question]]) -> list[str]:
     """Which publish rules a lesson's questions break, in words an editor can act on."""
     return [message for _, message in publish_problem_items(questions)]
@@ -182,25 +534,10 @@ def publish_problems(questions: list[tuple[int | None, Question]]) -> list[str]:
 def publish_problem_items(
     questions: list[tuple[int | None, Question]],
 ) -> list[tuple[int | None, str]]:
-    """The publish rule's problems, each with the position of the question it is about (None
-    for the lesson as a whole), so lesson files can point at the line."""
-    problems: list[tuple[int | None, str]] = []
-    if len(questions) != QUESTIONS_PER_LESSON:
-        problems.append(
-            (
-                None,
-                f"A published lesson needs exactly {QUESTIONS_PER_LESSON} questions; "
-                f"it has {len(questions)}.",
-            )
-        )
-    for position, question in sorted(questions, key=lambda pair: pair[0] or 0):
-        if not any(choice.get("correct") for choice in question.choices):
-            problems.append((position, f"Question {position} has no correct choice."))
-        if len(question.choices) < 2:
-            problems.append((position, f"Question {position} needs at least two choices."))
-        if not question.explanation.strip():
-            problems.append((position, f"Question {position} has no explanation."))
-    return problems
+    """The publish rule's problems with the questions, each with the position of the question
+    it is about (None for the lesson as a whole), so lesson files can point at the line."""
+    lines = publish_checklist(questions=[(position, q, "") for position, q in questions])
+    return [(line.position, problem) for line in lines for problem in line.problems]
 
 
 class ReportForm(forms.Form):
@@ -232,6 +569,6 @@ class ReportForm(forms.Form):
 
     def __init__(self, *args, questions: list[Question], **kwargs) -> None:
         super().__init__(*args, **kwargs)
-        self.fields["question"].choices = [("", "The lesson in general")] + [
-            (q.position, f"Question {q.position}: {q.prompt[:70]}") for q in questions
-        ]
+        cast(forms.ChoiceField, self.fields["question"]).choices = [
+            ("", "The lesson in general")
+        ] + [(q.position, f"Question {q.position}: {q.prompt[:70]}") for q in questions]

@@ -60,6 +60,9 @@ class Subject(models.Model):
     def get_absolute_url(self) -> str:
         return reverse("lessons:subject", args=[self.slug])
 
+    def get_markdown_url(self) -> str:
+        return reverse("lessons:subject_markdown", args=[self.slug])
+
 
 class Area(models.Model):
     subject = models.ForeignKey(Subject, on_delete=models.PROTECT, related_name="areas")
@@ -144,22 +147,32 @@ class Lesson(models.Model):
     )
     slug = models.SlugField(max_length=200)
     title = models.CharField(max_length=200)
-    summary = models.TextField(help_text="Two or three plain sentences shown under the title.")
+    # A draft saves from its title, subject and area: what else publishing needs is the publish
+    # rule's business (lessons.forms.publish_checklist), not the columns'.
+    summary = models.TextField(
+        blank=True, help_text="Two or three plain sentences shown under the title."
+    )
     subject = models.ForeignKey(Subject, on_delete=models.PROTECT, related_name="lessons")
     area = models.ForeignKey(Area, on_delete=models.PROTECT, related_name="lessons")
-    age_from = models.PositiveSmallIntegerField("ages from", validators=[MaxValueValidator(120)])
-    age_to = models.PositiveSmallIntegerField("ages to", validators=[MaxValueValidator(120)])
-    objectives = models.TextField(
-        help_text="What a learner can do afterwards: one objective per line."
+    age_from = models.PositiveSmallIntegerField(
+        "ages from", null=True, blank=True, validators=[MaxValueValidator(120)]
     )
-    heading = models.CharField("lesson heading", max_length=200)
-    body = models.TextField(help_text="Markdown.")
+    age_to = models.PositiveSmallIntegerField(
+        "ages to", null=True, blank=True, validators=[MaxValueValidator(120)]
+    )
+    objectives = models.TextField(
+        blank=True, help_text="What a learner can do afterwards: one objective per line."
+    )
+    heading = models.CharField("lesson heading", max_length=200, blank=True)
+    body = models.TextField(blank=True, help_text="Markdown.")
     body_html = models.TextField(editable=False, default="")
-    example = models.TextField("Try it together", help_text="The worked example, in Markdown.")
+    example = models.TextField(
+        "Try it together", blank=True, help_text="The worked example, in Markdown."
+    )
     example_html = models.TextField(editable=False, default="")
     tip = models.TextField(blank=True, help_text="Markdown.")
     tip_html = models.TextField(editable=False, default="")
-    recap = models.TextField(help_text="Markdown.")
+    recap = models.TextField(blank=True, help_text="Markdown.")
     recap_html = models.TextField(editable=False, default="")
     video = models.FileField(
         upload_to="videos/",
@@ -199,13 +212,31 @@ class Lesson(models.Model):
         super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
-        return reverse(
-            "lessons:lesson",
-            kwargs={"subject": self.subject.slug, "slug": self.slug, "public_id": self.public_id},
-        )
+        return reverse("lessons:lesson", kwargs=self.url_kwargs)
+
+    @property
+    def url_kwargs(self) -> dict[str, str]:
+        """What every address of this lesson's pages is built from (needs the subject loaded)."""
+        return {"subject": self.subject.slug, "slug": self.slug, "public_id": self.public_id}
+
+    def get_markdown_url(self) -> str:
+        return reverse("lessons:lesson_markdown", kwargs=self.url_kwargs)
 
     def get_worksheet_url(self) -> str:
-        return self.get_absolute_url() + "/worksheet"
+        return reverse("lessons:worksheet", kwargs=self.url_kwargs)
+
+    def get_report_url(self) -> str:
+        return reverse("lessons:report", kwargs=self.url_kwargs)
+
+    # The practice app's pages of a lesson, by URL name: lessons imports nothing of practice.
+    def get_practice_url(self) -> str:
+        return reverse("practice:round", kwargs=self.url_kwargs)
+
+    def get_flashcards_url(self) -> str:
+        return reverse("practice:flashcards", kwargs=self.url_kwargs)
+
+    def get_worksheet_answers_url(self) -> str:
+        return reverse("practice:worksheet_answers", kwargs=self.url_kwargs)
 
     def clean(self) -> None:
         errors = {}
@@ -288,6 +319,8 @@ class Lesson(models.Model):
 
     @property
     def ages(self) -> str:
+        if self.age_from is None or self.age_to is None:
+            return "ages not set yet"  # only a draft, seen by its editors
         return f"ages {self.age_from} to {self.age_to}"
 
 

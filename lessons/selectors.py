@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from django.conf import settings
 from django.db import models
@@ -12,8 +13,15 @@ from lessons.models import Flashcard, Lesson, Question
 from lessons.structured_data import learning_resource
 from lightmysky.lib.versioned import versioned
 
-# (lesson id, "question" or "flashcard", item id, item key, number within its kind)
-Item = tuple[int, str, int, str, int]
+
+class Item(NamedTuple):
+    """A star of a lesson's constellation: one of its questions or flashcards."""
+
+    lesson_id: int
+    kind: str  # "question" or "flashcard"
+    pk: int
+    key: str
+    number: int  # its position among the lesson's questions, or among its flashcards
 
 
 @dataclass
@@ -53,8 +61,8 @@ def items_of(lesson_ids) -> list[Item]:
         .order_by()
         .values_list("lesson_id", models.Value("flashcard", kind), "pk", "key", "position")
     )
-    items = list(questions.union(flashcards, all=True))
-    items.sort(key=lambda row: (row[0], row[1] != "question", row[4], row[2]))
+    items = [Item(*row) for row in questions.union(flashcards, all=True)]
+    items.sort(key=lambda item: (item.lesson_id, item.kind != "question", item.number, item.pk))
     return items
 
 
@@ -85,7 +93,7 @@ class PrintedWorksheet:
     """A published lesson whose worksheet, as printed today, carries a given code."""
 
     title: str
-    url: str
+    answers_url: str
 
 
 def normalise_worksheet_code(text: str) -> str:
@@ -111,7 +119,7 @@ def worksheets_by_code(version: int) -> dict[str, list[PrintedWorksheet]]:
         found: dict[str, list[PrintedWorksheet]] = defaultdict(list)
         for lesson in lessons.order_by("title", "pk"):
             code = lesson.worksheet_code(by_lesson[lesson.pk])
-            found[code].append(PrintedWorksheet(lesson.title, lesson.get_absolute_url()))
+            found[code].append(PrintedWorksheet(lesson.title, lesson.get_worksheet_answers_url()))
         return dict(found)
 
-    return versioned("worksheets-by-code", version, build)
+    return versioned("worksheet-answers-by-code", version, build)

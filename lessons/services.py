@@ -12,9 +12,9 @@ from django.contrib.auth.models import User
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import models, transaction
-from django.db.models import Count
 from django.utils.text import slugify
 
+from lessons import learner_data
 from lessons.files import (
     LessonFileError,
     Problem,
@@ -22,7 +22,7 @@ from lessons.files import (
     lesson_to_markdown,
     markdown_to_lesson,
 )
-from lessons.forms import publish_problem_items
+from lessons.forms import publish_checklist, publish_problem_items
 from lessons.models import (
     Area,
     Flashcard,
@@ -238,7 +238,7 @@ def lessons_load(
             allow_delete=allow_delete,
         )
         if lesson.status == Lesson.Status.PUBLISHED:
-            questions = (
+            questions: list[tuple[int | None, Question]] = (
                 [
                     (q["position"], Question(choices=q["choices"], explanation=q["explanation"]))
                     for q in item.get("questions", [])
@@ -253,6 +253,12 @@ def lessons_load(
                 problems.add(
                     line or problems.line("status"), where, f"cannot be published: {message}"
                 )
+            flashcards = len(item.get("flashcards", []))
+            for need in publish_checklist(lesson=lesson, questions=[], flashcards=flashcards):
+                for message in [] if need.part == "questions" else need.problems:
+                    problems.add(
+                        problems.line(need.part), need.part, f"cannot be published: {message}"
+                    )
         loaded[lesson.public_id] = (lesson, item, problems)
         if is_new:
             result.created += 1
@@ -475,10 +481,7 @@ def _load_questions(
 
 
 def _right_answer_changed(question, problems, line, where, notes, keep_memories) -> None:
-    from practice import services as practice_services
-    from practice.models import Memory
-
-    remembering = Memory.objects.filter(question=question).count()
+    remembering = learner_data.remembering(question)
     if not remembering:
         return
     if keep_memories:
@@ -487,7 +490,7 @@ def _right_answer_changed(question, problems, line, where, notes, keep_memories)
             "learners' memory of it kept (--keep-memories)"
         )
         return
-    reset = practice_services.question_memories_reset(question=question)
+    reset = learner_data.forget(question)
     notes.append(
         f"{problems.source}:{line}: {where}: the right answer changed; {reset} learners' "
         "memory of it reset (their answers are kept)"
@@ -571,20 +574,13 @@ def _drop_missing(
 ) -> bool:
     """Delete the stored items the file no longer has; one that learners have answered only
     with `allow_delete`."""
-    from practice.models import Review
-
     kept = {row.pk for row in matched.values()}
     gone = [row for row in stored if row.pk not in kept]
     if not gone:
         return False
     model = type(gone[0])
     kind = model._meta.model_name
-    answers = {
-        row[f"{kind}_id"]: (row["answers"], row["learners"])
-        for row in Review.objects.filter(**{f"{kind}__in": gone})
-        .values(f"{kind}_id")
-        .annotate(answers=Count("pk"), learners=Count("learner_id", distinct=True))
-    }
+    answers = learner_data.answers_to(gone)
     for row in gone:
         count, learners = answers.get(row.pk, (0, 0))
         what = f"{kind} {row.key} (position {row.position})"

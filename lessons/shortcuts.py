@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
+from django.urls import reverse
 
 from lessons.models import ContentVersion, Lesson
 from lessons.selectors import LessonPage, lesson_page
@@ -17,23 +18,32 @@ def visible_page_or_404(request: HttpRequest, public_id: str) -> LessonPage:
 
 
 def page_or_redirect(
-    request: HttpRequest, subject: str, public_id: str, slug: str | None, suffix: str = ""
+    request: HttpRequest,
+    subject: str,
+    public_id: str,
+    slug: str | None,
+    url_name: str = "lessons:lesson",
 ) -> LessonPage | HttpResponse:
-    """A lesson view's page data, or for a read at a wrong address the 301 to the right one."""
+    """A lesson view's page data, or for a read at a wrong address the 301 to the right one:
+    the address named `url_name` of the lesson."""
     page = visible_page_or_404(request, public_id)
     if request.method != "POST" and (
-        redirect := redirect_if_not_canonical(request, page.lesson, subject, slug, suffix)
+        redirect := redirect_if_not_canonical(request, page.lesson, subject, slug, url_name)
     ):
         return redirect
     return page
 
 
 def redirect_if_not_canonical(
-    request: HttpRequest, lesson: Lesson, subject: str, slug: str | None, suffix: str = ""
+    request: HttpRequest,
+    lesson: Lesson,
+    subject: str,
+    slug: str | None,
+    url_name: str = "lessons:lesson",
 ) -> HttpResponse | None:
     if subject == lesson.subject.slug and slug == lesson.slug:
         return None
-    target = lesson.get_absolute_url() + suffix
+    target = reverse(url_name, kwargs=lesson.url_kwargs)
     if query := request.META.get("QUERY_STRING"):
         target += "?" + query
     return HttpResponsePermanentRedirect(target)

@@ -32,7 +32,7 @@ def learning_resource(lesson: Lesson, questions: list[Question]) -> SafeString:
         "hasPart": {
             "@type": "Quiz",
             "name": f"Practice: {lesson.title}",
-            "url": url + "/practice",
+            "url": settings.SITE_URL + lesson.get_practice_url(),
             "hasPart": [_question(question) for question in questions],
         },
     }

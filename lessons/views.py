@@ -4,12 +4,14 @@ learner's progress meets the content: the only place in `lessons` that reads `pr
 from __future__ import annotations
 
 from dataclasses import dataclass
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.shortcuts import redirect as redirect_to
 from django.template.loader import render_to_string
+from django.urls import reverse
 from django.utils import timezone
 from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods, require_safe
@@ -99,7 +101,8 @@ def lesson(
     slug: str | None = None,
     markdown: bool = False,
 ) -> HttpResponse:
-    page = page_or_redirect(request, subject, public_id, slug, ".md" if markdown else "")
+    url_name = "lessons:lesson_markdown" if markdown else "lessons:lesson"
+    page = page_or_redirect(request, subject, public_id, slug, url_name)
     if isinstance(page, HttpResponse):
         return page
     context = page.context()
@@ -148,14 +151,14 @@ def lesson_article(page: LessonPage, version: int) -> Article:
 def worksheet(
     request: HttpRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
-    page = page_or_redirect(request, subject, public_id, slug, "/worksheet")
+    page = page_or_redirect(request, subject, public_id, slug, "lessons:worksheet")
     if isinstance(page, HttpResponse):
         return page
     lesson, questions = page.lesson, page.questions
     code = lesson.worksheet_code(questions)
     # The printed sheet names where to type its answers in: an address short enough to copy
     # from paper (the code finds the lesson), and the same address as a QR code.
-    type_in_url = f"{settings.SITE_URL}/w/{code}"
+    type_in_url = settings.SITE_URL + reverse("lessons:worksheet_code", args=[code])
     short_address = type_in_url.split("://", 1)[-1]
     several = [question for question in questions if len(question.correct_letters) > 1]
     context = {
@@ -179,7 +182,7 @@ def worksheet_by_code(request: HttpRequest, code: str = "") -> HttpResponse:
         return render(request, "lessons/worksheet_code.html", {"typed_code": ""})
     found = worksheets_by_code(ContentVersion.for_request(request)).get(code, [])
     if len(found) == 1:
-        return redirect_to(f"{found[0].url}/worksheet/answers?code={code}")
+        return redirect_to(f"{found[0].answers_url}?{urlencode({'code': code})}")
     context = {"typed_code": typed[:20], "code": code, "found": found}
     return render(request, "lessons/worksheet_code.html", context, status=200 if found else 404)
 
@@ -189,7 +192,7 @@ def worksheet_by_code(request: HttpRequest, code: str = "") -> HttpResponse:
 def report(
     request: HttpRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
-    page = page_or_redirect(request, subject, public_id, slug, "/report")
+    page = page_or_redirect(request, subject, public_id, slug, "lessons:report")
     if isinstance(page, HttpResponse):
         return page
     lesson, questions = page.lesson, page.questions
@@ -210,4 +213,4 @@ def report(
         message=form.cleaned_data["message"],
         question_position=form.cleaned_data["question"],
     )
-    return redirect_to(lesson.get_absolute_url() + "/report?sent=1")
+    return redirect_to(lesson.get_report_url() + "?sent=1")

@@ -13,7 +13,6 @@ import pkgutil
 from functools import cache
 from importlib import import_module
 
-import redis
 from django.apps import apps
 from django.conf import settings
 from django.db import DatabaseError, connection
@@ -65,6 +64,8 @@ def cache_problem() -> str | None:
     """The Redis that CACHE_URL names, if any, must answer: the rate limits count in it."""
     if not settings.RATE_LIMIT_REDIS_URL:
         return None
+    import redis  # the `redis` extra, installed where CACHE_URL=redis:// (see the settings)
+
     try:
         redis_client(settings.RATE_LIMIT_REDIS_URL).ping()
     except redis.RedisError as error:

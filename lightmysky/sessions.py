@@ -44,5 +44,5 @@ class SessionStore(db.SessionStore):
         """The content version read with this session (loading it if the browser named one), or
         None when no session row was read: a new browser, or an ended session."""
         if self.session_key is not None:
-            self._get_session()
+            self.keys()  # loads the session, and the version with it, once
         return self._content_version

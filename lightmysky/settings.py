@@ -10,6 +10,7 @@ import ipaddress
 import os
 import sys
 from pathlib import Path
+from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import dj_database_url
@@ -189,7 +190,7 @@ MIDDLEWARE = [
 ROOT_URLCONF = "lightmysky.urls"
 WSGI_APPLICATION = "lightmysky.wsgi.application"
 
-TEMPLATES = [
+TEMPLATES: list[dict[str, Any]] = [
     {
         "BACKEND": "django.template.backends.django.DjangoTemplates",
         "DIRS": [BASE_DIR / "templates"],
@@ -266,7 +267,7 @@ SECURE_REFERRER_POLICY = "same-origin"
 SECURE_CROSS_ORIGIN_OPENER_POLICY = "same-origin"
 X_FRAME_OPTIONS = "DENY"
 # Everything comes from this origin: no inline script or style, no third party, no framing.
-SECURE_CSP = {
+SECURE_CSP: dict[str, list[str]] = {
     "default-src": [CSP.SELF],
     "script-src": [CSP.SELF],
     "style-src": [CSP.SELF],
@@ -298,7 +299,7 @@ STATIC_ROOT = Path(env_str("STATIC_ROOT", str(BASE_DIR / "staticfiles")))
 STATICFILES_DIRS = [BASE_DIR / "static"]
 MEDIA_URL = "/media/"
 MEDIA_ROOT = Path(env_str("MEDIA_ROOT", str(BASE_DIR / "media")))
-STORAGES = {
+STORAGES: dict[str, dict[str, Any]] = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
         "BACKEND": "django.contrib.staticfiles.storage.StaticFilesStorage"
@@ -341,6 +342,13 @@ CACHE_URL = env_str("CACHE_URL")
 CACHE_KEY_PREFIX = env_str("CACHE_KEY_PREFIX", "lightmysky")
 RATE_LIMIT_REDIS_URL = ""
 if CACHE_URL.startswith(("redis://", "rediss://")):
+    try:
+        import redis  # noqa: F401
+    except ImportError:
+        raise ImproperlyConfigured(
+            "CACHE_URL is redis://… but the redis client is not installed: "
+            "/srv/lightmysky/venv/bin/pip install 'lightmysky[redis]' (or 'redis>=5')."
+        ) from None
     _default_cache = {
         "BACKEND": "django.core.cache.backends.redis.RedisCache",
         "LOCATION": CACHE_URL,

@@ -4,6 +4,7 @@ from urllib.parse import urlsplit
 
 from django.conf import settings
 from django.contrib.sitemaps import Sitemap
+from django.urls import reverse
 
 from lessons.models import Lesson, Subject
 
@@ -20,10 +21,10 @@ class SiteSitemap(Sitemap):
 
 class HomeSitemap(SiteSitemap):
     def items(self) -> list[str]:
-        return ["/"]
+        return ["lessons:home"]
 
     def location(self, item: str) -> str:
-        return item
+        return reverse(item)
 
 
 class SubjectSitemap(SiteSitemap):

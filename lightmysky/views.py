@@ -10,7 +10,7 @@ from django.http import (
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.templatetags.static import static
-from django.urls import Resolver404, resolve
+from django.urls import Resolver404, resolve, reverse
 from django.views import defaults
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
@@ -27,9 +27,9 @@ from lightmysky.middleware import API_PREFIX
 def robots_txt(request: HttpRequest) -> HttpResponse:
     lines = [
         "User-agent: *",
-        "Disallow: /admin/",
-        "Disallow: /progress",
-        "Disallow: /review",
+        f"Disallow: {reverse('admin:index')}",
+        f"Disallow: {reverse('practice:progress')}",
+        f"Disallow: {reverse('practice:review')}",
         "",
     ]
     return HttpResponse("\n".join(lines), content_type="text/plain; charset=utf-8")
@@ -76,33 +76,35 @@ def llms_full_txt(request: HttpRequest) -> HttpResponse:
 @require_safe
 def ai_catalog(request: HttpRequest) -> JsonResponse:
     site = settings.SITE_URL
-    files = [
-        (f"{site}/llms.txt", "text/markdown", "The catalog in the llms.txt format: every lesson"),
-        (f"{site}/llms-full.txt", "text/markdown", "Every published lesson's Markdown twin"),
+    named_files = [
+        ("llms_txt", "text/markdown", "The catalog in the llms.txt format: every lesson"),
+        ("llms_full_txt", "text/markdown", "Every published lesson's Markdown twin"),
+        ("agent_instructions", "text/markdown", "When to use the site; the call per job"),
+        ("openapi", "application/json", "OpenAPI 3.1 description of the JSON API"),
+        ("auth_md", "text/markdown", "Authentication: none; what the cookie is for"),
+        ("pricing_md", "text/markdown", "Pricing: free, and what that means"),
+        ("sitemap", "application/xml", "Every published page, for search engines"),
         (
-            f"{site}/agent-instructions.md",
+            "lessons:home_markdown",
             "text/markdown",
-            "When to use the site; the call per job",
+            "The home page as Markdown: subjects and lessons",
         ),
-        (f"{site}/openapi.json", "application/json", "OpenAPI 3.1 description of the JSON API"),
-        (f"{site}/auth.md", "text/markdown", "Authentication: none; what the cookie is for"),
-        (f"{site}/pricing.md", "text/markdown", "Pricing: free, and what that means"),
-        (f"{site}/sitemap.xml", "application/xml", "Every published page, for search engines"),
-        (f"{site}/index.md", "text/markdown", "The home page as Markdown: subjects and lessons"),
+    ]
+    files = [
+        (site + reverse(name), media_type, description)
+        for name, media_type, description in named_files
     ]
     lessons = list(Lesson.objects.for_listing())
     for subject in dict.fromkeys(lesson.subject for lesson in lessons):
         files.append(
-            (f"{site}/learn/{subject.slug}.md", "text/markdown", f"{subject.name}: its lessons")
+            (site + subject.get_markdown_url(), "text/markdown", f"{subject.name}: its lessons")
         )
     for lesson in lessons:
-        files.append(
-            (f"{site}{lesson.get_absolute_url()}.md", "text/markdown", f"Lesson: {lesson.title}")
-        )
+        files.append((site + lesson.get_markdown_url(), "text/markdown", f"Lesson: {lesson.title}"))
     document = {
         "name": settings.SITE_NAME,
         "description": "Free self-study lessons with explained practice questions. No account.",
-        "url": f"{site}/",
+        "url": site + reverse("lessons:home"),
         "files": [
             {"url": url, "media_type": media_type, "description": description}
             for url, media_type, description in files
@@ -145,5 +147,7 @@ def not_found(request: HttpRequest, exception: Exception | None = None) -> HttpR
                 target += "?" + query
             return HttpResponsePermanentRedirect(target)
     if path.startswith(API_PREFIX):
-        return error_response("The API has nothing at this address; see /openapi.json.", 404)
+        return error_response(
+            f"The API has nothing at this address; see {reverse('openapi')}.", 404
+        )
     return render(request, "404.html", status=404)

@@ -84,6 +84,12 @@ class MemoryQuerySet(models.QuerySet["Memory"]):
         return self.filter(due__lte=now)
 
 
+def learned_now(now) -> Q:
+    """Memories whose stars are kindled or lit, as sky.star_state names them: not due, not
+    missed, with some evidence. For counting in SQL (`Count("pk", filter=learned_now(now))`)."""
+    return Q(due__gt=now, evidence__gt=sky.NO_EVIDENCE) & ~Q(last_rating=scheduling.AGAIN)
+
+
 class Memory(LearnerItem):
     """The FSRS memory state of one learner for one item, in indexed columns."""
 

@@ -164,6 +164,7 @@ class _ReviewFields(TypedDict):
     now: datetime
     shown_at: datetime | None
     practice: bool
+    preview: bool
 
 
 def review_answer(

@@ -1,8 +1,9 @@
 """The night sky: what state each star is in, and where it sits. No database, no request.
 
 Every question and flashcard is a star; a lesson's items form its constellation; each subject is a
-region of the sky. Positions come from hashes of public ids, so the sky looks the same on every
-visit and a new lesson never moves an old one (unless it lands in the same grid cell).
+region of the sky. Positions come from hashes of public ids and the catalogue's shape, so the sky
+looks the same on every visit; a new subject narrows every region and a new lesson can add a row
+to its region's grid, and either moves the constellations it touches.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import hashlib
 import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
+from enum import StrEnum
 
 from practice import scheduling
 from practice.scheduling import AGAIN, MemoryState, SchedulerSettings
@@ -20,10 +22,19 @@ MARGIN = 40
 CONSTELLATION_RADIUS = 52
 LABEL_HALF_WIDTH = 95  # a constellation's name is drawn centred under it
 
+
 # The five states of a star, named the same on every page, SVG title, header, Markdown twin and
 # export. See star_state for what each means and which wins when several apply.
-UNLIT, KINDLED, LIT, DUE, MISSED = "unlit", "kindled", "lit", "due", "missed"
-WORDS = (UNLIT, KINDLED, LIT, DUE, MISSED)
+class StarWord(StrEnum):
+    UNLIT = "unlit"
+    KINDLED = "kindled"
+    LIT = "lit"
+    DUE = "due"
+    MISSED = "missed"
+
+
+UNLIT, KINDLED, LIT, DUE, MISSED = StarWord
+WORDS = tuple(StarWord)
 
 # What the scheduled answers since an item's last miss show of the learner's memory of it
 # (Memory.evidence), and the names a progress file gives them.
@@ -89,7 +100,7 @@ def evidence_of(
 
 @dataclass(frozen=True)
 class StarState:
-    word: str  # one of WORDS
+    word: StarWord
     brightness: float  # 0 to 1: how close a lit star still is to full light
     retrievability: float
     due: datetime | None

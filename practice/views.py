@@ -4,12 +4,14 @@ import functools
 import re
 from datetime import datetime, timedelta
 from functools import wraps
+from urllib.parse import urlencode
 
 from django.conf import settings
 from django.db import IntegrityError
-from django.http import Http404, HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
@@ -33,7 +35,7 @@ from practice.models import (
     Round,
     new_round_key,
 )
-from practice.selectors import constellations, learning
+from practice.selectors import LearnerRequest, constellations, learning
 from practice.submissions import (
     FlashcardRating,
     QuestionAnswer,
@@ -58,18 +60,19 @@ def recover_lost_learner(view):
     """
 
     @wraps(view)
-    def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
+    def wrapped(request: LearnerRequest, *args, **kwargs) -> HttpResponse:
         try:
             return view(request, *args, **kwargs)
         except (LearnerGone, IntegrityError):
             pk = request.session.get(LEARNER_PK_SESSION_KEY)
             if pk is None or Learner.objects.filter(pk=pk).exists():
                 raise
-            if not request.session.exists(request.session.session_key):
+            key = request.session.session_key
+            if key is None or not request.session.exists(key):
                 context = {
                     "message": "Everything stored for this browser was just erased, in "
                     "another tab or window.",
-                    "back_url": "/progress",
+                    "back_url": reverse("practice:progress"),
                     "target": "main",
                 }
                 return render(request, "practice/bad_submission.html", context, status=409)
@@ -80,7 +83,7 @@ def recover_lost_learner(view):
     return wrapped
 
 
-def _learner_or_create(request: HttpRequest, now) -> Learner:
+def _learner_or_create(request: LearnerRequest, now) -> Learner:
     learner = services.learner_get_or_create(
         session=request.session,
         browser_secret=request.COOKIES.get(settings.CSRF_COOKIE_NAME),
@@ -90,13 +93,13 @@ def _learner_or_create(request: HttpRequest, now) -> Learner:
     return learner
 
 
-def _is_preview(request: HttpRequest, lesson: Lesson) -> bool:
+def _is_preview(request: LearnerRequest, lesson: Lesson) -> bool:
     """A staff user's answer, or any answer to a draft (only staff can open one): recorded as
     a preview, so the editors' analytics never count it."""
     return not lesson.is_published or request.user.is_staff
 
 
-def _page_or_partial(request: HttpRequest, template: str, partial: str) -> str:
+def _page_or_partial(request: LearnerRequest, template: str, partial: str) -> str:
     """The fragment for htmx swaps; the whole page otherwise, also when htmx restores history."""
     if request.htmx and not request.htmx.history_restore_request:
         return f"{template}#{partial}"
@@ -132,7 +135,7 @@ def feedback_for(
 
 
 def bad_submission(
-    request: HttpRequest, message: str, *, back_url: str, target: str
+    request: LearnerRequest, message: str, *, back_url: str, target: str
 ) -> HttpResponse:
     """A 400 that says what was wrong; the htmx version replaces the card that was posted."""
     context = {"message": message, "back_url": back_url, "target": target}
@@ -146,9 +149,9 @@ def bad_submission(
 @limit_posts("answer")
 @recover_lost_learner
 def practice_round(
-    request: HttpRequest, subject: str, public_id: str, slug: str | None = None
+    request: LearnerRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
-    page = page_or_redirect(request, subject, public_id, slug, "/practice")
+    page = page_or_redirect(request, subject, public_id, slug, "practice:round")
     if isinstance(page, HttpResponse):
         return page
     lesson, questions = page.lesson, page.questions
@@ -249,7 +252,7 @@ def _day_words(moment: datetime, now: datetime) -> str:
     return f"on {moment:%a} {moment.day} {moment:%b}"
 
 
-def _next_round_key(request: HttpRequest, lesson: Lesson, *, after: Round | None) -> str:
+def _next_round_key(request: LearnerRequest, lesson: Lesson, *, after: Round | None) -> str:
     """The key of the round this browser starts after its latest one: the same on every
     reload until its first answer (so its first question keeps its order)."""
     learner = selectors.learner_for_request(request)
@@ -257,14 +260,14 @@ def _next_round_key(request: HttpRequest, lesson: Lesson, *, after: Round | None
         owner = learner.public_id
     else:  # a visitor: the CSRF secret its form carries (and, from now on, its cookie)
         get_token(request)
-        owner = request.META.get("CSRF_COOKIE")
+        owner = request.META.get("CSRF_COOKIE") or ""
     if not owner:
         return new_round_key()
     return attempts.stable_key("round", owner, lesson.pk, after.key if after else "")
 
 
 def _missed_practice(
-    request: HttpRequest, learner: Learner | None, lesson: Lesson, progress: rounds.RoundProgress
+    request: LearnerRequest, learner: Learner | None, lesson: Lesson, progress: rounds.RoundProgress
 ) -> dict:
     """'Practise the ones I missed', after a round: each question it missed, once more, as
     practice (logged, never scheduled: its answer was shown in the round)."""
@@ -272,9 +275,9 @@ def _missed_practice(
     number = max(small_int(request.GET.get("n")) or 1, 1)
     context: dict = {"missed": {"number": number, "total": len(missed)}}
     reviewed = small_int(request.GET.get("reviewed"))
-    if reviewed and 0 < number <= len(missed):
+    if learner is not None and reviewed and 0 < number <= len(missed):
         review = Review.objects.filter(
-            learner_id=learner.pk if learner else None,
+            learner_id=learner.pk,
             pk=reviewed,
             question=missed[number - 1],
             practice=True,
@@ -297,10 +300,10 @@ def _missed_practice(
 
 
 def _missed_practice_answer(
-    request: HttpRequest, page: LessonPage, attempt: Attempt, question: Question
+    request: LearnerRequest, page: LessonPage, attempt: Attempt, question: Question
 ) -> HttpResponse:
     lesson = page.lesson
-    url = lesson.get_absolute_url() + "/practice"
+    url = lesson.get_practice_url()
     number = max(small_int(request.POST.get("n")) or 1, 1)
     try:
         answer = read_question_answer(request.POST, attempt, question)
@@ -343,9 +346,9 @@ def _question_form(lesson: Lesson, progress: rounds.RoundProgress, round_key: st
     return {"question": question, "token": token, "choices": choices}
 
 
-def _practice_answer(request: HttpRequest, page: LessonPage) -> HttpResponse:
+def _practice_answer(request: LearnerRequest, page: LessonPage) -> HttpResponse:
     lesson, questions = page.lesson, page.questions
-    practice_url = lesson.get_absolute_url() + "/practice"
+    practice_url = lesson.get_practice_url()
     try:
         attempt = read_attempt(request.POST, lesson_id=lesson.pk)
         question = next((q for q in questions if q.pk == attempt.item_id), None)
@@ -374,7 +377,7 @@ def _practice_answer(request: HttpRequest, page: LessonPage) -> HttpResponse:
         )
     except BadSubmission as error:
         return bad_submission(request, str(error), back_url=practice_url, target="practice-card")
-    number = review.round_step + 1
+    number = (review.round_step or 0) + 1
     already_answered = number < progress.step  # a form from before, sent again (Back)
     if not request.htmx:
         shown_as = "q" if already_answered else "answered"
@@ -392,7 +395,7 @@ def _practice_answer(request: HttpRequest, page: LessonPage) -> HttpResponse:
         "oob_updates": True,
     }
     response = render(request, f"{ROUND_TEMPLATE}#practice-card", context)
-    return push_url(response, f"{practice_url}?answered={review.round_step + 1}")
+    return push_url(response, f"{practice_url}?answered={number}")
 
 
 @vary_on_headers("HX-Request")
@@ -401,14 +404,14 @@ def _practice_answer(request: HttpRequest, page: LessonPage) -> HttpResponse:
 @limit_posts("answer")
 @recover_lost_learner
 def flashcards(
-    request: HttpRequest, subject: str, public_id: str, slug: str | None = None
+    request: LearnerRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
-    page = page_or_redirect(request, subject, public_id, slug, "/flashcards")
+    page = page_or_redirect(request, subject, public_id, slug, "practice:flashcards")
     if isinstance(page, HttpResponse):
         return page
     lesson = page.lesson
     cards = list(lesson.flashcards.all())
-    url = lesson.get_absolute_url() + "/flashcards"
+    url = lesson.get_flashcards_url()
     data = request.POST if request.method == "POST" else request.GET
     again = _cards_again(data.get("again", ""), cards)
     if request.method == "POST":
@@ -466,7 +469,7 @@ def _flashcards_url(url: str, number: int, again: list[Flashcard]) -> str:
 
 
 def _flashcard_context(
-    request: HttpRequest,
+    request: LearnerRequest,
     lesson: Lesson,
     cards: list[Flashcard],
     position: int,
@@ -543,7 +546,7 @@ def _interval(delta: timedelta) -> str:
 @never_cache
 @limit_posts("answer")
 @recover_lost_learner
-def review(request: HttpRequest) -> HttpResponse:
+def review(request: LearnerRequest) -> HttpResponse:
     now = timezone.now()
     learner = selectors.learner_for_request(request)
     batch = _review_batch(request, now)
@@ -562,7 +565,7 @@ def review(request: HttpRequest) -> HttpResponse:
             .select_related("question", "flashcard", "lesson__subject")
             .first()
         )
-        if done is not None and done.question_id:
+        if done is not None and done.question is not None:
             context["feedback"] = feedback_for(
                 done, done.question, differ_from=_earlier_showing(done) if done.practice else None
             )
@@ -587,7 +590,7 @@ def review(request: HttpRequest) -> HttpResponse:
     return render(request, template, context)
 
 
-def _review_batch(request: HttpRequest, now) -> dict:
+def _review_batch(request: LearnerRequest, now) -> dict:
     """This sitting's set: how many reviews are done, since when, and what was missed (to ask
     once more at the end). A set starts afresh after an hour away."""
     batch = request.session.get(REVIEW_BATCH_SESSION_KEY)
@@ -647,7 +650,7 @@ def _earlier_showing(review: Review) -> str | None:
     return selectors.last_attempt_key(review, before=review)
 
 
-def _review_answer(request: HttpRequest, now) -> HttpResponse:
+def _review_answer(request: LearnerRequest, now) -> HttpResponse:
     try:
         attempt = read_attempt(request.POST)
         if attempt.round_key:
@@ -665,7 +668,9 @@ def _review_answer(request: HttpRequest, now) -> HttpResponse:
         else:
             raise BadSubmission("This form is not for a question or a flashcard.")
     except BadSubmission as error:
-        return bad_submission(request, str(error), back_url="/review", target="review-card")
+        return bad_submission(
+            request, str(error), back_url=reverse("practice:review"), target="review-card"
+        )
 
     review, created = services.review_answer(
         learner=_learner_or_create(request, now),
@@ -683,7 +688,8 @@ def _review_answer(request: HttpRequest, now) -> HttpResponse:
             batch["missed"].append(item)
     if attempt.practice or created:
         request.session[REVIEW_BATCH_SESSION_KEY] = batch
-    target = f"/review?reviewed={review.pk}#feedback" if review.question_id else "/review"
+    review_url = reverse("practice:review")
+    target = f"{review_url}?reviewed={review.pk}#feedback" if review.question_id else review_url
     if not request.htmx:
         return redirect(target)
     if review.question_id:
@@ -693,7 +699,7 @@ def _review_answer(request: HttpRequest, now) -> HttpResponse:
             "oob_updates": True,
         }
         response = render(request, "practice/review.html#review-card", context)
-        return push_url(response, f"/review?reviewed={review.pk}")
+        return push_url(response, f"{review_url}?reviewed={review.pk}")
     return redirect(target)
 
 
@@ -712,7 +718,7 @@ def _published_item(model, item_id: int, lesson_id: int):
 
 @require_safe
 @never_cache
-def progress_export(request: HttpRequest) -> HttpResponse | StreamingHttpResponse:
+def progress_export(request: LearnerRequest) -> HttpResponse | StreamingHttpResponse:
     if wait := retry_after(request, "export"):
         return too_many_requests(request, wait)
     now = timezone.now()
@@ -723,13 +729,12 @@ def progress_export(request: HttpRequest) -> HttpResponse | StreamingHttpRespons
     )
     filename = f"lightmysky-progress-{now:%Y-%m-%d}.json"
     response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    response["Cache-Control"] = "no-store"
     return response
 
 
 @require_safe
 @never_cache
-def sky_page(request: HttpRequest, table: bool = False) -> HttpResponse:
+def sky_page(request: LearnerRequest, table: bool = False) -> HttpResponse:
     learner = selectors.learner_for_request(request)
     version = ContentVersion.for_request(request)
     sky_view = constellations.sky_for(learner=learner, now=timezone.now(), version=version)
@@ -745,7 +750,7 @@ def sky_page(request: HttpRequest, table: bool = False) -> HttpResponse:
 
 
 def _sky_table(
-    request: HttpRequest, sky_view: constellations.SkyView, version: int
+    request: LearnerRequest, sky_view: constellations.SkyView, version: int
 ) -> HttpResponse:
     """The sky as a table, one subject a page (the first unless `?subject=` names one)."""
     slug = request.GET.get("subject") or None
@@ -754,11 +759,12 @@ def _sky_table(
         if slug is None:  # no published lesson at all
             page = constellations.SkyTable(subjects=[], subject=None, started=[], not_started=[])
         else:
-            raise Http404("No subject of the sky has this name; see /sky/table for them all.")
+            table_url = reverse("practice:sky_table")
+            raise Http404(f"No subject of the sky has this name; see {table_url} for them all.")
     return render(request, "practice/sky_table.html", {"sky": sky_view, "table": page})
 
 
-def _progress_page(request: HttpRequest, *, status: int = 200, **extra) -> HttpResponse:
+def _progress_page(request: LearnerRequest, *, status: int = 200, **extra) -> HttpResponse:
     learner = selectors.learner_for_request(request)
     now = timezone.now()
     context = {
@@ -773,7 +779,7 @@ def _progress_page(request: HttpRequest, *, status: int = 200, **extra) -> HttpR
 
 @require_safe
 @never_cache
-def progress(request: HttpRequest) -> HttpResponse:
+def progress(request: LearnerRequest) -> HttpResponse:
     notices = {
         "forgotten": "Everything stored for this browser was erased.",
         "adopted": "This browser now carries the progress from your other device.",
@@ -783,10 +789,10 @@ def progress(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
+@never_cache
 @limit_posts("import")
 @recover_lost_learner
-@never_cache
-def progress_import(request: HttpRequest) -> HttpResponse:
+def progress_import(request: LearnerRequest) -> HttpResponse:
     now = timezone.now()
     try:
         items = progress_file.read_upload(request.FILES.get("file"), now=now)
@@ -798,7 +804,7 @@ def progress_import(request: HttpRequest) -> HttpResponse:
 
 @require_POST
 @never_cache
-def progress_forget(request: HttpRequest) -> HttpResponse:
+def progress_forget(request: LearnerRequest) -> HttpResponse:
     if request.POST.get("confirm") != "yes":
         return _progress_page(
             request,
@@ -807,27 +813,27 @@ def progress_forget(request: HttpRequest) -> HttpResponse:
             "everything.",
         )
     services.learner_forget(learner=selectors.learner_for_request(request), session=request.session)
-    return redirect("/progress?forgotten=1")
+    return redirect(reverse("practice:progress") + "?forgotten=1")
 
 
 @require_POST
-@recover_lost_learner
 @never_cache
-def progress_transfer(request: HttpRequest) -> HttpResponse:
+@recover_lost_learner
+def progress_transfer(request: LearnerRequest) -> HttpResponse:
     learner = selectors.learner_for_request(request)
     if learner is None:
         return _progress_page(
             request, status=400, transfer_error="There is no progress in this browser to move yet."
         )
     code = services.transfer_code_create(learner=learner, now=timezone.now())
-    adopt_url = f"{settings.SITE_URL}/progress/adopt?code={code}"
+    adopt_url = f"{settings.SITE_URL}{reverse('practice:adopt')}?{urlencode({'code': code})}"
     return _progress_page(request, transfer_code=code, transfer_qr=qr_svg(adopt_url))
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
-@limit_posts("adopt")
 @never_cache
-def progress_adopt(request: HttpRequest) -> HttpResponse:
+@limit_posts("adopt")
+def progress_adopt(request: LearnerRequest) -> HttpResponse:
     code = services.normalise_transfer_code(
         (request.POST if request.method == "POST" else request.GET).get("code", "")
     )
@@ -849,24 +855,23 @@ def progress_adopt(request: HttpRequest) -> HttpResponse:
         return _progress_page(request, status=400, adopt_code=code, adopt_error=str(error))
     request.session.cycle_key()
     services.learner_bind_session(session=request.session, learner=learner, now=timezone.now())
-    return redirect("/progress?adopted=1")
+    return redirect(reverse("practice:progress") + "?adopted=1")
 
 
-@never_cache
 @require_http_methods(["GET", "HEAD", "POST"])
+@never_cache
 @limit_posts("answer")
 @recover_lost_learner
 def worksheet_answers(
-    request: HttpRequest, subject: str, public_id: str, slug: str | None = None
+    request: LearnerRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
     """Answers from a printed worksheet, typed in: graded and scheduled like on-screen ones."""
-    suffix = "/worksheet/answers"
-    page = page_or_redirect(request, subject, public_id, slug, suffix)
+    page = page_or_redirect(request, subject, public_id, slug, "practice:worksheet_answers")
     if isinstance(page, HttpResponse):
         return page
     lesson = page.lesson
     questions = page.questions
-    url = lesson.get_absolute_url() + suffix
+    url = lesson.get_worksheet_answers_url()
     context = {"lesson": lesson, "rows": [(question, "") for question in questions]}
     if request.method != "POST":
         done = request.GET.get("done", "")

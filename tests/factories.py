@@ -54,7 +54,7 @@ def make_question(lesson: Lesson, **overrides: Any) -> Question:
         "choices": [
             {"text": "The right one", "correct": True, "explanation": ""},
             {"text": "A wrong one", "correct": False, "explanation": "Because it is wrong."},
-            {"text": "Another wrong one", "correct": False, "explanation": ""},
+            {"text": "Another wrong one", "correct": False, "explanation": "It is not the one."},
         ],
         "explanation": "The right one is *right*.",
     } | overrides

@@ -19,11 +19,10 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from lessons.models import Lesson
-from practice import sky
 from practice.models import Learner, Memory, Review
 from tests.conftest import SEED_PATH
 from tests.factories import make_lesson
-from tests.practice.helpers import answer, current_question, practice_url
+from tests.practice.helpers import answer, current_question, learn_everything_in, practice_url
 
 
 def learner_with(client: Client, demo: Lesson, items: int) -> Learner:
@@ -161,6 +160,19 @@ def test_lesson_page_first_load_is_small_and_few_requests(client, demo):
     assert total <= 50 * 1024, total
 
 
+def queries_for_1_and_500_items(demo: Lesson, path: str) -> list[int]:
+    """The page's queries, warm, for a learner with one reviewed item and for one with 500."""
+    counts = []
+    for items in (1, 500):
+        client = Client()
+        learner_with(client, demo, items)
+        client.get(path)  # warm the content caches
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(path).status_code == 200
+        counts.append(len(captured))
+    return counts
+
+
 @pytest.mark.parametrize(
     "path",
     [
@@ -177,14 +189,7 @@ def test_lesson_page_first_load_is_small_and_few_requests(client, demo):
 )
 def test_other_learner_pages_have_a_fixed_query_count(demo, path):
     """Every other page a learner opens: at most 6 queries, the same with 1 item or 500."""
-    counts = []
-    for items in (1, 500):
-        client = Client()
-        learner_with(client, demo, items)
-        client.get(path)  # warm the content caches
-        with CaptureQueriesContext(connection) as captured:
-            assert client.get(path).status_code == 200
-        counts.append(len(captured))
+    counts = queries_for_1_and_500_items(demo, path)
     assert counts[0] == counts[1] <= 6, counts
 
 
@@ -205,14 +210,7 @@ def test_the_pages_that_show_a_learners_lessons_cost_the_same_for_1_or_500_items
 ):
     """Lesson states, the home page's sky and /progress's record cost the same for a learner
     with one memory as for one with 500 across 50 lessons (6 of them drawn on the home page)."""
-    counts = []
-    for items in (1, 500):
-        client = Client()
-        learner_with(client, demo, items)
-        client.get(path)  # warm the content caches
-        with CaptureQueriesContext(connection) as captured:
-            assert client.get(path).status_code == 200
-        counts.append(len(captured))
+    counts = queries_for_1_and_500_items(demo, path)
     assert counts == [queries, queries], counts
 
 
@@ -232,30 +230,11 @@ def test_home_page_for_a_learner_with_every_started_lesson_learned(
     client = Client()
     learner = learner_with(client, demo, 1)
     Memory.objects.filter(learner=learner).delete()
-    now = timezone.now()
     started = [demo] + [
         make_lesson(title=f"Learned {n}", slug=f"learned-{n}") for n in range(lessons - 1)
     ]
-    Memory.objects.bulk_create(
-        Memory(
-            learner=learner,
-            lesson=lesson,
-            **{kind: item},
-            state=2,
-            stability=30.0,
-            difficulty=5.0,
-            due=now + timedelta(days=20),
-            last_review=now - timedelta(days=1),
-            last_rating=3,
-            evidence=sky.CONFIRMED,
-        )
-        for lesson in started
-        for kind, items in (
-            ("question", lesson.questions.all()),
-            ("flashcard", lesson.flashcards.all()),
-        )
-        for item in items
-    )
+    for lesson in started:
+        learn_everything_in(learner, lesson, reviewed_days_ago=1)
     client.get("/")
     with django_assert_num_queries(7):
         html = client.get("/").content.decode()

@@ -103,3 +103,13 @@ def test_a_sentry_dsn_without_sentry_sdk_is_explained():
     result = run_django_check(**PRODUCTION, SENTRY_DSN="https://key@sentry.example.org/1")
     assert result.returncode != 0
     assert "SENTRY_DSN is set but sentry-sdk is not installed" in result.stderr
+
+
+def test_a_redis_cache_without_the_redis_extra_is_explained(tmp_path):
+    # A site installed without `lightmysky[redis]`: the redis package cannot be imported.
+    (tmp_path / "redis.py").write_text("raise ImportError('not installed')\n")
+    result = run_django_check(
+        DEBUG="1", CACHE_URL="redis://127.0.0.1:6379/0", PYTHONPATH=str(tmp_path)
+    )
+    assert result.returncode != 0
+    assert "pip install 'lightmysky[redis]'" in result.stderr

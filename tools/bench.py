@@ -360,7 +360,9 @@ def measure() -> dict:
     server = gunicorn(port)
     try:
         home = urllib.request.urlopen(base + "/").read()
-        static = re.search(rb'href="(/static/css/[^"]+)"', home)[1].decode()
+        stylesheet = re.search(rb'href="(/static/css/[^"]+)"', home)
+        assert stylesheet is not None, "the home page links no stylesheet"
+        static = stylesheet[1].decode()
         learner = data["sessions"]["learner"]
         learner_20 = data["sessions"]["learner_20"]
         rows = {

@@ -119,4 +119,5 @@ def session_of(learner: Learner) -> str:
     session[LEARNER_SESSION_KEY] = learner.public_id
     session[LEARNER_PK_SESSION_KEY] = learner.pk
     session.create()
+    assert session.session_key is not None
     return session.session_key

@@ -38,7 +38,7 @@ class Browser:
                 return error.code, error.read().decode(), error.headers.get("Location", "")
 
     def csrf(self) -> str:
-        return next(c.value for c in self.cookies if c.name == "csrftoken")
+        return next(c.value or "" for c in self.cookies if c.name == "csrftoken")
 
 
 def answer_form(html: str) -> tuple[str, str] | None:

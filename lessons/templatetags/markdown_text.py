@@ -1,4 +1,5 @@
-"""Filters for the Markdown twins: editors' Markdown and plain text made safe, and YAML strings."""
+"""Filters for the Markdown twins (editors' Markdown and plain text made safe, YAML strings), and
+the HTML pages' inline Markdown of prompts, choices and flashcards."""
 
 from __future__ import annotations
 
@@ -6,8 +7,9 @@ import json
 import re
 
 from django import template
+from django.utils.safestring import SafeString, mark_safe
 
-from lightmysky.lib.markdown import markdown_for_twin, text_for_twin
+from lightmysky.lib.markdown import markdown_for_twin, render_inline_markdown, text_for_twin
 
 register = template.Library()
 
@@ -25,6 +27,13 @@ def md(source: str) -> str:
 def md_text(text: str) -> str:
     """Plain text (a title, a prompt, a choice) as the twin shows it: one line, as written."""
     return text_for_twin(str(text or ""))
+
+
+@register.filter
+def inline_markdown(text: str) -> SafeString:
+    """A prompt, a choice, its "why wrong" or a flashcard face as HTML: `code`, **bold** and
+    *italic* made, everything else escaped (sanitised by nh3)."""
+    return mark_safe(render_inline_markdown(str(text or "")))  # noqa: S308 (nh3-cleaned)
 
 
 # In llms-full.txt a lesson's front matter follows the previous lesson, where a renderer that

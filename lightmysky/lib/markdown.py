@@ -229,3 +229,67 @@ def _has_dropped_link(text: str) -> bool:
 
 def _without_backslashes(url: str) -> str:
     return re.sub(r"\\([!-/:-@\[-`{-~])", r"\1", url)
+
+
+# Prompts, choices, their "why wrong" and flashcards: one line of text with inline code, bold
+# and italic, nothing else. What this leaves as typed (links, images, HTML) is reported to the
+# editor by markdown_losses, so nothing disappears without a word.
+_inline_parser = MarkdownIt("zero").enable(["backticks", "emphasis", "escape", "newline"])
+INLINE_TAGS = {"code", "strong", "em", "br"}
+
+
+@lru_cache(maxsize=4096)  # the same prompts and choices are shown again and again
+def render_inline_markdown(source: str) -> str:
+    """Inline Markdown (`code`, **bold**, *italic*) as sanitised HTML, with no block around it."""
+    html = _inline_parser.renderInline(source or "")
+    return nh3.clean(html, tags=INLINE_TAGS, attributes={}).strip()
+
+
+_loss_parser = MarkdownIt("commonmark", {"html": True}).enable("table")
+_LATEX = re.compile(r"\\\(|\\\)|\\\[|\\\]")
+
+
+def markdown_losses(source: str, *, inline: bool = False) -> list[str]:
+    """What the page will not show as the editor meant it: an image (dropped, with its text), a
+    link where none is made or to an address the page drops, raw HTML (shown as typed), maths
+    whose backslashes Markdown takes away. Each as a sentence the editor can act on."""
+    losses: list[str] = []
+    tokens = _loss_parser.parse(source or "")
+    children = [child for token in tokens for child in (token.children or [])]
+    for child in children:
+        if child.type == "image":
+            alt = "".join(c.content for c in child.children or []) or "no text"
+            what = "is shown as typed" if inline else "is dropped, with its text"
+            losses.append(
+                f"An image (“{alt[:60]}”) {what}: lessons show no images. Describe it in words."
+            )
+        elif child.type == "link_open":
+            href = str(child.attrs.get("href", ""))
+            if inline:
+                losses.append(
+                    f"A link (to {href[:80]}) is shown as typed: only the lesson's Markdown "
+                    "fields make links."
+                )
+            elif not link_allowed(href):
+                losses.append(
+                    f"A link to {href[:80]} is dropped: links go to http, https or mailto "
+                    "addresses."
+                )
+        elif child.type == "html_inline" and not child.content.startswith("</"):
+            losses.append(
+                f"HTML ({child.content[:40]}) is shown as typed, not as markup: write it with "
+                "Markdown or plain characters (H₂O, x²)."
+            )
+    for token in tokens:
+        if token.type == "html_block":
+            first = token.content.strip().split("\n")[0]
+            losses.append(
+                f"HTML ({first[:40]}) is shown as typed, not as markup: write it with "
+                "Markdown instead."
+            )
+    if _LATEX.search(source or ""):
+        losses.append(
+            "Maths written as \\( … \\) loses its backslashes and is not typeset: write it "
+            "in plain characters (x², √2, ≤)."
+        )
+    return list(dict.fromkeys(losses))

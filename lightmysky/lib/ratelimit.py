@@ -12,13 +12,15 @@ import logging
 import math
 import time
 from functools import cache, wraps
-from typing import NamedTuple
+from typing import TYPE_CHECKING, NamedTuple
 
-import redis
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+
+if TYPE_CHECKING:
+    import redis
 
 logger = logging.getLogger(__name__)
 
@@ -78,6 +80,8 @@ def counters_increment(*, keys: list[str], window_end: int) -> dict[str, int]:
     CACHE_URL down, count nothing and let the request through (/readyz reports the outage):
     a missing limit for a while is better than refusing every answer."""
     if settings.RATE_LIMIT_REDIS_URL:
+        import redis  # the `redis` extra: only a site with CACHE_URL=redis:// needs it
+
         try:
             return _increment_in_redis(keys, window_end)
         except redis.RedisError as error:
@@ -87,7 +91,7 @@ def counters_increment(*, keys: list[str], window_end: int) -> dict[str, int]:
 
 
 def _increment_in_database(keys: list[str], window_end: int) -> dict[str, int]:
-    # Imported here: the settings import this module (for Limit) before the apps are ready.
+    # Imported here: this module is imported by URL modules, which may load before the apps.
     from lightmysky.models import RateLimitCounter
 
     # One upsert, so concurrent requests queue on the row instead of all reading the same
@@ -107,6 +111,8 @@ def _increment_in_database(keys: list[str], window_end: int) -> dict[str, int]:
 @cache
 def redis_client(url: str) -> redis.Redis:
     """One client per process; a Redis that does not answer fails a request in a second."""
+    import redis
+
     return redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1)
 
 

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from functools import cached_property
+from typing import NamedTuple, cast
 
 from django.db import connection, models
 from django.db.models import Q
@@ -15,12 +17,14 @@ from django.utils.html import escape, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from lessons.models import Lesson
-from lessons.selectors import items_of
+from lessons.selectors import Item, items_of
+from lightmysky.lib import charts
 from lightmysky.lib.versioned import versioned_in_process
 from practice import scheduling, sky
 from practice.models import (
     Learner,
     Memory,
+    learned_now,
 )
 from practice.selectors import lesson_memories
 
@@ -221,24 +225,8 @@ class SkyView(StarCounts):
         return [star for c in self.started for star in c.stars]
 
     @property
-    def forecast_bars(self) -> list[dict]:
-        """The forecast as bars of a 420 x 160 chart, labelled with weekday, day and month below:
-        96 units for the busiest day."""
-        busiest = max([count for _, count in self.forecast] + [1])
-        bars = []
-        for index, (day, count) in enumerate(self.forecast):
-            height = round(96 * count / busiest) if count else 0
-            bars.append(
-                {
-                    "day": day,
-                    "count": count,
-                    "x": 4 + 30 * index,
-                    "middle": 15 + 30 * index,
-                    "y": 112 - height,
-                    "height": height,
-                }
-            )
-        return bars
+    def forecast_bars(self) -> list[charts.Bar]:
+        return charts.bars(self.forecast, left=4, step=30, width=22)
 
 
 def _star(kind: str, pk: int, key: str, number: int, title: str, memories: dict, now, config):
@@ -277,13 +265,25 @@ class SubjectPlace:
     outlines: SafeString  # SVG path data: one small ring per lesson
 
 
+class PlacedItem(NamedTuple):
+    """A star where the whole sky draws it."""
+
+    lesson_id: int
+    kind: str
+    pk: int
+    key: str
+    number: int
+    x: float
+    y: float
+
+
 @dataclass(frozen=True)
 class SkyMap:
     """Where everything sits in the sky: the same for every learner, built once per version.
     Everything is keyed by lesson, so a learner's sky reads only the lessons they started."""
 
     lessons: list[dict]  # pk, public_id, title, url, x, y, subject, in catalogue order
-    items_by_lesson: dict[int, list[tuple]]  # lesson id: [(lesson id, kind, id, key, n, x, y)]
+    items_by_lesson: dict[int, list[PlacedItem]]
     subjects: list[SubjectPlace]
     links: list[tuple[int, int, float, float, float, float]]  # first, later, x1, y1, x2, y2
 
@@ -313,7 +313,7 @@ class SkyMap:
         ]
 
     @property
-    def items(self) -> list[tuple]:
+    def items(self) -> list[PlacedItem]:
         return [item for entry in self.lessons for item in self.items_by_lesson[entry["pk"]]]
 
 
@@ -335,9 +335,10 @@ def sky_map(version: int) -> SkyMap:
             .select_related("subject")
             .order_by("subject__position", "subject__name", "subject_id", "public_id")
         )
-        items_by_lesson: dict[int, list[tuple]] = {lesson.pk: [] for lesson in lessons}
+        items_of_lesson: dict[int, list[Item]] = {lesson.pk: [] for lesson in lessons}
         for item in items_of([lesson.pk for lesson in lessons]):
-            items_by_lesson[item[0]].append(item)
+            items_of_lesson[item.lesson_id].append(item)
+        items_by_lesson: dict[int, list[PlacedItem]] = {}
         subjects = {lesson.subject.slug: lesson.subject.name for lesson in lessons}
         bands = sky.regions(list(subjects))
         named = len(lessons) <= NAMED_OUTLINES_UP_TO
@@ -361,10 +362,10 @@ def sky_map(version: int) -> SkyMap:
                         "subject": slug,
                     }
                 )
-                own = items_by_lesson[lesson.pk]
-                offsets = sky.star_offsets(lesson.public_id, [item[3] for item in own])
+                own = items_of_lesson[lesson.pk]
+                offsets = sky.star_offsets(lesson.public_id, [item.key for item in own])
                 items_by_lesson[lesson.pk] = [
-                    (*item, round(x + dx, 1), round(y + dy, 1))
+                    PlacedItem(*item, round(x + dx, 1), round(y + dy, 1))
                     for item, (dx, dy) in zip(own, offsets, strict=True)
                 ]
             places.append(
@@ -453,7 +454,7 @@ def sky_for(*, learner: Learner | None, now: datetime, version: int) -> SkyView:
             star.x, star.y = x, y
             constellation.stars.append(star)
         constellations.append(constellation)
-    started_in = {}
+    started_in: dict[str, int] = {}
     for pk in started_ids:
         slug = layout.lesson_by_id[pk]["subject"]
         started_in[slug] = started_in.get(slug, 0) + 1
@@ -517,7 +518,7 @@ def constellation_for(
     *,
     learner: Learner | None,
     lesson: Lesson,
-    items: list[tuple],
+    items: Sequence[Item],
     now: datetime,
     memories: dict[tuple[str, int], tuple] | None = None,
 ) -> Constellation:
@@ -529,7 +530,7 @@ def constellation_for(
     constellation = Constellation(
         lesson.pk, lesson.public_id, lesson.title, lesson.get_absolute_url(), [], x=80, y=70
     )
-    offsets = sky.star_offsets(lesson.public_id, [item[3] for item in items], radius=60)
+    offsets = sky.star_offsets(lesson.public_id, [item.key for item in items], radius=60)
     for (_, kind, pk, key, number), (dx, dy) in zip(items, offsets, strict=True):
         star = _star(kind, pk, key, number, lesson.title, memories, now, config)
         star.x, star.y = round(80 + dx, 1), round(70 + dy, 1)
@@ -544,25 +545,16 @@ class SkyCounter:
     ever_lit: int
 
 
-def _counts(now: datetime) -> dict[str, models.Count]:
-    """The counter's figures over a learner's memories: the same counts as the sky's
-    (sky.star_state)."""
-    return {
-        "learned": models.Count(
-            "pk",
-            filter=Q(due__gt=now, evidence__gt=sky.NO_EVIDENCE) & ~Q(last_rating=scheduling.AGAIN),
-        ),
-        "due": models.Count("pk", filter=Q(due__lte=now)),
-        "ever_lit": models.Count("pk", filter=Q(lit_at__isnull=False)),
-    }
-
-
 def sky_counter(*, learner: Learner, now: datetime) -> SkyCounter:
-    """The header's '12 learned so far · 3 due' and the stars ever lit, in one query, over the
-    same published lessons as the sky."""
+    """The header's '12 learned so far · 3 due' and the stars ever lit, in one query: the same
+    counts as the sky's (sky.star_state), over the same published lessons."""
     counts = Memory.objects.filter(
         learner=learner, lesson__status=Lesson.Status.PUBLISHED
-    ).aggregate(**_counts(now))
+    ).aggregate(
+        learned=models.Count("pk", filter=learned_now(now)),
+        due=models.Count("pk", filter=Q(due__lte=now)),
+        ever_lit=models.Count("pk", filter=Q(lit_at__isnull=False)),
+    )
     return SkyCounter(**counts)
 
 
@@ -583,14 +575,15 @@ def _memories_and_counter_sql(rows_where: str) -> str:
     Written out rather than built by the ORM on every request: building such a union cost more
     than running it (2 ms a page)."""
     memory, lesson = Memory._meta.db_table, Lesson._meta.db_table
-    fields = ("id", "question_id", "flashcard_id", *Memory.STATE_FIELDS)
+    fields: tuple[str, ...] = ("id", "question_id", "flashcard_id", *Memory.STATE_FIELDS)
     fields += ("last_rating", "evidence", "lit_at")
     columns = ", ".join(f"m.{name}" for name in fields)
     joined = f"FROM {memory} m INNER JOIN {lesson} l ON l.id = m.lesson_id"
     return (
         f"SELECT 0, {columns} {joined} WHERE {rows_where} "
         "UNION ALL "
-        # The counts (as `_counts` counts them) stand in the first three columns, all integers.
+        # The counts (as `sky_counter` counts them, `learned_now` for the first) stand in the
+        # first three columns, all integers.
         "SELECT 1, "
         "SUM(CASE WHEN m.due > %s AND m.evidence > %s AND m.last_rating <> %s THEN 1 ELSE 0 END), "
         "SUM(CASE WHEN m.due <= %s THEN 1 ELSE 0 END), "
@@ -632,7 +625,7 @@ def _memories_and_counter(
             continue
         state, step, stability, difficulty, due, last_review, last_rating, evidence, lit_at = rest
         memory = scheduling.MemoryState(
-            state, step, stability, difficulty, _aware(due), _aware(last_review)
+            state, step, stability, difficulty, cast(datetime, _aware(due)), _aware(last_review)
         )
         memories.append(
             MemoryRow(
@@ -652,15 +645,15 @@ def lesson_memories_and_counter(
     rows, counter = _memories_and_counter(
         "m.learner_id = %s AND m.lesson_id = %s", [learner.pk, lesson.pk], learner=learner, now=now
     )
-    memories = {
-        ("question", row.question_id) if row.question_id else ("flashcard", row.flashcard_id): (
+    memories: dict[tuple[str, int], tuple] = {}
+    for row in rows:
+        key = ("question", row.question_id) if row.question_id else ("flashcard", row.flashcard_id)
+        memories[cast(tuple[str, int], key)] = (
             row.state,
             row.last_rating,
             row.evidence,
             row.ever_lit,
         )
-        for row in rows
-    }
     return memories, counter
 
 

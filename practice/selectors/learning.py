@@ -10,12 +10,14 @@ from django.db.models import Count, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 
 from lessons.models import Area, Flashcard, Lesson, Question, Subject
-from lessons.selectors import items_of
-from practice import scheduling, sky
+from lessons.selectors import Item, items_of
+from lightmysky.lib import charts
+from practice import scheduling
 from practice.models import (
     Learner,
     Memory,
     Review,
+    learned_now,
 )
 from practice.selectors import memories_of, next_lesson_to_learn
 from practice.selectors.constellations import Constellation, constellation_for
@@ -54,11 +56,6 @@ def progress_summary(*, learner: Learner) -> ProgressSummary:
 HOME_SKY_LESSONS = 6
 
 
-def _learned_now(now: datetime) -> Q:
-    """Kindled and lit stars, as sky.star_state names them: not due, not missed, some evidence."""
-    return Q(due__gt=now, evidence__gt=sky.NO_EVIDENCE) & ~Q(last_rating=scheduling.AGAIN)
-
-
 @dataclass(frozen=True)
 class LessonProgress:
     """A started lesson's stars for one learner, as its lesson card words them."""
@@ -79,7 +76,7 @@ class LessonProgress:
         return self.learned >= self.stars
 
 
-def _count_per_lesson(model) -> Subquery:
+def _count_per_lesson(model) -> Coalesce:
     return Coalesce(
         Subquery(
             model.objects.filter(lesson_id=OuterRef("lesson_id"))
@@ -107,7 +104,7 @@ def lesson_progress(
         .order_by()
         .values("lesson_id")
         .annotate(
-            learned=Count("pk", filter=_learned_now(now)),
+            learned=Count("pk", filter=learned_now(now)),
             due_now=Count("pk", filter=Q(due__lte=now)),
             latest=models.Max("last_review"),
             questions=_count_per_lesson(Question),
@@ -169,9 +166,9 @@ def recent_constellations(
     recent = started[:HOME_SKY_LESSONS]
     if not recent:
         return []
-    items_by_lesson: dict[int, list[tuple]] = {}
+    items_by_lesson: dict[int, list[Item]] = {}
     for item in items_of(recent):
-        items_by_lesson.setdefault(item[0], []).append(item)
+        items_by_lesson.setdefault(item.lesson_id, []).append(item)
     memories = memories_of(learner, lesson_id__in=recent)
     return [
         RecentLesson(
@@ -229,23 +226,8 @@ class LearningRecord:
     weeks: list[tuple[datetime, int]]  # the Monday starting each week, stars first learned
 
     @property
-    def week_bars(self) -> list[dict]:
-        """The weeks as bars of a 420 x 160 chart: 96 units for the busiest week."""
-        busiest = max([count for _, count in self.weeks] + [1])
-        bars = []
-        for index, (monday, count) in enumerate(self.weeks):
-            height = round(96 * count / busiest) if count else 0
-            bars.append(
-                {
-                    "week": monday,
-                    "count": count,
-                    "x": 8 + 34 * index,
-                    "middle": 21 + 34 * index,
-                    "y": 112 - height,
-                    "height": height,
-                }
-            )
-        return bars
+    def week_bars(self) -> list[charts.Bar]:
+        return charts.bars(self.weeks, left=8, step=34, width=26)
 
 
 LEARNING_RECORD_WEEKS = 12

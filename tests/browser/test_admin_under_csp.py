@@ -50,7 +50,10 @@ def test_changing_a_remembered_answer_asks_first_and_cancel_goes_back(page, live
     right = "ABCDEF".index(question.correct_letters[0])
     other = next(i for i, c in enumerate(question.choices) if not c["correct"])
     page.uncheck(f"#id_choice_{right}_correct")
+    # a published lesson needs a "why wrong" for the choice that is wrong now: its box shows
+    page.fill(f"#id_choice_{right}_why", "It is not the answer any more.")
     page.check(f"#id_choice_{other}_correct")
+    expect(page.locator(f"#id_choice_{other}_why")).to_be_hidden()
     page.click("input[name=_save]")
     expect(page.get_by_role("heading", name="learners remember")).to_be_visible()
     page.get_by_role("button", name="Cancel").click()
@@ -58,6 +61,7 @@ def test_changing_a_remembered_answer_asks_first_and_cancel_goes_back(page, live
     assert Memory.objects.filter(question=question).count() == 1
     page.check(f"#id_choice_{other}_correct")
     page.uncheck(f"#id_choice_{right}_correct")
+    page.fill(f"#id_choice_{right}_why", "It is not the answer any more.")
     page.click("input[name=_save]")
     page.get_by_role("button", name="Reset their memory and save").click()
     expect(page.locator(".messagelist")).to_contain_text("memory of it was reset")

@@ -207,10 +207,12 @@ def question_page_data(admin_client, question) -> dict:
 
 
 def move_right_answer(data: dict, question, prefix: str = "") -> str:
-    """Tick another choice as the only right one; returns its letter."""
+    """Tick another choice as the only right one, and say why the old one is now wrong (a
+    published lesson needs a "why wrong" for each wrong choice); returns its letter."""
     old_right = question.correct_letters[0]
     new_right = next(c["letter"] for c in question.labelled_choices if not c["correct"])
     data.pop(f"{prefix}choice_{'ABCDEF'.index(old_right)}_correct")
+    data[f"{prefix}choice_{'ABCDEF'.index(old_right)}_why"] = "It is not the answer any more."
     data[f"{prefix}choice_{'ABCDEF'.index(new_right)}_correct"] = "on"
     return new_right
 

@@ -10,10 +10,9 @@ import time_machine
 from django.utils import timezone
 
 from lessons.models import Lesson
-from practice import sky
 from practice.models import Learner, Memory
 from tests.factories import make_lesson
-from tests.practice.helpers import answer, finish_round
+from tests.practice.helpers import answer, finish_round, learn_everything_in
 
 FIRST_ID = "mt_twcpO-945r"  # the demo lesson with nothing to learn first
 NOT_STARTED = '<span class="muted">not started</span>'
@@ -95,29 +94,6 @@ def test_a_returning_learner_is_asked_to_review_what_is_due(client, demo):
     assert home_sky_cards(html) == [(demo.title, words)]
     assert "0 learned so far · 8 due" in html
     assert "stars ever lit: 0" in html
-
-
-def learn_everything_in(learner: Learner, lesson: Lesson, *, reviewed_days_ago: int) -> None:
-    now = timezone.now()
-    items = [("question", q) for q in lesson.questions.all()] + [
-        ("flashcard", f) for f in lesson.flashcards.all()
-    ]
-    Memory.objects.bulk_create(
-        Memory(
-            learner=learner,
-            lesson=lesson,
-            **{kind: item},
-            state=2,
-            stability=30.0,
-            difficulty=5.0,
-            due=now + timedelta(days=20),
-            last_review=now - timedelta(days=reviewed_days_ago),
-            last_rating=3,
-            evidence=sky.CONFIRMED,
-            lit_at=now - timedelta(days=reviewed_days_ago),
-        )
-        for kind, item in items
-    )
 
 
 def test_a_learner_who_learned_their_lesson_continues_with_the_next_one(client, demo):

@@ -72,9 +72,14 @@ def test_every_lesson_an_import_changes_is_in_the_admin_history(demo, tmp_path):
 
 
 def swap_verdicts(text: str, first: str, second: str) -> str:
-    """Make choice `second` of question 1 right and `first` wrong, in the file's first question."""
+    """Make choice `second` of question 1 right and `first` wrong, in the file's first question,
+    with the "why wrong" a published lesson needs for the newly wrong choice."""
     head, question_1, rest = text.partition("::: question 1 ")
     body, sep, tail = rest.partition("::: question 2 ")
+    start = body.index(f"::: choice {first} right")
+    end = body.index("\n::: ", start)
+    if not body.startswith(f"\n::: why {first}\n", end):
+        body = body[:end] + f"\n::: why {first}\nNot the answer any more.\n" + body[end:]
     body = body.replace(f"::: choice {first} right", f"::: choice {first} wrong")
     body = body.replace(f"::: choice {second} wrong", f"::: choice {second} right")
     return head + question_1 + body + sep + tail

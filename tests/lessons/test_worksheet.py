@@ -2,8 +2,7 @@ from __future__ import annotations
 
 import re
 
-from django.utils.html import escape
-
+from lightmysky.lib.markdown import render_inline_markdown as escape  # as the page shows it
 from tests.conftest import SEED_PATH
 from tests.factories import make_lesson
 

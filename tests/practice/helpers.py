@@ -81,3 +81,30 @@ def progress_item(question: Question, reviews: int, *, answer: str = "A", **fiel
 
 def progress_document(*items: dict) -> dict:
     return {"version": 1, "exported_at": iso(timezone.now()), "items": list(items)}
+
+
+def learn_everything_in(learner, lesson: Lesson, *, reviewed_days_ago: int) -> None:
+    """Every star of the lesson lit, last reviewed `reviewed_days_ago` days ago, due in 20."""
+    from practice import sky
+    from practice.models import Memory
+
+    now = timezone.now()
+    items = [("question", q) for q in lesson.questions.all()] + [
+        ("flashcard", f) for f in lesson.flashcards.all()
+    ]
+    Memory.objects.bulk_create(
+        Memory(
+            learner=learner,
+            lesson=lesson,
+            **{kind: item},
+            state=2,
+            stability=30.0,
+            difficulty=5.0,
+            due=now + timedelta(days=20),
+            last_review=now - timedelta(days=reviewed_days_ago),
+            last_rating=3,
+            evidence=sky.CONFIRMED,
+            lit_at=now - timedelta(days=reviewed_days_ago),
+        )
+        for kind, item in items
+    )

@@ -4,6 +4,7 @@ from django.contrib.auth.models import Group, User
 from django.contrib.auth.password_validation import validate_password
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
+from django.urls import reverse
 
 
 class Command(BaseCommand):
@@ -39,4 +40,5 @@ class Command(BaseCommand):
             raise CommandError(" ".join(error.messages) + " Nothing was created.") from None
         user = User.objects.create_user(username, email=email, password=password, is_staff=True)
         user.groups.add(group)
-        self.stdout.write(f"Editor {username!r} created; they can sign in at /admin/.")
+        sign_in = reverse("admin:index")
+        self.stdout.write(f"Editor {username!r} created; they can sign in at {sign_in}.")
