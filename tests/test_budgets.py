@@ -19,7 +19,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from lessons.models import Lesson
-from practice.models import Learner, Memory, Review
+from practice.models import Learner, Memory, Review, Round
 from tests.conftest import SEED_PATH
 from tests.factories import make_lesson
 from tests.practice.helpers import answer, current_question, learn_everything_in, practice_url
@@ -116,6 +116,21 @@ def test_practice_step_get_and_post(
             practice_url(demo), {"token": token, "choice": sorted(question.correct_ids)}
         )
     assert response.status_code == 302
+
+
+def test_a_rounds_first_answer_starts_it_in_the_answers_own_transaction(
+    learner_client, demo, assert_max_queries
+):
+    question, token = current_question(learner_client, practice_url(demo) + "?new=1")
+    # the rate-limit counters' upsert, the session with the content version, the round's
+    # answers (none) and the round (none), the lesson's memories for its order; then in one
+    # transaction the round, the memory (for update), the review and the memory written
+    with assert_max_queries(9):
+        response = learner_client.post(
+            practice_url(demo), {"token": token, "choice": sorted(question.correct_ids)}
+        )
+    assert response.status_code == 302
+    assert not Round.objects.filter(review__isnull=True).exists()  # no round without answers
 
 
 def test_practice_step_with_htmx(learner_client, demo, assert_max_queries):
