@@ -35,7 +35,7 @@ from lightmysky.lib.negotiation import (
 from lightmysky.lib.pagecache import cache_for_visitors_by
 from lightmysky.lib.qr import qr_svg_cached
 from lightmysky.lib.ratelimit import limit_posts
-from lightmysky.lib.versioned import versioned
+from lightmysky.lib.versioned import versioned_in_memory
 from practice import selectors
 from practice.selectors import constellations, learning
 
@@ -143,7 +143,7 @@ def lesson_article(page: LessonPage, version: int) -> Article:
         before, after = html.split(CONSTELLATION_SLOT, 1)
         return before, after
 
-    before, after = versioned(f"lesson-article:{page.lesson.public_id}", version, build)
+    before, after = versioned_in_memory(f"lesson-article:{page.lesson.public_id}", version, build)
     return Article(mark_safe(before), mark_safe(after))
 
 
