@@ -8,6 +8,7 @@ never imports practice, and the editors still see everything on one page.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, TypedDict
 
 from django.contrib import admin
@@ -64,10 +65,15 @@ class LessonWithAnalyticsAdmin(LessonAdmin):
         rows = analytics.lesson_question_rows(lesson)
         if not any(row.learners for row in rows):
             return "No learner has answered these questions yet."
-        body = format_html_join(
-            "",
-            '<tr><th scope="row">{}</th><td>{}</td><td>{}</td><td>{}</td><td>{}</td>'
-            "<td>{}</td></tr>",
+        return figures_table(
+            [
+                "Question",
+                "Right first time",
+                "Choices chosen first",
+                "Median time",
+                "Discrimination",
+                "What to look at",
+            ],
             (
                 (
                     row.question.position,
@@ -93,13 +99,6 @@ class LessonWithAnalyticsAdmin(LessonAdmin):
                 for row in rows
             ),
         )
-        return format_html(
-            '<table class="lesson-analytics"><thead><tr><th scope="col">Question</th>'
-            '<th scope="col">Right first time</th><th scope="col">Choices chosen first</th>'
-            '<th scope="col">Median time</th><th scope="col">Discrimination</th>'
-            '<th scope="col">What to look at</th></tr></thead><tbody>{}</tbody></table>',
-            body,
-        )
 
     @admin.display(description="Flashcards")
     def flashcard_analytics(self, lesson: Lesson) -> str:
@@ -108,9 +107,8 @@ class LessonWithAnalyticsAdmin(LessonAdmin):
         rows = analytics.lesson_flashcard_rows(lesson)
         if not any(row.ratings for row in rows):
             return "No learner has rated these flashcards yet."
-        body = format_html_join(
-            "",
-            '<tr><th scope="row">{}</th><td>{}</td><td>{}</td><td>{}</td></tr>',
+        return figures_table(
+            ["Flashcard", "Ratings", "“Again” (forgot)", "“Easy”"],
             (
                 (
                     row.position,
@@ -121,12 +119,24 @@ class LessonWithAnalyticsAdmin(LessonAdmin):
                 for row in rows
             ),
         )
-        return format_html(
-            '<table class="lesson-analytics"><thead><tr><th scope="col">Flashcard</th>'
-            '<th scope="col">Ratings</th><th scope="col">“Again” (forgot)</th>'
-            '<th scope="col">“Easy”</th></tr></thead><tbody>{}</tbody></table>',
-            body,
-        )
+
+
+def figures_table(headers: list[str], rows: Iterable[tuple]) -> str:
+    """A table of figures: a row per question or flashcard, headed by its number."""
+    head = format_html_join("", '<th scope="col">{}</th>', ((header,) for header in headers))
+    body = format_html_join(
+        "",
+        '<tr><th scope="row">{}</th>{}</tr>',
+        (
+            (first, format_html_join("", "<td>{}</td>", ((cell,) for cell in rest)))
+            for first, *rest in rows
+        ),
+    )
+    return format_html(
+        '<table class="lesson-analytics"><thead><tr>{}</tr></thead><tbody>{}</tbody></table>',
+        head,
+        body,
+    )
 
 
 class QuestionWithAnalyticsAdmin(QuestionAdmin):

@@ -4,7 +4,9 @@ import io
 import os
 
 import pytest
+from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.test import Client
 
 from lessons.models import Lesson
 
@@ -86,3 +88,19 @@ def assert_max_queries():
         )
 
     return check
+
+
+@pytest.fixture
+def editor(db) -> User:
+    """An editor as `create_editor` makes one: staff in the Editors group, not a superuser."""
+    call_command("create_editor", "ada", "--password", "a-long-password", stdout=io.StringIO())
+    return User.objects.get(username="ada")
+
+
+@pytest.fixture
+def editor_client(editor) -> Client:
+    """A browser signed in to the admin as `editor` (pytest-django's admin_client is a
+    superuser, who can do more than an editor)."""
+    client = Client()
+    client.force_login(editor)
+    return client

@@ -18,6 +18,14 @@
     ];
   }
 
+  function scriptButton(className, text) {
+    var button = document.createElement("button");
+    button.type = "button";
+    button.className = className;
+    button.textContent = text;
+    return button;
+  }
+
   function csrfToken() {
     var input = document.querySelector("input[name=csrfmiddlewaretoken]");
     return input ? input.value : "";
@@ -131,14 +139,8 @@
     label.href = "#" + row.id;
     label.className = "question-order-label";
     label.textContent = promptOf(row);
-    var up = document.createElement("button");
-    up.type = "button";
-    up.className = "reorder-up";
-    up.textContent = "Move up";
-    var down = document.createElement("button");
-    down.type = "button";
-    down.className = "reorder-down";
-    down.textContent = "Move down";
+    var up = scriptButton("reorder-up", "Move up");
+    var down = scriptButton("reorder-down", "Move down");
     function name() { return "“" + promptOf(row) + "”"; }
     up.addEventListener("click", function () {
       moveLine(group, line, -1);
@@ -240,10 +242,7 @@
     var shown = Math.max(last + 1, SHOWN_AT_LEAST);
     for (slot = shown; slot < SLOTS; slot++) slotRow(scope, slot).hidden = true;
     if (shown >= SLOTS) return;
-    var button = document.createElement("button");
-    button.type = "button";
-    button.className = "button add-choice";
-    button.textContent = "Add a choice";
+    var button = scriptButton("button add-choice", "Add a choice");
     var wrapper = document.createElement("div");
     wrapper.className = "form-row add-choice-row";
     wrapper.appendChild(button);

@@ -18,19 +18,6 @@ from tests.factories import make_area, make_lesson
 from tests.practice.helpers import answer, finish_round
 
 
-@pytest.fixture
-def editor(db) -> User:
-    call_command("create_editor", "ada", "--password", "a-long-password", stdout=io.StringIO())
-    return User.objects.get(username="ada")
-
-
-@pytest.fixture
-def admin_client(editor) -> Client:
-    client = Client()
-    client.force_login(editor)
-    return client
-
-
 def management_form(prefix: str, total: int, initial: int) -> dict:
     return {
         f"{prefix}-TOTAL_FORMS": str(total),
@@ -87,14 +74,14 @@ def test_the_editors_group_has_exactly_what_editors_need(editor):
     assert "auth.add_user" not in codenames and "practice.delete_learner" not in codenames
 
 
-def test_an_editor_writes_a_whole_lesson_on_one_page_and_publishes_it(admin_client, db):
+def test_an_editor_writes_a_whole_lesson_on_one_page_and_publishes_it(editor_client, db):
     area = make_area()
-    page = admin_client.get("/admin/lessons/lesson/add/")
+    page = editor_client.get("/admin/lessons/lesson/add/")
     assert page.status_code == 200
     html = page.content.decode()
     for field in ("questions-0-choice_0_text", "questions-7-choice_5_why", "flashcards-3-front"):
         assert f'name="{field}"' in html
-    response = admin_client.post("/admin/lessons/lesson/add/", new_lesson_form(area))
+    response = editor_client.post("/admin/lessons/lesson/add/", new_lesson_form(area))
     assert response.status_code == 302, response.content.decode()[:3000]
     lesson = Lesson.objects.get(slug="reading-the-night-sky")
     assert lesson.is_published and lesson.questions.count() == 8 and lesson.flashcards.count() == 4
@@ -122,32 +109,32 @@ def test_an_editor_writes_a_whole_lesson_on_one_page_and_publishes_it(admin_clie
     ],
 )
 def test_publishing_needs_eight_answerable_explained_questions(
-    admin_client, db, overrides, questions, message
+    editor_client, db, overrides, questions, message
 ):
     data = new_lesson_form(make_area(), questions=questions) | overrides
-    response = admin_client.post("/admin/lessons/lesson/add/", data)
+    response = editor_client.post("/admin/lessons/lesson/add/", data)
     assert response.status_code == 200
     assert message in response.content.decode()
     assert not Lesson.objects.exists()
 
 
-def test_a_draft_can_be_saved_incomplete_and_previewed_by_staff_only(admin_client, db):
+def test_a_draft_can_be_saved_incomplete_and_previewed_by_staff_only(editor_client, db):
     data = new_lesson_form(make_area(), status="draft", questions=3)
-    assert admin_client.post("/admin/lessons/lesson/add/", data).status_code == 302
+    assert editor_client.post("/admin/lessons/lesson/add/", data).status_code == 302
     draft = Lesson.objects.get()
-    preview = admin_client.get(draft.get_absolute_url())
+    preview = editor_client.get(draft.get_absolute_url())
     assert preview.status_code == 200 and "Draft." in preview.content.decode()
     assert Client().get(draft.get_absolute_url()).status_code == 404
     assert draft.title not in Client().get("/llms.txt").content.decode()
 
 
-def test_lists_search_and_filter(admin_client, demo):
-    listing = admin_client.get(
+def test_lists_search_and_filter(editor_client, demo):
+    listing = editor_client.get(
         "/admin/lessons/lesson/", {"q": "pipeline", "status__exact": "published"}
     )
     assert "Training Across Many Devices" in listing.content.decode()
     assert "Message Passing" not in listing.content.decode()
-    found = admin_client.get(
+    found = editor_client.get(
         "/admin/autocomplete/",
         {
             "app_label": "lessons",
@@ -159,11 +146,11 @@ def test_lists_search_and_filter(admin_client, demo):
     assert [row["text"] for row in found["results"]] == ["Message Passing and Asynchronous Work"]
 
 
-def test_question_analytics_show_how_learners_do(admin_client, demo):
+def test_question_analytics_show_how_learners_do(editor_client, demo):
     for pattern in ([True] * 8, [False] + [True] * 7 + [True], [False] + [True] * 7 + [False]):
         finish_round(Client(), demo, pattern)
     first = demo.questions.get(position=1)
-    response = admin_client.get(f"/admin/lessons/question/{first.pk}/change/")
+    response = editor_client.get(f"/admin/lessons/question/{first.pk}/change/")
     html = response.content.decode()
     # three learners; two missed it first, then one got it right on the retry and one did not:
     # the retries come after the answer was shown, so they are not attempts
@@ -172,7 +159,7 @@ def test_question_analytics_show_how_learners_do(admin_client, demo):
     )
     wrong_letter = next(c["letter"] for c in first.labelled_choices if not c["correct"])
     assert f"<li>{wrong_letter} " in html and "picked 2 time(s)" in html
-    listing = admin_client.get("/admin/lessons/question/", {"o": "4"}).content.decode()  # by share
+    listing = editor_client.get("/admin/lessons/question/", {"o": "4"}).content.decode()  # by share
     rows = listing.split("<tr")
     assert "33% of 3" in listing and "100% of 3" in listing
     assert rows.index(next(r for r in rows if "33% of 3" in r)) < rows.index(
@@ -180,7 +167,7 @@ def test_question_analytics_show_how_learners_do(admin_client, demo):
     )
 
 
-def test_lapses_count_misses_after_a_pass(admin_client, demo):
+def test_lapses_count_misses_after_a_pass(editor_client, demo):
     from datetime import timedelta
 
     import time_machine
@@ -193,14 +180,14 @@ def test_lapses_count_misses_after_a_pass(admin_client, demo):
         question = response.context["question"]
         wrong = next(c["id"] for c in question.choices if not c["correct"])
         learner.post("/review", {"token": response.context["token"], "choice": wrong})
-    listing = admin_client.get(
+    listing = editor_client.get(
         "/admin/lessons/question/", {"q": question.prompt[:30]}
     ).content.decode()
     assert '<td class="field-lapses">1</td>' in listing
 
 
-def question_page_data(admin_client, question) -> dict:
-    page = admin_client.get(f"/admin/lessons/question/{question.pk}/change/")
+def question_page_data(editor_client, question) -> dict:
+    page = editor_client.get(f"/admin/lessons/question/{question.pk}/change/")
     form = page.context["adminform"].form
     data = {f.name: form[f.name].value() for f in form}
     return {k: v for k, v in data.items() if v not in (None, False)}
@@ -218,16 +205,16 @@ def move_right_answer(data: dict, question, prefix: str = "") -> str:
 
 
 def test_changing_the_right_answer_asks_first_then_resets_memory_but_keeps_the_log(
-    admin_client, demo
+    editor_client, demo
 ):
     learner = Client()
     answer(learner, demo, right=True)
     question = demo.questions.get(position=1)
     assert Memory.objects.filter(question=question).count() == 1
-    data = question_page_data(admin_client, question)
+    data = question_page_data(editor_client, question)
     new_right = move_right_answer(data, question)
     url = f"/admin/lessons/question/{question.pk}/change/"
-    asked = admin_client.post(url, data)
+    asked = editor_client.post(url, data)
     html = asked.content.decode()
     assert asked.status_code == 200
     assert "<strong>Question 1</strong>" in html and "1 learner remembers it." in html
@@ -238,7 +225,7 @@ def test_changing_the_right_answer_asks_first_then_resets_memory_but_keeps_the_l
     # the page carries the edited form back
     assert f'name="choice_{"ABCDEF".index(new_right)}_correct" value="on"' in html
 
-    response = admin_client.post(url, data | {"_memory": "reset"})
+    response = editor_client.post(url, data | {"_memory": "reset"})
     assert response.status_code == 302, response.content.decode()[:2000]
     question.refresh_from_db()
     assert question.correct_letters == [new_right]
@@ -248,24 +235,24 @@ def test_changing_the_right_answer_asks_first_then_resets_memory_but_keeps_the_l
     assert f'aria-label="{demo.title}: not started"' in learner.get("/sky").content.decode()
 
 
-def test_keep_their_memory_saves_the_new_answer_and_keeps_memory(admin_client, demo):
+def test_keep_their_memory_saves_the_new_answer_and_keeps_memory(editor_client, demo):
     answer(Client(), demo, right=True)
     question = demo.questions.get(position=1)
-    data = question_page_data(admin_client, question)
+    data = question_page_data(editor_client, question)
     new_right = move_right_answer(data, question)
     url = f"/admin/lessons/question/{question.pk}/change/"
-    response = admin_client.post(url, data | {"_memory": "keep"}, follow=True)
+    response = editor_client.post(url, data | {"_memory": "keep"}, follow=True)
     assert "Learners&#x27; memory of question 1 was kept" in response.content.decode()
     question.refresh_from_db()
     assert question.correct_letters == [new_right]
     assert Memory.objects.filter(question=question).count() == 1
 
 
-def test_no_question_is_asked_when_nobody_remembers_the_question(admin_client, demo):
+def test_no_question_is_asked_when_nobody_remembers_the_question(editor_client, demo):
     question = demo.questions.get(position=1)
-    data = question_page_data(admin_client, question)
+    data = question_page_data(editor_client, question)
     new_right = move_right_answer(data, question)
-    response = admin_client.post(f"/admin/lessons/question/{question.pk}/change/", data)
+    response = editor_client.post(f"/admin/lessons/question/{question.pk}/change/", data)
     assert response.status_code == 302
     said = [str(message) for message in get_messages(response.wsgi_request)]
     assert said and not [message for message in said if "memory" in message]
@@ -273,33 +260,34 @@ def test_no_question_is_asked_when_nobody_remembers_the_question(admin_client, d
     assert question.correct_letters == [new_right]
 
 
-def test_moving_the_right_choice_elsewhere_is_not_a_change_of_answer(admin_client, demo):
+def test_moving_the_right_choice_elsewhere_is_not_a_change_of_answer(editor_client, demo):
     answer(Client(), demo, right=True)
     question = demo.questions.get(position=1)
-    data = question_page_data(admin_client, question)
+    data = question_page_data(editor_client, question)
     # swap choices A and B whole (text, tick and reason): the same choices in another order
     for suffix in ("text", "correct", "why"):
         a, b = f"choice_0_{suffix}", f"choice_1_{suffix}"
         data[a], data[b] = data.get(b), data.get(a)
     data = {k: v for k, v in data.items() if v is not None}
     url = f"/admin/lessons/question/{question.pk}/change/"
-    assert admin_client.post(url, data).status_code == 302
+    assert editor_client.post(url, data).status_code == 302
     assert Memory.objects.filter(question=question).count() == 1
 
 
-def test_editing_a_typo_in_a_choice_keeps_memories(admin_client, demo):
+def test_editing_a_typo_in_a_choice_keeps_memories(editor_client, demo):
     answer(Client(), demo, right=True)
     question = demo.questions.get(position=1)
-    data = question_page_data(admin_client, question)
+    data = question_page_data(editor_client, question)
     data["choice_0_text"] = data["choice_0_text"] + "."
     assert (
-        admin_client.post(f"/admin/lessons/question/{question.pk}/change/", data).status_code == 302
+        editor_client.post(f"/admin/lessons/question/{question.pk}/change/", data).status_code
+        == 302
     )
     assert Memory.objects.filter(question=question).count() == 1
 
 
-def test_editors_cannot_manage_accounts(admin_client):
-    assert admin_client.get("/admin/auth/user/").status_code == 403
+def test_editors_cannot_manage_accounts(editor_client):
+    assert editor_client.get("/admin/auth/user/").status_code == 403
 
 
 def test_create_editor_refuses_a_short_password(db):
@@ -310,15 +298,15 @@ def test_create_editor_refuses_a_short_password(db):
     assert not User.objects.filter(username="bob").exists()
 
 
-def test_the_lesson_change_page_links_reports_and_the_live_page(admin_client, demo):
-    html = admin_client.get(f"/admin/lessons/lesson/{demo.pk}/change/").content.decode()
+def test_the_lesson_change_page_links_reports_and_the_live_page(editor_client, demo):
+    html = editor_client.get(f"/admin/lessons/lesson/{demo.pk}/change/").content.decode()
     assert "0 open" in html
-    assert f'href="{SEED_PATH}"' in admin_client.get("/admin/lessons/lesson/").content.decode()
+    assert f'href="{SEED_PATH}"' in editor_client.get("/admin/lessons/lesson/").content.decode()
 
 
-def change_page_data(admin_client, lesson) -> dict:
+def change_page_data(editor_client, lesson) -> dict:
     """What the lesson's admin page would post back unchanged."""
-    page = admin_client.get(f"/admin/lessons/lesson/{lesson.pk}/change/")
+    page = editor_client.get(f"/admin/lessons/lesson/{lesson.pk}/change/")
     forms = [page.context["adminform"].form]
     data = {}
     for inline in page.context["inline_admin_formsets"]:
@@ -333,12 +321,12 @@ def change_page_data(admin_client, lesson) -> dict:
     return data
 
 
-def test_an_editor_can_swap_two_questions_and_learners_keep_their_memories(admin_client, demo):
+def test_an_editor_can_swap_two_questions_and_learners_keep_their_memories(editor_client, demo):
     first, second = demo.questions.get(position=1), demo.questions.get(position=2)
     answer(Client(), demo, right=True)  # remembers question 1
-    data = change_page_data(admin_client, demo)
+    data = change_page_data(editor_client, demo)
     data["questions-0-position"], data["questions-1-position"] = "2", "1"
-    response = admin_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
+    response = editor_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
     assert response.status_code == 302, response.content.decode()[:2000]
     first.refresh_from_db()
     second.refresh_from_db()
@@ -346,20 +334,20 @@ def test_an_editor_can_swap_two_questions_and_learners_keep_their_memories(admin
     assert Memory.objects.get().question == first
 
 
-def test_two_questions_cannot_end_in_one_place(admin_client, demo):
-    data = change_page_data(admin_client, demo)
+def test_two_questions_cannot_end_in_one_place(editor_client, demo):
+    data = change_page_data(editor_client, demo)
     data["questions-1-position"] = "1"
-    response = admin_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
+    response = editor_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
     assert response.status_code == 200
     assert "Please correct the duplicate data for position." in response.content.decode()
     assert sorted(demo.questions.values_list("position", flat=True)) == list(range(1, 9))
 
 
-def test_a_lesson_cannot_need_itself_first(admin_client, demo):
+def test_a_lesson_cannot_need_itself_first(editor_client, demo):
     before = set(demo.needs_first.all())
-    data = change_page_data(admin_client, demo)
+    data = change_page_data(editor_client, demo)
     data["needs_first"] = [str(demo.pk)]
-    response = admin_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
+    response = editor_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
     assert response.status_code == 200
     assert f"“{demo.title}” cannot need itself first." in response.content.decode()
     assert set(demo.needs_first.all()) == before
@@ -379,12 +367,12 @@ def test_a_lesson_cannot_need_itself_first(admin_client, demo):
     ],
 )
 def test_lessons_cannot_need_each_other_first_in_a_circle(
-    admin_client, demo, editing, needs, circle
+    editor_client, demo, editing, needs, circle
 ):
     lesson = Lesson.objects.get(public_id=editing)
-    data = change_page_data(admin_client, lesson)
+    data = change_page_data(editor_client, lesson)
     data["needs_first"] = [str(Lesson.objects.get(public_id=pid).pk) for pid in needs]
-    response = admin_client.post(f"/admin/lessons/lesson/{lesson.pk}/change/", data)
+    response = editor_client.post(f"/admin/lessons/lesson/{lesson.pk}/change/", data)
     assert response.status_code == 200
     lessons = {other.public_id: other for other in Lesson.objects.all()}
     chain = " → ".join(f"“{lessons[pid].title}” ({pid})" for pid in circle)
@@ -393,61 +381,61 @@ def test_lessons_cannot_need_each_other_first_in_a_circle(
     assert not lesson.needs_first.exists()
 
 
-def test_a_prerequisite_that_makes_no_circle_is_saved(admin_client, demo):
+def test_a_prerequisite_that_makes_no_circle_is_saved(editor_client, demo):
     basics = make_lesson(title="Computers Talk", slug="computers-talk")
-    data = change_page_data(admin_client, demo)
+    data = change_page_data(editor_client, demo)
     data["needs_first"] = [*data["needs_first"], str(basics.pk)]
-    response = admin_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
+    response = editor_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
     assert response.status_code == 302, response.content.decode()[:2000]
     assert basics in demo.needs_first.all()
 
 
-def test_the_lesson_page_asks_before_resetting_and_names_each_question(admin_client, demo):
+def test_the_lesson_page_asks_before_resetting_and_names_each_question(editor_client, demo):
     answer(Client(), demo, right=True)
     question = demo.questions.get(position=1)
-    data = change_page_data(admin_client, demo)
+    data = change_page_data(editor_client, demo)
     index = next(i for i in range(8) if str(data.get(f"questions-{i}-id")) == str(question.pk))
     new_right = move_right_answer(data, question, prefix=f"questions-{index}-")
     url = f"/admin/lessons/lesson/{demo.pk}/change/"
-    asked = admin_client.post(url, data)
+    asked = editor_client.post(url, data)
     html = asked.content.decode()
     assert asked.status_code == 200 and "<strong>Question 1</strong>" in html
     assert "1 learner remembers it." in html and "Question 2<" not in html
-    response = admin_client.post(url, data | {"_memory": "reset"})
+    response = editor_client.post(url, data | {"_memory": "reset"})
     assert response.status_code == 302, response.content.decode()[:2000]
     question.refresh_from_db()
     assert question.correct_letters == [new_right]
     assert not Memory.objects.filter(question=question).exists()
 
 
-def test_setting_a_lesson_with_learners_back_to_draft_asks_first(admin_client, demo):
+def test_setting_a_lesson_with_learners_back_to_draft_asks_first(editor_client, demo):
     answer(Client(), demo, right=True)
-    data = change_page_data(admin_client, demo) | {"status": "draft"}
+    data = change_page_data(editor_client, demo) | {"status": "draft"}
     url = f"/admin/lessons/lesson/{demo.pk}/change/"
-    asked = admin_client.post(url, data)
+    asked = editor_client.post(url, data)
     assert asked.status_code == 200
     assert "1 learner has progress in this lesson" in asked.content.decode()
     assert Lesson.objects.get(pk=demo.pk).is_published
-    assert admin_client.post(url, data | {"_unpublish": "yes"}).status_code == 302
+    assert editor_client.post(url, data | {"_unpublish": "yes"}).status_code == 302
     assert not Lesson.objects.get(pk=demo.pk).is_published
 
 
-def test_a_lesson_nobody_has_practised_goes_back_to_draft_without_a_question(admin_client, demo):
-    data = change_page_data(admin_client, demo) | {"status": "draft"}
-    response = admin_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
+def test_a_lesson_nobody_has_practised_goes_back_to_draft_without_a_question(editor_client, demo):
+    data = change_page_data(editor_client, demo) | {"status": "draft"}
+    response = editor_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
     assert response.status_code == 302
     assert not Lesson.objects.get(pk=demo.pk).is_published
 
 
-def test_a_refused_delete_says_unpublish_first(admin_client, demo):
-    response = admin_client.get(f"/admin/lessons/lesson/{demo.pk}/delete/", follow=True)
+def test_a_refused_delete_says_unpublish_first(editor_client, demo):
+    response = editor_client.get(f"/admin/lessons/lesson/{demo.pk}/delete/", follow=True)
     html = response.content.decode()
     assert "is published, so learners may be practising it: unpublish first" in html
     assert "permission" not in html
     question = demo.questions.get(position=1)
-    response = admin_client.get(f"/admin/lessons/question/{question.pk}/delete/", follow=True)
+    response = editor_client.get(f"/admin/lessons/question/{question.pk}/delete/", follow=True)
     assert "unpublish the lesson first" in response.content.decode()
-    response = admin_client.post(
+    response = editor_client.post(
         "/admin/lessons/lesson/",
         {"action": "delete_selected", "_selected_action": [str(demo.pk)]},
         follow=True,
@@ -456,72 +444,72 @@ def test_a_refused_delete_says_unpublish_first(admin_client, demo):
     assert Lesson.objects.filter(pk=demo.pk).exists()
 
 
-def test_deleting_an_answered_question_from_a_draft_asks_first(admin_client, demo):
+def test_deleting_an_answered_question_from_a_draft_asks_first(editor_client, demo):
     answer(Client(), demo, right=True)
     demo.status = Lesson.Status.DRAFT
     demo.save()
     question = demo.questions.get(position=1)
-    data = change_page_data(admin_client, demo)
+    data = change_page_data(editor_client, demo)
     index = next(i for i in range(8) if str(data.get(f"questions-{i}-id")) == str(question.pk))
     data[f"questions-{index}-DELETE"] = "on"
     url = f"/admin/lessons/lesson/{demo.pk}/change/"
-    asked = admin_client.post(url, data)
+    asked = editor_client.post(url, data)
     assert "1 answer from 1 learner, deleted with it." in asked.content.decode()
     assert demo.questions.filter(pk=question.pk).exists()
-    assert admin_client.post(url, data | {"_delete_answered": "yes"}).status_code == 302
+    assert editor_client.post(url, data | {"_delete_answered": "yes"}).status_code == 302
     assert not demo.questions.filter(pk=question.pk).exists()
 
 
-def test_an_admin_save_keeps_newlines_so_exports_are_byte_stable(admin_client, demo, tmp_path):
+def test_an_admin_save_keeps_newlines_so_exports_are_byte_stable(editor_client, demo, tmp_path):
     from lessons.files import lesson_to_markdown
 
     before = lesson_to_markdown(Lesson.objects.get(pk=demo.pk))
-    data = change_page_data(admin_client, demo)
+    data = change_page_data(editor_client, demo)
     data = {k: v.replace("\n", "\r\n") if isinstance(v, str) else v for k, v in data.items()}
-    response = admin_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data, follow=True)
+    response = editor_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data, follow=True)
     assert response.status_code == 200
     assert "\r" not in Lesson.objects.get(pk=demo.pk).body
     assert lesson_to_markdown(Lesson.objects.get(pk=demo.pk)) == before
     assert "No fields changed." in LogEntry.objects.latest("action_time").get_change_message()
 
 
-def test_an_editor_downloads_a_lesson_as_its_file(admin_client, demo):
+def test_an_editor_downloads_a_lesson_as_its_file(editor_client, demo):
     from lessons.files import lesson_to_markdown
 
-    page = admin_client.get(f"/admin/lessons/lesson/{demo.pk}/change/").content.decode()
+    page = editor_client.get(f"/admin/lessons/lesson/{demo.pk}/change/").content.decode()
     url = f"/admin/lessons/lesson/{demo.pk}/lesson-file/"
     assert f'href="{url}"' in page
-    response = admin_client.get(url)
+    response = editor_client.get(url)
     assert response["Content-Disposition"] == f'attachment; filename="{demo.public_id}.md"'
     assert response.content.decode() == lesson_to_markdown(demo)
     assert Client().get(url).status_code == 302  # to the login page
-    response = admin_client.post(
+    response = editor_client.post(
         "/admin/lessons/lesson/",
         {"action": "download_lesson_files", "_selected_action": [str(demo.pk)]},
     )
     assert response.content.decode() == lesson_to_markdown(demo)
 
 
-def upload(admin_client, text: str | bytes, name: str = "lesson.md"):
+def upload(editor_client, text: str | bytes, name: str = "lesson.md"):
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     content = text.encode() if isinstance(text, str) else text
-    return admin_client.post(
+    return editor_client.post(
         "/admin/lessons/lesson/upload/",
         {"file": SimpleUploadedFile(name, content, content_type="text/markdown")},
     )
 
 
-def test_an_uploaded_lesson_file_is_checked_and_shown_before_it_is_applied(admin_client, demo):
+def test_an_uploaded_lesson_file_is_checked_and_shown_before_it_is_applied(editor_client, demo):
     from lessons.files import lesson_to_markdown
 
-    assert "Upload a lesson file" in admin_client.get("/admin/lessons/lesson/").content.decode()
+    assert "Upload a lesson file" in editor_client.get("/admin/lessons/lesson/").content.decode()
     text = lesson_to_markdown(demo).replace(demo.heading, "A better heading")
-    page = upload(admin_client, text, f"{demo.public_id}.md")
+    page = upload(editor_client, text, f"{demo.public_id}.md")
     html = page.content.decode()
     assert "It changes the lesson." in html and "+A better heading" in html
     assert Lesson.objects.get(pk=demo.pk).heading == demo.heading  # nothing written yet
-    applied = admin_client.post(
+    applied = editor_client.post(
         "/admin/lessons/lesson/upload/",
         {"name": f"{demo.public_id}.md", "text": text, "apply": "yes"},
     )
@@ -530,12 +518,12 @@ def test_an_uploaded_lesson_file_is_checked_and_shown_before_it_is_applied(admin
     assert LogEntry.objects.latest("pk").user.username == "ada"
 
 
-def test_an_uploaded_file_with_slips_lists_each_with_its_line(admin_client, demo):
+def test_an_uploaded_file_with_slips_lists_each_with_its_line(editor_client, demo):
     from lessons.files import lesson_to_markdown
 
     text = lesson_to_markdown(demo).replace("::: tip", "::: tipp")
-    html = upload(admin_client, text, "slips.md").content.decode()
+    html = upload(editor_client, text, "slips.md").content.decode()
     assert "1 problem in slips.md: nothing was changed" in html
     assert "slips.md:" in html and "unknown block `::: tipp`" in html
-    html = upload(admin_client, b"\xff\xfe title", "bad.md").content.decode()
+    html = upload(editor_client, b"\xff\xfe title", "bad.md").content.decode()
     assert "bad.md:1: file: is not UTF-8 text; save it as UTF-8" in html

@@ -6,10 +6,8 @@ import io
 from pathlib import Path
 
 import pytest
-from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.core.management.base import CommandError
-from django.test import Client
 
 from lessons.item_checks import lesson_warnings, question_warnings
 from lessons.models import Lesson, Question
@@ -125,27 +123,19 @@ def test_a_prompt_that_repeats_a_choice_word_for_word_is_flagged():
     assert question_warnings("Is the reduce done?", CLEAN[:3] + choices("The reduce")) == []
 
 
-@pytest.fixture
-def admin_client(db) -> Client:
-    call_command("create_editor", "ada", "--password", "a-long-password", stdout=io.StringIO())
-    client = Client()
-    client.force_login(User.objects.get(username="ada"))
-    return client
-
-
-def test_the_lesson_admin_page_lists_each_warning_by_question(admin_client):
+def test_the_lesson_admin_page_lists_each_warning_by_question(editor_client):
     lesson = make_lesson()  # the factory's questions have 3 choices each
     question = lesson.questions.get(position=2)
     question.choices = choices("20%", "25%", "0%", "33%")
     question.save()
-    html = admin_client.get(f"/admin/lessons/lesson/{lesson.pk}/change/").content.decode()
+    html = editor_client.get(f"/admin/lessons/lesson/{lesson.pk}/change/").content.decode()
     assert "Item-writing checks" in html
     assert "they never stop a lesson being published" in html
     assert "<strong>Question 1:</strong> Only 3 choices: a blind guess is right 1 time" in html
     assert "<strong>Question 2:</strong> The choices are numbers but not in ascending" in html
 
 
-def test_the_lesson_admin_page_shows_the_lesson_level_warning(admin_client):
+def test_the_lesson_admin_page_shows_the_lesson_level_warning(editor_client):
     lesson = make_lesson(questions=0)
     for position in range(1, 9):
         Question.objects.create(
@@ -155,16 +145,16 @@ def test_the_lesson_admin_page_shows_the_lesson_level_warning(admin_client):
             choices=choices("The right answer, long", "Wrong", "Wronger", "Wrongest"),
             explanation="Because.",
         )
-    html = admin_client.get(f"/admin/lessons/lesson/{lesson.pk}/change/").content.decode()
+    html = editor_client.get(f"/admin/lessons/lesson/{lesson.pk}/change/").content.decode()
     assert "<strong>The lesson:</strong> The right answer is the longest choice in 8 of" in html
 
 
-def test_an_editor_pins_the_choice_order_and_the_warning_goes(admin_client):
+def test_an_editor_pins_the_choice_order_and_the_warning_goes(editor_client):
     lesson = make_lesson(status=Lesson.Status.DRAFT)
     question = lesson.questions.get(position=1)
     question.choices = choices("20%", "25%", "0%", "33%")
     question.save()
-    page = admin_client.get(f"/admin/lessons/question/{question.pk}/change/")
+    page = editor_client.get(f"/admin/lessons/question/{question.pk}/change/")
     assert "The choices are numbers but not in ascending order" in page.content.decode()
     data = {
         "position": "1",
@@ -176,19 +166,19 @@ def test_an_editor_pins_the_choice_order_and_the_warning_goes(admin_client):
         data[f"choice_{slot}_text"] = choice["text"]
         data[f"choice_{slot}_why"] = choice["explanation"]
     data["choice_0_correct"] = "on"
-    response = admin_client.post(f"/admin/lessons/question/{question.pk}/change/", data)
+    response = editor_client.post(f"/admin/lessons/question/{question.pk}/change/", data)
     assert response.status_code == 302, response.content.decode()[:2000]
     question.refresh_from_db()
     assert question.keep_choice_order
-    html = admin_client.get(f"/admin/lessons/lesson/{lesson.pk}/change/").content.decode()
+    html = editor_client.get(f"/admin/lessons/lesson/{lesson.pk}/change/").content.decode()
     assert "not in ascending order" not in html
     assert 'questions-0-keep_choice_order" checked' in html
 
 
-def test_a_clean_lesson_says_so_on_its_admin_page(admin_client):
+def test_a_clean_lesson_says_so_on_its_admin_page(editor_client):
     lesson = make_lesson(questions=1)
     Question.objects.filter(lesson=lesson).update(choices=CLEAN)
-    html = admin_client.get(f"/admin/lessons/lesson/{lesson.pk}/change/").content.decode()
+    html = editor_client.get(f"/admin/lessons/lesson/{lesson.pk}/change/").content.decode()
     assert "No warnings." in html
 
 

@@ -7,7 +7,6 @@ from django.utils import timezone
 
 from practice import analytics
 from practice.models import Learner, Review
-from tests.lessons.test_admin import admin_client, editor  # noqa: F401
 from tests.practice.helpers import finish_round
 
 
@@ -27,7 +26,7 @@ def first_answer(learner, question, choice, *, duration_ms=4000, practice=False,
     )
 
 
-def test_first_attempts_only_count_and_retries_do_not(demo, admin_client):  # noqa: F811
+def test_first_attempts_only_count_and_retries_do_not(demo, editor_client):  # noqa: F811
     for pattern in ([True] * 8, [False] + [True] * 7 + [True], [False] + [True] * 7 + [False]):
         finish_round(Client(), demo, pattern)
     assert Review.objects.filter(practice=True).count() == 2  # the retries of question 1
@@ -37,12 +36,12 @@ def test_first_attempts_only_count_and_retries_do_not(demo, admin_client):  # no
     assert sum(c.count for c in first.choices) == 3  # one first answer each, no retries
     assert [c.count for c in first.choices if c.correct] == [1]
     assert first.flags == []  # too few learners to flag
-    html = admin_client.get(f"/admin/lessons/lesson/{demo.pk}/change/").content.decode()
+    html = editor_client.get(f"/admin/lessons/lesson/{demo.pk}/change/").content.decode()
     assert "How learners do" in html and "33% of 3" in html
     assert "Flags from 20 learners" in html
 
 
-def test_plain_word_flags_once_twenty_learners_answered(demo, admin_client):  # noqa: F811
+def test_plain_word_flags_once_twenty_learners_answered(demo, editor_client):  # noqa: F811
     easy, misleading = demo.questions.get(position=1), demo.questions.get(position=2)
     right = next(c for c in easy.labelled_choices if c["correct"])
     lure = next(c for c in misleading.labelled_choices if not c["correct"])
@@ -65,7 +64,7 @@ def test_plain_word_flags_once_twenty_learners_answered(demo, admin_client):  # 
         "teaching." in rows[2].flags
     )
     assert rows[1].median_seconds == 4.0
-    html = admin_client.get(f"/admin/lessons/lesson/{demo.pk}/change/").content.decode()
+    html = editor_client.get(f"/admin/lessons/lesson/{demo.pk}/change/").content.decode()
     assert "Too easy: nearly everyone gets it right first time." in html
 
 

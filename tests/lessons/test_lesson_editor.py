@@ -18,16 +18,11 @@ from tests.lessons.test_admin import change_page_data, management_form, new_less
 PREVIEW = "/admin/lessons/lesson/markdown-preview/"
 
 
-def editor_client(name: str) -> Client:
+def signed_in_editor(name: str) -> Client:
     call_command("create_editor", name, "--password", "a-long-password", stdout=io.StringIO())
     client = Client()
     client.force_login(User.objects.get(username=name))
     return client
-
-
-@pytest.fixture
-def admin_client(db) -> Client:
-    return editor_client("ada")
 
 
 def title_only(area, **extra) -> dict:
@@ -50,17 +45,17 @@ def checklist(html: str) -> str:
     return html[start : html.index("</section>", start)]
 
 
-def test_the_add_page_fills_in_every_position(admin_client):
-    html = admin_client.get("/admin/lessons/lesson/add/").content.decode()
+def test_the_add_page_fills_in_every_position(editor_client):
+    html = editor_client.get("/admin/lessons/lesson/add/").content.decode()
     for i in range(8):
         assert f'name="questions-{i}-position" value="{i + 1}"' in html
     for i in range(4):
         assert f'name="flashcards-{i}-position" value="{i + 1}"' in html
 
 
-def test_a_draft_saves_from_its_title_subject_and_area_alone(admin_client):
+def test_a_draft_saves_from_its_title_subject_and_area_alone(editor_client):
     area = make_area()
-    response = admin_client.post("/admin/lessons/lesson/add/", title_only(area))
+    response = editor_client.post("/admin/lessons/lesson/add/", title_only(area))
     assert response.status_code == 302, response.content.decode()[:3000]
     draft = Lesson.objects.get()
     assert (draft.title, draft.slug, draft.status) == (
@@ -69,17 +64,21 @@ def test_a_draft_saves_from_its_title_subject_and_area_alone(admin_client):
         "draft",
     )
     assert draft.age_from is None and not draft.questions.exists()
-    assert admin_client.get(draft.get_absolute_url()).status_code == 200  # the staff preview
-    html = checklist(admin_client.get(f"/admin/lessons/lesson/{draft.pk}/change/").content.decode())
+    assert editor_client.get(draft.get_absolute_url()).status_code == 200  # the staff preview
+    html = checklist(
+        editor_client.get(f"/admin/lessons/lesson/{draft.pk}/change/").content.decode()
+    )
     assert "What publishing still needs" in html and "0 of 9 done." in html
     assert '<a href="#id_summary">' in html and "The lesson has no summary." in html
     assert "A published lesson needs exactly 8 questions; it has 0." in html
     assert "A published lesson needs at least 4 flashcards; it has 0." in html
 
 
-def test_a_title_alone_cannot_be_published(admin_client):
+def test_a_title_alone_cannot_be_published(editor_client):
     area = make_area()
-    response = admin_client.post("/admin/lessons/lesson/add/", title_only(area, status="published"))
+    response = editor_client.post(
+        "/admin/lessons/lesson/add/", title_only(area, status="published")
+    )
     assert response.status_code == 200
     html = response.content.decode()
     assert "The lesson has no summary." in html and "The lesson has no recap." in html
@@ -87,7 +86,7 @@ def test_a_title_alone_cannot_be_published(admin_client):
     assert not Lesson.objects.exists()
 
 
-def test_each_line_of_the_checklist_links_to_its_place(admin_client, demo):
+def test_each_line_of_the_checklist_links_to_its_place(editor_client, demo):
     third = demo.questions.get(position=3)
     wrong = next(c for c in third.labelled_choices if not c["correct"])
     third.choices = [
@@ -97,7 +96,7 @@ def test_each_line_of_the_checklist_links_to_its_place(admin_client, demo):
     Lesson.objects.filter(pk=demo.pk).update(recap="", age_to=None)
     kept = list(demo.flashcards.values_list("pk", flat=True)[:3])
     Flashcard.objects.filter(lesson=demo).exclude(pk__in=kept).delete()
-    page = admin_client.get(f"/admin/lessons/lesson/{demo.pk}/change/").content.decode()
+    page = editor_client.get(f"/admin/lessons/lesson/{demo.pk}/change/").content.decode()
     html = checklist(page)
     assert "Ready to publish" not in html
     todo = re.findall(r'<li class="todo"><a href="#([^"]+)">.*?</a>(.*?)</li>', html)
@@ -113,7 +112,7 @@ def test_each_line_of_the_checklist_links_to_its_place(admin_client, demo):
         assert f'id="{anchor}"' in page, anchor
 
 
-def test_publishing_is_refused_until_the_checklist_is_clean(admin_client):
+def test_publishing_is_refused_until_the_checklist_is_clean(editor_client):
     area = make_area()
     data = new_lesson_form(area)
     refused = {
@@ -122,7 +121,7 @@ def test_publishing_is_refused_until_the_checklist_is_clean(admin_client):
         "age_from": "",
         "flashcards-TOTAL_FORMS": "3",
     }
-    response = admin_client.post("/admin/lessons/lesson/add/", data | refused)
+    response = editor_client.post("/admin/lessons/lesson/add/", data | refused)
     html = response.content.decode()
     assert response.status_code == 200 and not Lesson.objects.exists()
     for message in (
@@ -134,59 +133,59 @@ def test_publishing_is_refused_until_the_checklist_is_clean(admin_client):
         assert message in checklist(html), message
         assert html.count(message) >= 2, message  # in the checklist and beside its place
     # one fix at a time: still refused while any line is open
-    response = admin_client.post(
+    response = editor_client.post(
         "/admin/lessons/lesson/add/", data | {"flashcards-TOTAL_FORMS": "3"}
     )
     assert response.status_code == 200 and not Lesson.objects.exists()
-    response = admin_client.post("/admin/lessons/lesson/add/", data)
+    response = editor_client.post("/admin/lessons/lesson/add/", data)
     assert response.status_code == 302
     assert Lesson.objects.get().is_published
 
 
-def test_the_item_checks_share_the_checklist(admin_client, demo):
+def test_the_item_checks_share_the_checklist(editor_client, demo):
     question = demo.questions.get(position=4)
     question.choices = [
         {**c, "text": "None of the above"} if i == 0 else c for i, c in enumerate(question.choices)
     ]
     question.save()
-    html = checklist(admin_client.get(f"/admin/lessons/lesson/{demo.pk}/change/").content.decode())
+    html = checklist(editor_client.get(f"/admin/lessons/lesson/{demo.pk}/change/").content.decode())
     assert "Item-writing checks" in html
     assert re.search(r'<a href="#questions-3"><strong>Question 4:</strong> Choice A says', html)
 
 
-def test_a_question_left_without_a_position_takes_the_next_free_place(admin_client):
+def test_a_question_left_without_a_position_takes_the_next_free_place(editor_client):
     area = make_area()
     data = new_lesson_form(area, status="draft", questions=3) | {"questions-2-position": ""}
-    response = admin_client.post("/admin/lessons/lesson/add/", data)
+    response = editor_client.post("/admin/lessons/lesson/add/", data)
     assert response.status_code == 302, response.content.decode()[:3000]
     lesson = Lesson.objects.get()
     assert sorted(lesson.questions.values_list("position", flat=True)) == [1, 2, 3]
 
 
-def test_questions_reorder_by_their_position_fields_without_javascript(admin_client, demo):
+def test_questions_reorder_by_their_position_fields_without_javascript(editor_client, demo):
     before = dict(demo.questions.values_list("position", "pk"))
-    data = change_page_data(admin_client, demo)
+    data = change_page_data(editor_client, demo)
     # 1 → 3, 2 → 1, 3 → 2: a rotation, not just a swap
     moves = {"1": "3", "2": "1", "3": "2"}
     for i in range(8):
         position = data[f"questions-{i}-position"]
         data[f"questions-{i}-position"] = moves.get(str(position), str(position))
-    response = admin_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
+    response = editor_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
     assert response.status_code == 302, response.content.decode()[:3000]
     after = dict(demo.questions.values_list("position", "pk"))
     assert (after[3], after[1], after[2]) == (before[1], before[2], before[3])
 
 
-def test_a_blank_new_question_that_only_moved_is_still_blank(admin_client):
+def test_a_blank_new_question_that_only_moved_is_still_blank(editor_client):
     area = make_area()
     data = title_only(area) | {"questions-0-position": "5", "questions-4-position": "1"}
-    response = admin_client.post("/admin/lessons/lesson/add/", data)
+    response = editor_client.post("/admin/lessons/lesson/add/", data)
     assert response.status_code == 302, response.content.decode()[:3000]
     assert not Lesson.objects.get().questions.exists()
 
 
-def test_each_text_field_says_what_it_takes(admin_client):
-    html = admin_client.get("/admin/lessons/lesson/add/").content.decode()
+def test_each_text_field_says_what_it_takes(editor_client):
+    html = editor_client.get("/admin/lessons/lesson/add/").content.decode()
     for field, note in (
         ("summary", "Plain text."),
         ("body", "Markdown: **bold**"),
@@ -197,21 +196,21 @@ def test_each_text_field_says_what_it_takes(admin_client):
     assert 'data-hx-post="/admin/lessons/lesson/markdown-preview/"' in html
 
 
-def test_the_preview_renders_markdown_and_reports_what_will_not_show(admin_client):
-    response = admin_client.post(
+def test_the_preview_renders_markdown_and_reports_what_will_not_show(editor_client):
+    response = editor_client.post(
         PREVIEW, {"format": "block", "text": "Use **caches**.\n\n![A diagram](http://x/y.png)"}
     )
     html = response.content.decode()
     assert response.status_code == 200 and "<strong>caches</strong>" in html
     assert "An image (“A diagram”) is dropped, with its text" in html
-    response = admin_client.post(PREVIEW, {"format": "inline", "text": "Is `key` <sub>2</sub>?"})
+    response = editor_client.post(PREVIEW, {"format": "inline", "text": "Is `key` <sub>2</sub>?"})
     html = response.content.decode()
     assert "<code>key</code>" in html and "&lt;sub&gt;" in html and "<p>" not in html
     assert "HTML (&lt;sub&gt;) is shown as typed" in html
     assert "<html" not in html  # a fragment for htmx to swap in
 
 
-def test_the_preview_is_for_editors_only(admin_client, db):
+def test_the_preview_is_for_editors_only(editor_client, db):
     anonymous = Client().post(PREVIEW, {"format": "block", "text": "x"})
     assert anonymous.status_code == 302 and "/admin/login/" in anonymous["Location"]
     learner = Client()
@@ -233,13 +232,13 @@ def test_the_preview_is_for_editors_only(admin_client, db):
         ("post", {"format": "block", "text": "x" * 100_001}, 400, "at most 100000 characters"),
     ],
 )
-def test_bad_preview_requests_get_a_clear_4xx(admin_client, method, data, status, message):
-    response = getattr(admin_client, method)(PREVIEW, data)
+def test_bad_preview_requests_get_a_clear_4xx(editor_client, method, data, status, message):
+    response = getattr(editor_client, method)(PREVIEW, data)
     assert response.status_code == status
     assert message in response.content.decode()
 
 
-def test_prompts_choices_and_flashcards_show_inline_markdown_to_learners(admin_client, demo):
+def test_prompts_choices_and_flashcards_show_inline_markdown_to_learners(editor_client, demo):
     first = demo.questions.get(position=1)
     first.prompt = "Which `cache` key is **kept**? <img src=x onerror=alert(1)>"
     right = next(i for i, c in enumerate(first.choices) if c["correct"])
@@ -258,24 +257,24 @@ def test_prompts_choices_and_flashcards_show_inline_markdown_to_learners(admin_c
     twin = Client().get(demo.get_absolute_url() + ".md").content.decode()
     assert "Which `cache` key is **kept**? \\<img src=x onerror=alert(1)>" in twin
     # and the editor is told the HTML is shown as typed, with a link to the prompt
-    html = checklist(admin_client.get(f"/admin/lessons/lesson/{demo.pk}/change/").content.decode())
+    html = checklist(editor_client.get(f"/admin/lessons/lesson/{demo.pk}/change/").content.decode())
     assert (
         '<a href="#id_questions-0-prompt"><strong>Question 1, prompt:</strong> '
         "HTML (&lt;img src=x onerror=alert(1)&gt;) is shown as typed"
     ) in html
 
 
-def test_an_image_in_the_body_is_reported_when_saved(admin_client, demo):
-    data = change_page_data(admin_client, demo)
+def test_an_image_in_the_body_is_reported_when_saved(editor_client, demo):
+    data = change_page_data(editor_client, demo)
     data["body"] += "\n\n![A cache diagram](https://example.org/cache.png)"
-    response = admin_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data, follow=True)
+    response = editor_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data, follow=True)
     html = response.content.decode()
     assert "Saved, but some markup will not show as written: Body: An image" in html
     assert "“A cache diagram”" in html
 
 
 def test_the_second_of_two_editors_is_told_and_shown_the_difference(demo):
-    ada, bob = editor_client("ada"), editor_client("bob")
+    ada, bob = signed_in_editor("ada"), signed_in_editor("bob")
     url = f"/admin/lessons/lesson/{demo.pk}/change/"
     ada_form, bob_form = change_page_data(ada, demo), change_page_data(bob, demo)
     ada_form["summary"] = "Ada's better summary."
@@ -296,15 +295,15 @@ def test_the_second_of_two_editors_is_told_and_shown_the_difference(demo):
     assert lesson.heading == "Bob's heading" and lesson.summary != "Ada's better summary."
 
 
-def test_the_area_pop_up_keeps_the_subject_and_fills_its_slug(admin_client):
+def test_the_area_pop_up_keeps_the_subject_and_fills_its_slug(editor_client):
     area = make_area()
-    page = admin_client.get(
+    page = editor_client.get(
         "/admin/lessons/area/add/", {"_to_field": "id", "_popup": "1", "subject": area.subject_id}
     ).content.decode()
     assert re.search(rf'<option value="{area.subject_id}" selected>', page)
     # the slug follows the name as it is typed (the admin's prepopulate script)
     assert "&quot;id&quot;: &quot;#id_slug&quot;" in page
-    response = admin_client.post(
+    response = editor_client.post(
         "/admin/lessons/area/add/?_to_field=id&_popup=1",
         {
             "subject": str(area.subject_id),

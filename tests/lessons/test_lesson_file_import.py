@@ -14,7 +14,7 @@ from django.test import Client
 
 from lessons.models import Flashcard, Lesson, Question, Subject
 from practice.models import Memory, Review
-from tests.lessons.test_admin import admin_client, change_page_data, editor  # noqa: F401
+from tests.lessons.test_admin import change_page_data
 from tests.practice.helpers import answer
 
 
@@ -209,12 +209,12 @@ def test_a_short_new_lesson_file_is_enough_and_never_rewrites_its_subject(demo, 
 def test_an_import_refuses_a_lesson_changed_in_the_admin_since_export(
     demo,
     tmp_path,
-    admin_client,  # noqa: F811
+    editor_client,  # noqa: F811
 ):
     path = seed_file(export(tmp_path), demo)
     path.write_text(path.read_text().replace(demo.heading, "The file's heading"))
-    data = change_page_data(admin_client, demo) | {"heading": "The admin's heading"}
-    assert admin_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data).status_code == 302
+    data = change_page_data(editor_client, demo) | {"heading": "The admin's heading"}
+    assert editor_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data).status_code == 302
     message = refused(tmp_path)
     assert re.search(
         rf"{path.name}:\d+: revision: the lesson was changed in the admin by ada on .* since "

@@ -8,7 +8,6 @@ from django.contrib.auth.models import User
 from django.test import Client
 
 from lessons.models import ProblemReport
-from tests.lessons.test_admin import admin_client, editor  # noqa: F401
 
 LIST = "/admin/lessons/problemreport/"
 
@@ -21,29 +20,29 @@ def shown(html: str, messages: list[str]) -> list[str]:
     return [message for message in messages if message in html]
 
 
-def test_the_list_opens_on_open_reports_with_the_message_first(admin_client, demo):  # noqa: F811
+def test_the_list_opens_on_open_reports_with_the_message_first(editor_client, demo):  # noqa: F811
     texts = {status: f"Report that is {status}" for status in ProblemReport.Status.values}
     for status, text in texts.items():
         report(demo, text, status)
-    html = admin_client.get(LIST).content.decode()
+    html = editor_client.get(LIST).content.decode()
     assert shown(html, list(texts.values())) == [texts["new"], texts["accepted"]]
     assert 'class="field-short_message"><a href=' in html  # the message opens the report
     assert html.index("column-short_message") < html.index("column-status")
-    everything = admin_client.get(LIST, {"state": "all"}).content.decode()
+    everything = editor_client.get(LIST, {"state": "all"}).content.decode()
     assert shown(everything, list(texts.values())) == list(texts.values())
-    fixed = admin_client.get(LIST, {"state": "fixed"}).content.decode()
+    fixed = editor_client.get(LIST, {"state": "fixed"}).content.decode()
     assert shown(fixed, list(texts.values())) == [texts["fixed"]]
-    nonsense = admin_client.get(LIST, {"state": "<b>"})
+    nonsense = editor_client.get(LIST, {"state": "<b>"})
     assert nonsense.status_code == 200 and not shown(
         nonsense.content.decode(), list(texts.values())
     )
 
 
-def test_a_report_is_assigned_resolved_with_a_note_and_reopened(admin_client, editor, demo):  # noqa: F811
+def test_a_report_is_assigned_resolved_with_a_note_and_reopened(editor_client, editor, demo):  # noqa: F811
     item = report(demo, "Stage is misspelt.")
     outsider = User.objects.create_user("learner-account", password="x" * 12)
     url = f"{LIST}{item.pk}/change/"
-    page = admin_client.get(url).content.decode()
+    page = editor_client.get(url).content.decode()
     assert f'<option value="{editor.pk}">ada</option>' in page
     assert f'value="{outsider.pk}"' not in page  # only staff can be assigned
     data = {
@@ -51,25 +50,25 @@ def test_a_report_is_assigned_resolved_with_a_note_and_reopened(admin_client, ed
         "assigned_to": str(editor.pk),
         "resolution_note": "Fixed the spelling in question 3.",
     }
-    assert admin_client.post(url, data).status_code == 302
+    assert editor_client.post(url, data).status_code == 302
     item.refresh_from_db()
     assert (item.status, item.assigned_to, item.resolution_note) == (
         "fixed",
         editor,
         "Fixed the spelling in question 3.",
     )
-    reopen = admin_client.get(url).content.decode()
+    reopen = editor_client.get(url).content.decode()
     assert '<option value="accepted">Accepted</option>' in reopen
     assert '<option value="dismissed">' not in reopen  # reopened first, then dismissed
-    assert admin_client.post(url, data | {"status": "accepted"}).status_code == 302
+    assert editor_client.post(url, data | {"status": "accepted"}).status_code == 302
     item.refresh_from_db()
     assert item.status == "accepted"
-    assert admin_client.post(url, data | {"status": "new"}).status_code == 200  # not a move
+    assert editor_client.post(url, data | {"status": "new"}).status_code == 200  # not a move
     item.refresh_from_db()
     assert item.status == "accepted"
 
 
-def test_bulk_changes_are_logged_for_each_report(admin_client, editor, demo):  # noqa: F811
+def test_bulk_changes_are_logged_for_each_report(editor_client, editor, demo):  # noqa: F811
     first, second, third = (report(demo, f"Report {n}") for n in range(3))
     third.status = "dismissed"
     third.save()
@@ -77,7 +76,7 @@ def test_bulk_changes_are_logged_for_each_report(admin_client, editor, demo):  #
     def act(action: str, *reports: ProblemReport):
         selected = [r.pk for r in reports]
         data = {"action": action, "_selected_action": selected}
-        assert admin_client.post(LIST + "?state=all", data).status_code == 302
+        assert editor_client.post(LIST + "?state=all", data).status_code == 302
 
     act("assign_to_me", first, second)
     act("mark_fixed", first, second, third)
@@ -96,17 +95,17 @@ def test_bulk_changes_are_logged_for_each_report(admin_client, editor, demo):  #
         "Marked accepted with others (bulk action).",
     ]
     assert log(third) == ["Marked accepted with others (bulk action)."]  # was not "fixed"
-    history = admin_client.get(f"{LIST}{first.pk}/history/").content.decode()
+    history = editor_client.get(f"{LIST}{first.pk}/history/").content.decode()
     assert "Marked fixed with others (bulk action)." in history
 
 
-def test_the_admin_home_says_how_many_reports_are_new(admin_client, demo):  # noqa: F811
-    home = admin_client.get("/admin/").content.decode()
+def test_the_admin_home_says_how_many_reports_are_new(editor_client, demo):  # noqa: F811
+    home = editor_client.get("/admin/").content.decode()
     assert "No new problem reports" in home
     report(demo, "One")
     report(demo, "Two")
     report(demo, "Three", "accepted")
-    home = admin_client.get("/admin/").content.decode()
+    home = editor_client.get("/admin/").content.decode()
     assert f'<a href="{LIST}?state=new">2 new problem reports</a>' in home
 
 

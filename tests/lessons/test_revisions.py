@@ -12,45 +12,39 @@ from django.test import Client
 from lessons.models import Lesson, LessonRevision
 from practice.models import Learner, Memory, Review
 from tests.factories import make_lesson, make_question
-from tests.lessons.test_admin import (  # noqa: F401
-    admin_client,
-    change_page_data,
-    editor,
-    move_right_answer,
-    question_page_data,
-)
+from tests.lessons.test_admin import change_page_data, move_right_answer, question_page_data
 from tests.practice.helpers import answer
 
 
-def retitle(admin_client, lesson: Lesson, title: str):  # noqa: F811
-    data = change_page_data(admin_client, lesson) | {"title": title}
-    response = admin_client.post(f"/admin/lessons/lesson/{lesson.pk}/change/", data)
+def retitle(editor_client, lesson: Lesson, title: str):  # noqa: F811
+    data = change_page_data(editor_client, lesson) | {"title": title}
+    response = editor_client.post(f"/admin/lessons/lesson/{lesson.pk}/change/", data)
     assert response.status_code == 302, response.content.decode()[:2000]
     return response
 
 
-def test_every_import_and_every_admin_save_keeps_a_revision(admin_client, demo):  # noqa: F811
+def test_every_import_and_every_admin_save_keeps_a_revision(editor_client, demo):  # noqa: F811
     first = demo.revisions.get()  # load_demo imports the lesson files
     assert (first.source, first.author, first.by) == ("import", None, "the command line")
     assert f'title: "{demo.title}"' in first.text
 
-    retitle(admin_client, demo, "Many Devices, One Model")
+    retitle(editor_client, demo, "Many Devices, One Model")
     latest = demo.revisions.first()
     assert (latest.source, latest.author.username) == ("admin", "ada")
     assert 'title: "Many Devices, One Model"' in latest.text
     assert demo.revisions.count() == 2
 
-    retitle(admin_client, demo, "Many Devices, One Model")  # a save that changes nothing
+    retitle(editor_client, demo, "Many Devices, One Model")  # a save that changes nothing
     assert demo.revisions.count() == 2
 
     question = demo.questions.get(position=2)
-    page = admin_client.get(f"/admin/lessons/question/{question.pk}/change/")
+    page = editor_client.get(f"/admin/lessons/question/{question.pk}/change/")
     data = {
         field.html_name: field.value()
         for field in page.context["adminform"].form
         if field.value() not in (None, False)
     } | {"prompt": "Which split keeps each device's memory smallest?"}
-    response = admin_client.post(f"/admin/lessons/question/{question.pk}/change/", data)
+    response = editor_client.post(f"/admin/lessons/question/{question.pk}/change/", data)
     assert response.status_code == 302, response.content.decode()[:2000]
     assert "keeps each device's memory smallest" in demo.revisions.first().text
     assert demo.revisions.count() == 3
@@ -66,26 +60,26 @@ def test_an_import_from_the_command_line_keeps_a_revision(demo, tmp_path):
     assert demo.revisions.count() == 2
 
 
-def test_a_lesson_from_before_history_keeps_its_earlier_state(admin_client, db):  # noqa: F811
+def test_a_lesson_from_before_history_keeps_its_earlier_state(editor_client, db):  # noqa: F811
     lesson = make_lesson(title="Before History")
-    retitle(admin_client, lesson, "After History")
+    retitle(editor_client, lesson, "After History")
     earlier, saved = lesson.revisions.order_by("created_at", "pk")
     assert earlier.source == "earlier" and 'title: "Before History"' in earlier.text
     assert saved.source == "admin" and 'title: "After History"' in saved.text
 
 
-def test_the_history_lists_revisions_and_the_diff_reads_line_by_line(admin_client, demo):  # noqa: F811
+def test_the_history_lists_revisions_and_the_diff_reads_line_by_line(editor_client, demo):  # noqa: F811
     old_title = demo.title
-    retitle(admin_client, demo, "Many Devices, One Model")
+    retitle(editor_client, demo, "Many Devices, One Model")
     newer, older = demo.revisions.all()
-    history = admin_client.get(f"/admin/lessons/lesson/{demo.pk}/history/").content.decode()
+    history = editor_client.get(f"/admin/lessons/lesson/{demo.pk}/history/").content.decode()
     assert "Revisions" in history and "Saved in the admin" in history
     diff_url = f"/admin/lessons/lesson/{demo.pk}/revisions/{newer.pk}/"
     assert f'href="{diff_url}"' in history
     assert f'href="{diff_url}restore/"' not in history  # the latest is the lesson now
     assert f'href="/admin/lessons/lesson/{demo.pk}/revisions/{older.pk}/restore/"' in history
 
-    page = admin_client.get(diff_url)
+    page = editor_client.get(diff_url)
     assert page.status_code == 200
     html = page.content.decode()
     assert f'<span class="diff-del">-title: &quot;{old_title}&quot;\n</span>' in html
@@ -93,44 +87,44 @@ def test_the_history_lists_revisions_and_the_diff_reads_line_by_line(admin_clien
     assert '<span class="diff-hunk">At line 4:\n</span>' in html  # the title is on line 4
     assert "+revision: " not in html  # the fingerprint line changes, but says nothing
     # Any two revisions, either way round: the older one is always "before".
-    both_ways = admin_client.get(
+    both_ways = editor_client.get(
         f"/admin/lessons/lesson/{demo.pk}/revisions/{older.pk}/", {"against": newer.pk}
     ).content.decode()
     assert '<span class="diff-add">+title: &quot;Many Devices' in both_ways
 
 
-def test_a_bad_revision_address_is_refused_with_a_message(admin_client, demo):  # noqa: F811
+def test_a_bad_revision_address_is_refused_with_a_message(editor_client, demo):  # noqa: F811
     other = make_lesson(slug="other", title="Other")
-    retitle(admin_client, other, "Other, retitled")
+    retitle(editor_client, other, "Other, retitled")
     revision = demo.revisions.get()
     base = f"/admin/lessons/lesson/{demo.pk}/revisions/"
     for against in ("nine", "99999999", str(other.revisions.first().pk)):
-        page = admin_client.get(f"{base}{revision.pk}/", {"against": against})
+        page = editor_client.get(f"{base}{revision.pk}/", {"against": against})
         assert page.status_code == 400
         assert "is not a revision of this lesson" in page.content.decode()
     elsewhere = other.revisions.first().pk
     for url in (f"{base}{elsewhere}/", f"{base}{elsewhere}/restore/"):
-        missing = admin_client.get(url)
+        missing = editor_client.get(url)
         assert missing.status_code == 404 and "no such revision" in missing.content.decode()
     assert Client().get(f"{base}{revision.pk}/").status_code == 302  # to the admin's log-in
 
 
 def test_restoring_a_revision_shows_the_changes_then_restores_through_the_import(
-    admin_client,  # noqa: F811
+    editor_client,  # noqa: F811
     demo,
 ):
     old_title = demo.title
-    retitle(admin_client, demo, "Many Devices, One Model")
+    retitle(editor_client, demo, "Many Devices, One Model")
     older = demo.revisions.last()
     url = f"/admin/lessons/lesson/{demo.pk}/revisions/{older.pk}/restore/"
-    preview = admin_client.get(url)
+    preview = editor_client.get(url)
     assert preview.status_code == 200
     html = preview.content.decode()
     assert f'<span class="diff-add">+title: &quot;{old_title}&quot;' in html
     demo.refresh_from_db()
     assert demo.title == "Many Devices, One Model"  # looking changes nothing
 
-    response = admin_client.post(url)
+    response = editor_client.post(url)
     assert response.status_code == 302
     demo.refresh_from_db()
     assert demo.title == old_title
@@ -140,12 +134,12 @@ def test_restoring_a_revision_shows_the_changes_then_restores_through_the_import
     assert LogEntry.objects.filter(object_id=str(demo.pk), user__username="ada").count() == 2
 
 
-def test_a_restore_that_would_delete_answered_questions_asks_first(admin_client, db):  # noqa: F811
+def test_a_restore_that_would_delete_answered_questions_asks_first(editor_client, db):  # noqa: F811
     lesson = make_lesson(status=Lesson.Status.DRAFT, questions=2)
-    retitle(admin_client, lesson, "Two Questions")
+    retitle(editor_client, lesson, "Two Questions")
     two = lesson.revisions.first()
     third = make_question(lesson, position=3)
-    retitle(admin_client, lesson, "Three Questions")
+    retitle(editor_client, lesson, "Three Questions")
     Review.objects.create(
         learner=Learner.objects.create(),
         lesson=lesson,
@@ -157,72 +151,72 @@ def test_a_restore_that_would_delete_answered_questions_asks_first(admin_client,
         correct=True,
     )
     url = f"/admin/lessons/lesson/{lesson.pk}/revisions/{two.pk}/restore/"
-    html = admin_client.get(url).content.decode()
+    html = editor_client.get(url).content.decode()
     assert "has 1 answer from 1 learner and is missing from the file" in html
     assert 'name="allow_delete"' in html
 
-    refused = admin_client.post(url)
+    refused = editor_client.post(url)
     assert refused.status_code == 400
     assert "has 1 answer from 1 learner" in refused.content.decode()
     lesson.refresh_from_db()
     assert lesson.title == "Three Questions" and lesson.questions.count() == 3
 
-    assert admin_client.post(url, {"allow_delete": "yes"}).status_code == 302
+    assert editor_client.post(url, {"allow_delete": "yes"}).status_code == 302
     lesson.refresh_from_db()
     assert lesson.title == "Two Questions" and lesson.questions.count() == 2
     assert not Review.objects.filter(question_id=third.pk).exists()
 
 
-def test_a_restore_that_breaks_the_publish_rule_is_refused(admin_client, db):  # noqa: F811
+def test_a_restore_that_breaks_the_publish_rule_is_refused(editor_client, db):  # noqa: F811
     lesson = make_lesson(status=Lesson.Status.DRAFT, questions=7)
-    retitle(admin_client, lesson, "Seven Questions")
+    retitle(editor_client, lesson, "Seven Questions")
     seven = lesson.revisions.first()
     make_question(lesson, position=8)
-    data = change_page_data(admin_client, lesson) | {"status": "published"}
-    assert admin_client.post(f"/admin/lessons/lesson/{lesson.pk}/change/", data).status_code == 302
+    data = change_page_data(editor_client, lesson) | {"status": "published"}
+    assert editor_client.post(f"/admin/lessons/lesson/{lesson.pk}/change/", data).status_code == 302
     text = seven.text.replace('status: "draft"', 'status: "published"')
     LessonRevision.objects.filter(pk=seven.pk).update(text=text)
     url = f"/admin/lessons/lesson/{lesson.pk}/revisions/{seven.pk}/restore/"
-    assert "needs exactly 8 questions" in admin_client.get(url).content.decode()
-    assert admin_client.post(url, {"allow_delete": "yes"}).status_code == 400
+    assert "needs exactly 8 questions" in editor_client.get(url).content.decode()
+    assert editor_client.post(url, {"allow_delete": "yes"}).status_code == 400
     assert Lesson.objects.get(pk=lesson.pk).questions.count() == 8
 
 
-def test_revisions_are_capped_per_lesson(admin_client, demo, monkeypatch):  # noqa: F811
+def test_revisions_are_capped_per_lesson(editor_client, demo, monkeypatch):  # noqa: F811
     monkeypatch.setattr(LessonRevision, "KEPT_PER_LESSON", 3)
     for n in range(5):
-        retitle(admin_client, demo, f"Title {n}")
+        retitle(editor_client, demo, f"Title {n}")
     kept = list(demo.revisions.values_list("text", flat=True))
     assert len(kept) == 3
     assert 'title: "Title 4"' in kept[0] and 'title: "Title 2"' in kept[2]
 
 
-def test_a_restore_that_changes_a_right_answer_asks_about_learners_memory(admin_client, demo):  # noqa: F811
+def test_a_restore_that_changes_a_right_answer_asks_about_learners_memory(editor_client, demo):  # noqa: F811
     answer(Client(), demo, right=True)  # one learner remembers question 1
     question = demo.questions.get(position=1)
     right_before = question.correct_ids
     imported = demo.revisions.get()
-    data = question_page_data(admin_client, question)
+    data = question_page_data(editor_client, question)
     move_right_answer(data, question)
     page = f"/admin/lessons/question/{question.pk}/change/"
-    assert admin_client.post(page, data | {"_memory": "keep"}).status_code == 302
+    assert editor_client.post(page, data | {"_memory": "keep"}).status_code == 302
     assert demo.revisions.count() == 2
 
     url = f"/admin/lessons/lesson/{demo.pk}/revisions/{imported.pk}/restore/"
-    html = admin_client.get(url).content.decode()
+    html = editor_client.get(url).content.decode()
     assert "question 1: the right answer changed" in html and 'name="keep_memories"' in html
-    assert admin_client.post(url, {"keep_memories": "yes"}).status_code == 302
+    assert editor_client.post(url, {"keep_memories": "yes"}).status_code == 302
     question.refresh_from_db()
     assert question.correct_ids == right_before
     assert Memory.objects.filter(question=question).count() == 1
 
 
-def test_an_upload_in_the_admin_and_a_question_deleted_there_keep_revisions(admin_client, db):  # noqa: F811
+def test_an_upload_in_the_admin_and_a_question_deleted_there_keep_revisions(editor_client, db):  # noqa: F811
     from lessons.files import lesson_to_markdown
 
     lesson = make_lesson(status=Lesson.Status.DRAFT, questions=3)
     text = lesson_to_markdown(lesson).replace("Look up", "Look up, slowly")
-    applied = admin_client.post(
+    applied = editor_client.post(
         "/admin/lessons/lesson/upload/", {"name": "l.md", "text": text, "apply": "yes"}
     )
     assert applied.status_code == 302
@@ -232,7 +226,7 @@ def test_an_upload_in_the_admin_and_a_question_deleted_there_keep_revisions(admi
 
     third = lesson.questions.get(position=3)
     url = f"/admin/lessons/question/{third.pk}/delete/"
-    assert admin_client.post(url, {"post": "yes"}).status_code == 302
+    assert editor_client.post(url, {"post": "yes"}).status_code == 302
     latest = lesson.revisions.first()
     assert latest.source == "admin" and "::: question 3" not in latest.text
     assert "::: question 3" in uploaded.text

@@ -6,23 +6,23 @@ from __future__ import annotations
 from django.core.files.uploadedfile import SimpleUploadedFile
 
 from lessons.models import Lesson
-from tests.lessons.test_admin import admin_client, change_page_data, editor  # noqa: F401
+from tests.lessons.test_admin import change_page_data
 
 MB = 1024 * 1024
 
 
 def test_a_video_over_the_limit_gets_a_form_error_and_nothing_is_saved(
-    admin_client,  # noqa: F811
+    editor_client,  # noqa: F811
     demo,
     settings,
     tmp_path,
 ):
     settings.MEDIA_ROOT = tmp_path
     settings.LESSON_VIDEO_MAX_BYTES = 2 * MB
-    data = change_page_data(admin_client, demo)
+    data = change_page_data(editor_client, demo)
     data["transcript"] = "We look up."
     data["video"] = SimpleUploadedFile("stars.mp4", b"\0" * (3 * MB), content_type="video/mp4")
-    response = admin_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
+    response = editor_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
     assert response.status_code == 200
     html = response.content.decode()
     assert "This video is 3 MB; a lesson video may be at most 2 MB." in html
@@ -30,13 +30,13 @@ def test_a_video_over_the_limit_gets_a_form_error_and_nothing_is_saved(
     assert not list(tmp_path.rglob("*.mp4"))
 
 
-def test_a_video_within_the_limit_is_saved(admin_client, demo, settings, tmp_path):  # noqa: F811
+def test_a_video_within_the_limit_is_saved(editor_client, demo, settings, tmp_path):  # noqa: F811
     settings.MEDIA_ROOT = tmp_path
-    data = change_page_data(admin_client, demo)
+    data = change_page_data(editor_client, demo)
     data["transcript"] = "We look up."
     # Larger than any learner-facing request may be (MAX_REQUEST_BYTES, 6 MB).
     data["video"] = SimpleUploadedFile("stars.mp4", b"\0" * (7 * MB), content_type="video/mp4")
-    response = admin_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
+    response = editor_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
     assert response.status_code == 302, response.content.decode()[:2000]
     video = Lesson.objects.get(pk=demo.pk).video
     assert video.name.startswith("videos/stars") and video.size == 7 * MB

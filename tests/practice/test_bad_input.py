@@ -22,37 +22,28 @@ def assert_rejected(response, message: str) -> None:
     assert Round.objects.count() == 0
 
 
-def test_an_unknown_question_is_refused(client, demo):
-    _, token = current_question(client, practice_url(demo))
-    forged = attempts.issue_for_round(lesson_id=demo.pk, question_id=999999, round_key="k", step=0)
-    assert_rejected(
-        client.post(practice_url(demo), {"token": forged, "choice": "A"}),
-        "not for a question of this lesson",
-    )
-
-
-def test_a_question_of_another_lesson_is_refused(client, demo):
+@pytest.mark.parametrize(
+    ("token_lesson", "token_question", "message"),
+    [
+        ("this", "unknown", "not for a question of this lesson"),
+        ("other", "other", "belongs to a question of another lesson"),
+        ("this", "other", "not for a question of this lesson"),
+    ],
+    ids=["unknown question", "another lesson's token", "another lesson's question"],
+)
+def test_a_token_for_a_question_that_is_not_this_lessons_is_refused(
+    client, demo, token_lesson, token_question, message
+):
+    current_question(client, practice_url(demo))  # the round exists
     other = make_lesson(title="Other", slug="other")
-    question = other.questions.get(position=1)
+    question_id = other.questions.get(position=1).pk if token_question == "other" else 999999
     token = attempts.issue_for_round(
-        lesson_id=other.pk, question_id=question.pk, round_key="k", step=0
+        lesson_id=(demo if token_lesson == "this" else other).pk,
+        question_id=question_id,
+        round_key="k",
+        step=0,
     )
-    assert_rejected(
-        client.post(practice_url(demo), {"token": token, "choice": "A"}),
-        "belongs to a question of another lesson",
-    )
-
-
-def test_a_token_naming_another_lessons_question_under_this_lesson_is_refused(client, demo):
-    other = make_lesson(title="Other", slug="other")
-    question = other.questions.get(position=1)
-    token = attempts.issue_for_round(
-        lesson_id=demo.pk, question_id=question.pk, round_key="k", step=0
-    )
-    assert_rejected(
-        client.post(practice_url(demo), {"token": token, "choice": "A"}),
-        "not for a question of this lesson",
-    )
+    assert_rejected(client.post(practice_url(demo), {"token": token, "choice": "A"}), message)
 
 
 def test_a_choice_that_is_not_the_questions_is_refused(client, demo):
