@@ -676,12 +676,15 @@ class ContentVersion(models.Model):
 
     @classmethod
     def for_request(cls, request: HttpRequest | None = None) -> int:
-        """The version, read once per request (one small query)."""
+        """The version, read once per request: one small query, or none beyond the session's."""
         if request is None:
             return cls.current()
         site_request = cast(SiteRequest, request)
         if not hasattr(site_request, "content_version"):
-            site_request.content_version = cls.current()
+            # A learner's session is read in the same query (lightmysky.sessions).
+            reader = getattr(getattr(request, "session", None), "content_version", None)
+            version = reader() if reader else None
+            site_request.content_version = cls.current() if version is None else version
         return site_request.content_version
 
     @classmethod

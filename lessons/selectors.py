@@ -11,7 +11,7 @@ from django.db import models
 
 from lessons.models import Flashcard, Lesson, Question
 from lessons.structured_data import learning_resource
-from lightmysky.lib.versioned import versioned
+from lightmysky.lib.versioned import versioned, versioned_in_memory
 
 
 class Item(NamedTuple):
@@ -85,7 +85,7 @@ def lesson_page(public_id: str, version: int) -> LessonPage | None:
             structured_data=learning_resource(lesson, questions),
         )
 
-    return versioned(f"lesson-page:{public_id}", version, build)
+    return versioned_in_memory(f"lesson-page:{public_id}", version, build)
 
 
 @dataclass(frozen=True)

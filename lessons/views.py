@@ -3,14 +3,17 @@ learner's progress meets the content: the only place in `lessons` that reads `pr
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.shortcuts import redirect as redirect_to
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
+from django.utils.safestring import SafeString, mark_safe
 from django.views.decorators.http import require_http_methods, require_safe
 from django.views.decorators.vary import vary_on_cookie
 
@@ -18,6 +21,7 @@ from lessons import services
 from lessons.forms import ReportForm
 from lessons.models import ContentVersion, Lesson, Subject
 from lessons.selectors import (
+    LessonPage,
     normalise_worksheet_code,
     worksheets_by_code,
 )
@@ -31,6 +35,7 @@ from lightmysky.lib.negotiation import (
 from lightmysky.lib.pagecache import cache_for_visitors_by
 from lightmysky.lib.qr import qr_svg_cached
 from lightmysky.lib.ratelimit import limit_posts
+from lightmysky.lib.versioned import versioned_in_memory
 from practice import selectors
 from practice.selectors import constellations, learning
 
@@ -103,13 +108,43 @@ def lesson(
     context = page.context()
     if markdown or wants_markdown(request):
         return markdown_response(request, "agent/lesson.md", context)
-    context["constellation"] = constellations.constellation_for(
-        learner=selectors.learner_for_request(request),
-        lesson=page.lesson,
-        items=page.items,
-        now=timezone.now(),
+    now = timezone.now()
+    learner = selectors.learner_for_request(request)
+    # The header's counter comes with the lesson's memories; the view's value spares the
+    # context processor its query.
+    memories, context["sky_counter"] = constellations.lesson_memories_and_counter(
+        learner=learner, lesson=page.lesson, now=now
     )
+    context["constellation"] = constellations.constellation_for(
+        learner=learner, lesson=page.lesson, items=page.items, now=now, memories=memories
+    )
+    context["article"] = lesson_article(page, ContentVersion.for_request(request))
     return vary_on_accept(render(request, "lessons/lesson.html", context))
+
+
+# Where the learner's constellation goes in the shared article.
+CONSTELLATION_SLOT = mark_safe("<!-- constellation -->")
+
+
+@dataclass(frozen=True)
+class Article:
+    before: SafeString
+    after: SafeString
+
+
+def lesson_article(page: LessonPage, version: int) -> Article:
+    """The lesson page's article, the same for every reader, rendered once per content version:
+    a learner's request renders only the header, their constellation and the rest of the frame.
+    Kept as strings (not a template fragment) so a cache read costs no unpickling of nodes."""
+
+    def build() -> tuple[str, str]:
+        context = page.context() | {"constellation_slot": CONSTELLATION_SLOT}
+        html = render_to_string("lessons/lesson.html#article", context)
+        before, after = html.split(CONSTELLATION_SLOT, 1)
+        return before, after
+
+    before, after = versioned_in_memory(f"lesson-article:{page.lesson.public_id}", version, build)
+    return Article(mark_safe(before), mark_safe(after))
 
 
 @require_safe

@@ -240,8 +240,9 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-# Anonymous progress lives in the database-backed session, so any app server can serve any request.
-SESSION_ENGINE = "django.contrib.sessions.backends.db"
+# Anonymous progress lives in the database-backed session, so any app server can serve any request;
+# it is read in the query that reads the content version (lightmysky/sessions.py).
+SESSION_ENGINE = "lightmysky.sessions"
 SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 60 * 60 * 24 * 400)
 SESSION_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_HTTPONLY = True

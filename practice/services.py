@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import secrets
 from datetime import datetime, timedelta
-from typing import Any, TypedDict
+from typing import Any, NamedTuple, TypedDict
 
 from django.contrib.sessions.backends.base import SessionBase
 from django.contrib.sessions.models import Session
@@ -84,16 +84,11 @@ def learner_session_clear(session: SessionBase) -> None:
         session.pop(key, None)
 
 
-def round_start(
-    *, learner: Learner, lesson: Lesson, key: str, now: datetime, order: list[int]
-) -> Round:
-    """The round with this key, created if it is new (safe when two requests race)."""
-    round_, _ = Round.objects.get_or_create(
-        learner=learner,
-        key=key,
-        defaults={"lesson": lesson, "started_at": now, "question_order": order},
-    )
-    return round_
+class NewRound(NamedTuple):
+    """A round to start with its first answer, in the answer's transaction."""
+
+    key: str
+    order: list[int]
 
 
 STALE_ROUND_ANSWER = (
@@ -137,14 +132,10 @@ def round_answer(
         attempt=attempt.key,
         duration_ms=attempt.duration_ms(),
         now=now,
-        round_=progress.round
-        or round_start(
-            learner=learner,
-            lesson=lesson,
-            key=attempt.round_key,
-            now=now,
-            order=[q.pk for q in progress.questions],
-        ),
+        round_=progress.round,
+        new_round=None
+        if progress.round
+        else NewRound(attempt.round_key, [q.pk for q in progress.questions]),
         round_step=progress.step,
         finishes_round=progress.finished_after(answer.grade.correct),
         guessed=answer.guessed,
@@ -153,6 +144,7 @@ def round_answer(
         preview=preview,
     )
     if created:
+        progress.round = progress.round or review.round
         progress.reviews.append(review)
     return review, progress
 
@@ -202,6 +194,7 @@ def question_answer(
     duration_ms: int | None,
     now: datetime,
     round_: Round | None = None,
+    new_round: NewRound | None = None,
     round_step: int | None = None,
     finishes_round: bool = False,
     shown_at: datetime | None = None,
@@ -231,6 +224,7 @@ def question_answer(
         duration_ms=duration_ms,
         now=now,
         round_=round_,
+        new_round=new_round,
         round_step=round_step,
         finishes_round=finishes_round,
         shown_at=shown_at,
@@ -307,12 +301,24 @@ def _review_write(
     question: Question | None = None,
     flashcard: Flashcard | None = None,
     round_: Round | None = None,
+    new_round: NewRound | None = None,
     round_step: int | None = None,
     finishes_round: bool = False,
     shown_at: datetime | None = None,
     practice: bool = False,
     preview: bool = False,
 ) -> tuple[Review, bool]:
+    if round_ is None and new_round is not None:
+        # Started by its first answer, in the same transaction: a round never exists without
+        # one. Two requests racing with that answer collide on (learner, key) and on the
+        # attempt alike; the loser returns the winner's review (_review_record).
+        round_ = Round.objects.create(
+            learner=learner,
+            key=new_round.key,
+            lesson_id=lesson_id,
+            started_at=now,
+            question_order=new_round.order,
+        )
     memory = (
         Memory.objects.select_for_update()
         .filter(learner=learner, question=question, flashcard=flashcard)

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import functools
 import re
 from datetime import datetime, timedelta
 from functools import wraps
@@ -160,6 +161,9 @@ def practice_round(
     learner = selectors.learner_for_request(request)
     now = timezone.now()
     memories = None  # read once, for a new round's order and the constellation alike
+    stars = functools.partial(
+        constellations.lesson_memories_and_counter, learner=learner, lesson=lesson, now=now
+    )
     progress = selectors.round_progress(learner=learner, lesson=lesson, questions=questions)
     context: dict = {"lesson": lesson, "progress": progress}
     answered = small_int(request.GET.get("answered"))
@@ -175,7 +179,7 @@ def practice_round(
     elif progress.finished and "summary" in request.GET:
         context["round_end"] = True  # the round's summary, on the lesson's constellation
     elif request.GET.get("new") or progress.round is None or progress.finished:
-        memories = selectors.lesson_memories(learner=learner, lesson=lesson)
+        memories, context["sky_counter"] = stars()
         round_key = _next_round_key(request, lesson, after=progress.round)
         progress = rounds.RoundProgress(
             questions=selectors.new_round_questions(questions=questions, memories=memories, now=now)
@@ -185,6 +189,8 @@ def practice_round(
     else:
         context |= _question_form(lesson, progress, progress.round.key)
     if not request.htmx or context.get("round_end"):
+        if memories is None:  # the header's counter comes with them
+            memories, context["sky_counter"] = stars()
         context["constellation"] = constellations.constellation_for(
             learner=learner, lesson=lesson, items=page.items, now=now, memories=memories
         )
@@ -564,13 +570,17 @@ def review(request: LearnerRequest) -> HttpResponse:
                 done, done.question, differ_from=_earlier_showing(done) if done.practice else None
             )
     if "feedback" not in context:
-        due = selectors.due_items(learner=learner, now=now) if learner else []
-        context["due_count"] = len(due)
-        if due and batch_done < selectors.REVIEW_BATCH_SIZE:
-            context |= _review_item_form(due[0].memory)
+        first, due_count = None, 0
+        if learner:
+            first, due_count, context["sky_counter"] = constellations.next_due_and_counter(
+                learner=learner, now=now
+            )
+        context["due_count"] = due_count
+        if first and batch_done < selectors.REVIEW_BATCH_SIZE:
+            context |= _review_item_form(first)
         elif learner and (retry := _first_still_missed(learner, batch["missed"])):
             context |= _review_item_form(retry, practice=True)
-        elif not due:
+        elif not due_count:
             context["next_due"] = (
                 selectors.next_due_at(learner=learner, now=now) if learner else None
             )

@@ -44,5 +44,5 @@ class Browser:
 def answer_form(html: str) -> tuple[str, str] | None:
     """The token and the first choice shown (its identity) of the question on a practice page."""
     token = re.search(r'name="token" value="([^"]+)"', html)
-    choice = re.search(r'name="choice" value="([0-9a-f]+)"', html)
+    choice = re.search(r'name="choice" value="([\w-]+)"', html)
     return (token[1], choice[1]) if token and choice else None

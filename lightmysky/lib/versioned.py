@@ -4,6 +4,7 @@ reads them (the "pages" cache is per process unless CACHE_URL shares it)."""
 from __future__ import annotations
 
 import uuid
+from collections import OrderedDict
 from collections.abc import Callable
 
 from django.core.cache import caches
@@ -39,4 +40,31 @@ def versioned_in_process[T](name: str, version: int, build: Callable[[], T]) -> 
     value = build()
     caches["pages"].add(key, uuid.uuid4().hex, LIFETIME)
     _in_process[name] = (caches["pages"].get(key), value)
+    return value
+
+
+_held: OrderedDict[str, object] = OrderedDict()
+HELD_ENTRIES = 2000
+
+
+def versioned_in_memory[T](name: str, version: int, build: Callable[[], T]) -> T:
+    """Like `versioned`, for values every learner's page reads (a lesson's page data and
+    article): kept in this process's memory as they are, since unpickling a lesson's model
+    instances from the cache on every request cost a quarter of the page. The cache holds only
+    a token for the version, as for `versioned_in_process` (a cleared cache, or a new version,
+    means new keys); the least recently used of at most HELD_ENTRIES values go first. The
+    values are shared by every request of the process: never change them."""
+    key = f"v{version}:memory-token"
+    token = caches["pages"].get(key)
+    if token is None:
+        caches["pages"].add(key, uuid.uuid4().hex, LIFETIME)
+        token = caches["pages"].get(key)
+    held_key = f"{token}:{name}"
+    if held_key in _held:
+        _held.move_to_end(held_key)
+        return _held[held_key]  # type: ignore[return-value]
+    value = build()
+    _held[held_key] = value
+    if len(_held) > HELD_ENTRIES:
+        _held.popitem(last=False)
     return value

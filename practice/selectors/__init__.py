@@ -3,7 +3,6 @@ items. The sky is read in `constellations`, the learner's progress across lesson
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from datetime import datetime
 from typing import cast
 
@@ -108,27 +107,6 @@ def new_round_questions(
         if kind == "question"
     }
     return rounds.question_order(questions, by_question, now)
-
-
-@dataclass
-class DueItem:
-    memory: Memory
-    retrievability: float
-
-
-def due_items(*, learner: Learner, now: datetime) -> list[DueItem]:
-    """Everything due for the learner, least likely to be remembered first."""
-    memories = (
-        Memory.objects.due(now)
-        .filter(learner=learner)
-        .filter(Q(lesson__status=Lesson.Status.PUBLISHED))
-        .select_related("lesson__subject", "question", "flashcard")
-    )
-    items = [
-        DueItem(memory, scheduling.retrievability(memory.memory_state, now)) for memory in memories
-    ]
-    items.sort(key=lambda item: (item.retrievability, item.memory.due, item.memory.pk))
-    return items
 
 
 def memory_of_item(*, learner: Learner, kind: str, item_id: int) -> Memory | None:

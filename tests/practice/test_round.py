@@ -183,13 +183,14 @@ def test_a_page_from_the_back_button_is_stale_and_stores_nothing(client, demo):
 
 def test_round_pages_have_a_fixed_number_of_queries(client, demo, django_assert_num_queries):
     answer(client, demo, right=True)
-    # content version (the lesson and its questions come from the cache), session, the latest
-    # round's answers with the round, the constellation's memories, the header's sky counter
-    with django_assert_num_queries(5):
+    # the session with the content version (the lesson and its questions come from the cache),
+    # the latest round's answers with the round, the constellation's memories with the header's
+    # sky counter
+    with django_assert_num_queries(3):
         client.get(practice_url(demo))
     for _ in range(5):
         answer(client, demo, right=False)
-    with django_assert_num_queries(5):
+    with django_assert_num_queries(3):
         client.get(practice_url(demo))
 
 
@@ -199,14 +200,14 @@ def test_answer_post_query_count_does_not_grow_with_history(
     answer(client, demo, right=True)
     question, token = current_question(client, practice_url(demo))
     data = {"token": token, "choice": sorted(question.correct_ids)}
-    # the rate-limit counters' upsert, content version, session, the round's answers,
-    # savepoint, memory (for update), insert review, insert memory, release savepoint
-    with django_assert_num_queries(9):
+    # the rate-limit counters' upsert, the session with the content version, the round's
+    # answers, savepoint, memory (for update), insert review, insert memory, release savepoint
+    with django_assert_num_queries(8):
         client.post(practice_url(demo), data)
     for _ in range(5):
         answer(client, demo, right=True)
     question, token = current_question(client, practice_url(demo))
-    with django_assert_num_queries(10):  # the last answer also marks the round finished
+    with django_assert_num_queries(9):  # the last answer also marks the round finished
         client.post(practice_url(demo), {"token": token, "choice": sorted(question.correct_ids)})
 
 

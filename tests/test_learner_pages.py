@@ -1,0 +1,81 @@
+"""A learner's pages read less than they used to (tests/test_budgets.py pins how much): the
+session comes with the content version, the article from the cache, and the header's counter
+with the lesson's memories or the items due. What a learner sees must not change with it."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import time_machine
+from django.conf import settings
+from django.contrib.sessions.models import Session
+from django.test import Client
+from django.utils import timezone
+
+from practice.models import Learner
+from tests.conftest import SEED_PATH
+from tests.factories import make_lesson
+from tests.practice.helpers import answer, practice_url
+from tests.test_budgets import learner_with
+
+
+def counter_text(html: str) -> str:
+    found = re.search(r'<a id="sky-counter"[^>]*>(.*?)</a>', html, re.S)
+    assert found, "no header counter"
+    return re.sub(r"<[^>]+>", "", found[1]).strip()
+
+
+def test_forget_ends_the_session_in_every_tab_and_on_every_server(client, demo):
+    answer(client, demo, right=True)
+    other_tab = Client()  # the same browser, served by another process or server
+    other_tab.cookies[settings.SESSION_COOKIE_NAME] = client.cookies[
+        settings.SESSION_COOKIE_NAME
+    ].value
+    assert counter_text(other_tab.get(SEED_PATH).content.decode()).endswith("0 due")
+
+    client.post("/progress/forget", {"confirm": "yes"})
+
+    assert Session.objects.count() == 0 and Learner.objects.count() == 0
+    assert counter_text(other_tab.get(SEED_PATH).content.decode()) == "Your sky"
+    assert "Nothing learned yet" in other_tab.get("/progress").content.decode()
+
+
+def test_an_editors_change_shows_on_a_learners_next_lesson_page(client, demo):
+    answer(client, demo, right=True)
+    assert "Split the work" in client.get(SEED_PATH).content.decode()  # the article, cached
+    demo.heading = "A freshly edited heading"
+    demo.save()
+    html = client.get(SEED_PATH).content.decode()
+    assert "A freshly edited heading" in html and "Split the work" not in html
+    assert "1 learned so far" in counter_text(html)  # still this learner's page
+
+
+def test_a_learners_constellation_sits_in_the_shared_article(client, demo):
+    answer(client, demo, right=True)
+    html = client.get(SEED_PATH).content.decode()
+    practise = html[html.index('id="practise-title"') : html.index('class="report-link"')]
+    assert f'id="constellation-{demo.public_id}"' in practise
+    assert "1 kindled" in practise
+    assert "<!-- constellation -->" not in html
+
+
+def test_the_header_counter_is_the_same_on_every_page(demo):
+    """Read with the lesson's memories, the items due, or on its own: the same figures, also
+    on a lesson the learner has not started."""
+    client = Client()
+    learner_with(client, demo, 40)
+    not_started = make_lesson(title="Not started", slug="not-started")
+    later = time_machine.travel(timezone.now() + timedelta(days=2), tick=False)
+    with later:
+        expected = counter_text(client.get("/sky").content.decode())
+        assert re.fullmatch(r"Your sky: \d+ learned so far · \d+ due", expected), expected
+        assert not expected.endswith(" 0 due")
+        for path in (
+            SEED_PATH,
+            practice_url(demo),
+            not_started.get_absolute_url(),
+            practice_url(not_started),
+            "/review",
+        ):
+            assert counter_text(client.get(path).content.decode()) == expected, path
