@@ -218,25 +218,11 @@ def lessons_load(
         )
         lesson_ok = lesson_ok and len(found) == before
         notes: list[str] = []
-        changed |= _load_questions(
-            lesson,
-            item.get("questions", []),
-            problems,
-            result,
-            notes,
-            save=lesson_ok,
-            allow_delete=allow_delete,
-            keep_memories=keep_memories,
+        load = _ItemsLoad(
+            lesson, problems, result, notes, save=lesson_ok, allow_delete=allow_delete
         )
-        changed |= _load_flashcards(
-            lesson,
-            item.get("flashcards", []),
-            problems,
-            result,
-            notes,
-            save=lesson_ok,
-            allow_delete=allow_delete,
-        )
+        changed |= _load_questions(load, item.get("questions", []), keep_memories=keep_memories)
+        changed |= _load_flashcards(load, item.get("flashcards", []))
         if lesson.status == Lesson.Status.PUBLISHED:
             questions: list[tuple[int | None, Question]] = (
                 [
@@ -419,24 +405,35 @@ def _area(subject: Subject, item: dict[str, Any], update: bool, problems: _Probl
     return area
 
 
-def _load_questions(
-    lesson: Lesson,
-    items: list[dict[str, Any]],
-    problems: _Problems,
-    result: LoadResult,
-    notes: list[str],
-    *,
-    save: bool,
-    allow_delete: bool,
-    keep_memories: bool,
-) -> bool:
+@dataclass
+class _ItemsLoad:
+    """One lesson's questions or flashcards being loaded from its file: where problems, notes
+    and counts go, whether the load may write, and whether it may delete answered items."""
+
+    lesson: Lesson
+    problems: _Problems
+    result: LoadResult
+    notes: list[str]
+    save: bool
+    allow_delete: bool
+
+    def match_and_drop(self, stored: list, items: list[dict[str, Any]]) -> tuple[dict, bool, bool]:
+        """The stored rows matched to the file's items, whether rows the file no longer has
+        were deleted, and whether the load may still write (a refused delete keeps every row)."""
+        existing = _match(stored, items)
+        before = len(self.problems.found)
+        changed = _drop_missing(
+            self.lesson, stored, existing, self.problems, self.allow_delete, self.save, self.notes
+        )
+        return existing, changed, self.save and len(self.problems.found) == before
+
+
+def _load_questions(load: _ItemsLoad, items: list[dict[str, Any]], *, keep_memories: bool) -> bool:
     """Questions matched by key (or, without one, by position), so a row (and every learner's
     memory of it) keeps its text."""
+    lesson, problems, result, notes = load.lesson, load.problems, load.result, load.notes
     stored = list(lesson.questions.all()) if lesson.pk else []
-    existing = _match(stored, items)
-    before = len(problems.found)
-    changed = _drop_missing(lesson, stored, existing, problems, allow_delete, save, notes)
-    save = save and len(problems.found) == before  # a refused delete keeps every row
+    existing, changed, save = load.match_and_drop(stored, items)
     for item in items:
         where = f"question {item['position']}"
         line = item.get("line") or problems.line("end")
@@ -497,21 +494,10 @@ def _right_answer_changed(question, problems, line, where, notes, keep_memories)
     )
 
 
-def _load_flashcards(
-    lesson: Lesson,
-    items: list[dict[str, Any]],
-    problems: _Problems,
-    result: LoadResult,
-    notes: list[str],
-    *,
-    save: bool,
-    allow_delete: bool,
-) -> bool:
+def _load_flashcards(load: _ItemsLoad, items: list[dict[str, Any]]) -> bool:
+    lesson, problems, result, notes = load.lesson, load.problems, load.result, load.notes
     stored = list(lesson.flashcards.all()) if lesson.pk else []
-    existing = _match(stored, items)
-    before = len(problems.found)
-    changed = _drop_missing(lesson, stored, existing, problems, allow_delete, save, notes)
-    save = save and len(problems.found) == before
+    existing, changed, save = load.match_and_drop(stored, items)
     for item in items:
         where = f"flashcard {item['position']}"
         line = item.get("line") or problems.line("end")
