@@ -34,6 +34,9 @@ class Attempt:
     nonce: str = ""
     # Asked again after the learner was shown the answer: recorded as practice, not scheduled.
     practice: bool = False
+    # A new round's first question carries the order the round was shown in (question ids),
+    # so the round starts in that order whatever fell due between showing and answering.
+    round_order: tuple[int, ...] = ()
 
     @property
     def key(self) -> str:
@@ -57,9 +60,11 @@ def round_attempt_key(round_key: str, step: int | None) -> str:
     return f"round:{round_key}:{step}"
 
 
-def issue_for_round(*, lesson_id: int, question_id: int, round_key: str, step: int) -> str:
+def issue_for_round(
+    *, lesson_id: int, question_id: int, round_key: str, step: int, order: list[int] | None = None
+) -> str:
     payload = {"l": lesson_id, "k": "question", "i": question_id, "r": round_key, "s": step}
-    return _sign(payload)
+    return _sign(payload | ({"o": order} if order else {}))
 
 
 def issue_once(
@@ -114,6 +119,7 @@ def read(token: str | None) -> Attempt:
             round_step=int(payload["s"]) if "s" in payload else None,
             nonce=str(payload.get("n", "")),
             practice=payload.get("p") == 1,
+            round_order=tuple(int(pk) for pk in payload.get("o", ())),
         )
     except (KeyError, TypeError, ValueError):
         raise BadSubmission("This form's attempt token is not one this site makes.") from None

@@ -119,10 +119,14 @@ def round_answer(
     if review is not None:
         return review, progress
     if progress.round is None:  # the round's first answer: it asks in the order it was shown
-        memories = selectors.lesson_memories(learner=learner, lesson=lesson)
-        progress.questions = selectors.new_round_questions(
-            questions=questions, memories=memories, now=now
-        )
+        by_pk = {q.pk: q for q in questions}
+        if sorted(attempt.round_order) == sorted(by_pk):
+            progress.questions = [by_pk[pk] for pk in attempt.round_order]
+        else:  # a form from before orders were carried, or the lesson changed since
+            memories = selectors.lesson_memories(learner=learner, lesson=lesson)
+            progress.questions = selectors.new_round_questions(
+                questions=questions, memories=memories, now=attempt.shown_at
+            )
     if attempt.round_step != progress.step or progress.current != question:
         raise BadSubmission(STALE_ROUND_ANSWER)
     review, created = question_answer(

@@ -337,7 +337,12 @@ def _question_form(lesson: Lesson, progress: rounds.RoundProgress, round_key: st
     if question is None:
         return {}
     token = attempts.issue_for_round(
-        lesson_id=lesson.pk, question_id=question.pk, round_key=round_key, step=progress.step
+        lesson_id=lesson.pk,
+        question_id=question.pk,
+        round_key=round_key,
+        step=progress.step,
+        # A round not begun yet begins with its first answer, in the order shown now.
+        order=[q.pk for q in progress.questions] if progress.round is None else None,
     )
     choices = question.choices_shown(
         attempts.round_attempt_key(round_key, progress.step),

@@ -43,3 +43,28 @@ def test_days_later_the_least_remembered_come_first_and_the_order_holds_all_roun
         order = asked_order(client, demo)
     # Question 5 was missed a day after the others were last reviewed: it comes first.
     assert order[0] == 5 and sorted(order) == list(range(1, 9))
+
+
+def test_a_question_falling_due_between_showing_and_answering_leaves_the_round_as_shown(
+    client, demo
+):
+    """A new round starts with its first answer, in the order its first question was shown in:
+    an item that falls due in between must not make that answer "not the one being asked"."""
+    from practice.models import Memory
+
+    finish_round(client, demo, [True] * 8)
+    soon = timezone.now() + timedelta(seconds=30)
+    Memory.objects.filter(question__position=1).update(due=soon)
+    # The others are not due either, but remembered less surely than question 1.
+    Memory.objects.exclude(question__position=1).update(
+        due=soon + timedelta(days=5), last_review=soon - timedelta(days=3), stability=1.0
+    )
+    question, token = current_question(client, practice_url(demo) + "?new=1")
+    assert question.position == 2  # question 1 is not due yet, and remembered best of all
+    with time_machine.travel(soon + timedelta(seconds=30)):  # now question 1 is due
+        response = client.post(
+            practice_url(demo), {"token": token, "choice": sorted(question.correct_ids)}
+        )
+    assert response.status_code == 302
+    next_question, _ = current_question(client, practice_url(demo))
+    assert next_question.position != 2
