@@ -22,7 +22,13 @@ from lessons.models import Lesson
 from practice.models import Learner, Memory, Review, Round
 from tests.conftest import SEED_PATH
 from tests.factories import make_lesson
-from tests.practice.helpers import answer, current_question, learn_everything_in, practice_url
+from tests.practice.helpers import (
+    answer,
+    current_question,
+    finish_round,
+    learn_everything_in,
+    practice_url,
+)
 
 
 def learner_with(client: Client, demo: Lesson, items: int) -> Learner:
@@ -254,3 +260,22 @@ def test_home_page_for_a_learner_with_every_started_lesson_learned(
     with django_assert_num_queries(7):
         html = client.get("/").content.decode()
     assert "Continue: " in html and "Review " not in html
+
+
+@pytest.mark.parametrize("page", ["?missed=1", "?summary=1"])
+def test_after_a_round_its_summary_and_missed_practice_cost_the_same_for_1_or_500_items(demo, page):
+    """The round's end on its constellation, and "Practise the ones I missed": the same
+    queries for a learner with one memory as for one with 500."""
+    counts = []
+    for items in (1, 500):
+        client = Client()
+        learner_with(client, demo, items)  # the round's first answer, right
+        finish_round(client, demo, [False] + [True] * 7)  # question 2 missed, then retried
+        path = practice_url(demo) + page
+        client.get(path)  # warm the content caches
+        with CaptureQueriesContext(connection) as captured:
+            response = client.get(path)
+        assert response.status_code == 200
+        assert ("question" in response.context) == (page == "?missed=1")
+        counts.append(len(captured))
+    assert counts == [3, 3], counts  # the session with the version, the round, the stars

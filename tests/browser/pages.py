@@ -34,6 +34,28 @@ def after_an_answer(path: str):
     return step
 
 
+def round_played_to_its_end(page: Page, base: str) -> None:
+    """A whole round, always the first choice, to its results on the lesson's constellation."""
+    page.goto(base + SEED_PATH + "/practice")
+    for _ in range(20):
+        page.locator("input[name=choice]").first.check()
+        page.get_by_role("button", name="Check my answer").click()
+        expect(page.locator("#feedback")).to_be_visible()
+        results = page.get_by_role("link", name="See your results")
+        if results.count():
+            results.click()
+            break
+        page.get_by_role("link", name="Continue").click()
+    expect(page.get_by_text("Practise the ones I missed")).to_be_visible()
+
+
+def missed_practice(page: Page, base: str) -> None:
+    """ "Practise the ones I missed", after a round: the first missed question once more."""
+    round_played_to_its_end(page, base)
+    page.get_by_text("Practise the ones I missed").click()
+    expect(page.locator("input[name=choice]").first).to_be_attached()
+
+
 def sky_of_a_large_catalogue(page: Page, base: str) -> None:
     """A catalogue too large to name every lesson on the canvas: the lessons not started are a
     faint path per subject, with one link each to the subject's table."""
@@ -69,6 +91,8 @@ PAGES = {
     "lesson": (SEED_PATH, None),
     "practice question": (SEED_PATH + "/practice", None),
     "practice feedback": (None, answer_first_question),
+    "round results": (None, round_played_to_its_end),
+    "missed practice": (None, missed_practice),
     "flashcards": (SEED_PATH + "/flashcards", None),
     "flashcard revealed": (None, reveal_flashcard),
     "review": ("/review", None),
