@@ -195,61 +195,13 @@ def practice_round(
             learner=learner, lesson=lesson, items=page.items, now=now, memories=memories
         )
     if context.get("round_end"):
-        context["outcome"] = _round_outcome(progress, context["constellation"], now)
+        context["outcome"] = constellations.round_outcome(progress, context["constellation"], now)
     if "feedback" in context and "constellation" in context:
         feedback = context["feedback"]
-        context["reward"] = _reward(
+        context["reward"] = constellations.answer_reward(
             feedback["review"], feedback["question"], context["constellation"]
         )
     return render(request, _page_or_partial(request, ROUND_TEMPLATE, "practice-card"), context)
-
-
-def _reward(
-    review: Review, question: Question, constellation: constellations.Constellation
-) -> str | None:
-    """'kindled' or 'lit' when this answer left its star so: the star shown beside the verdict.
-    A practice answer or a right guess is no evidence of memory, so it shows none."""
-    if not review.correct or review.practice or review.rating == scheduling.HARD:
-        return None
-    star = next(
-        (s for s in constellation.stars if s.kind == "question" and s.key == question.key), None
-    )
-    word = star.state.word if star else None
-    return word if word in (sky.KINDLED, sky.LIT) else None
-
-
-def _round_outcome(
-    progress: rounds.RoundProgress, constellation: constellations.Constellation, now: datetime
-) -> dict:
-    """What the round did to the lesson's stars, and when its questions come back."""
-    stars = {s.key: s for s in constellation.stars if s.kind == "question"}
-    first_right = [row["question"] for row in progress.results() if row["first_right"]]
-    words = [stars[q.key].state.word for q in first_right if q.key in stars]
-    comes_back: dict[str, int] = {}
-    dues = sorted(
-        star.state.due
-        for question in progress.questions
-        if (star := stars.get(question.key)) and star.state.due and star.state.due > now
-    )
-    for due in dues:
-        day = _day_words(due, now)
-        comes_back[day] = comes_back.get(day, 0) + 1
-    return {
-        "kindled": words.count(sky.KINDLED),
-        "lit": words.count(sky.LIT),
-        "comes_back": list(comes_back.items()),
-    }
-
-
-def _day_words(moment: datetime, now: datetime) -> str:
-    days = (moment.date() - now.date()).days
-    if days <= 0:
-        return "later today"
-    if days == 1:
-        return "tomorrow"
-    if days < 14:
-        return f"in {days} days"
-    return f"on {moment:%a} {moment.day} {moment:%b}"
 
 
 def _next_round_key(request: LearnerRequest, lesson: Lesson, *, after: Round | None) -> str:
@@ -396,7 +348,7 @@ def _practice_answer(request: LearnerRequest, page: LessonPage) -> HttpResponse:
         "already_answered": already_answered,
         "feedback": feedback_for(review, question, progress),
         "constellation": constellation,
-        "reward": _reward(review, question, constellation),
+        "reward": constellations.answer_reward(review, question, constellation),
         "oob_updates": True,
     }
     response = render(request, f"{ROUND_TEMPLATE}#practice-card", context)

@@ -16,14 +16,15 @@ from django.utils.dateparse import parse_datetime
 from django.utils.html import escape, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from lessons.models import Lesson
+from lessons.models import Lesson, Question
 from lessons.selectors import Item, items_of
 from lightmysky.lib import charts
 from lightmysky.lib.versioned import versioned_in_process
-from practice import scheduling, sky
+from practice import rounds, scheduling, sky
 from practice.models import (
     Learner,
     Memory,
+    Review,
     learned_now,
 )
 from practice.selectors import lesson_memories
@@ -678,3 +679,52 @@ def next_due_and_counter(
         pk=first.pk
     )
     return memory, len(rows), counter
+
+
+# A round's answers and end, in the stars ------------------------------------------------------
+
+
+def answer_reward(review: Review, question: Question, constellation: Constellation) -> str | None:
+    """'kindled' or 'lit' when this answer left its star so: the star shown beside the verdict.
+    A practice answer or a right guess is no evidence of memory, so it shows none."""
+    if not review.correct or review.practice or review.rating == scheduling.HARD:
+        return None
+    star = next(
+        (s for s in constellation.stars if s.kind == "question" and s.key == question.key), None
+    )
+    word = star.state.word if star else None
+    return word if word in (sky.KINDLED, sky.LIT) else None
+
+
+def round_outcome(
+    progress: rounds.RoundProgress, constellation: Constellation, now: datetime
+) -> dict:
+    """What the round did to the lesson's stars, and when its questions come back."""
+    stars = {s.key: s for s in constellation.stars if s.kind == "question"}
+    first_right = [row["question"] for row in progress.results() if row["first_right"]]
+    words = [stars[q.key].state.word for q in first_right if q.key in stars]
+    comes_back: dict[str, int] = {}
+    dues = sorted(
+        star.state.due
+        for question in progress.questions
+        if (star := stars.get(question.key)) and star.state.due and star.state.due > now
+    )
+    for due in dues:
+        day = day_words(due, now)
+        comes_back[day] = comes_back.get(day, 0) + 1
+    return {
+        "kindled": words.count(sky.KINDLED),
+        "lit": words.count(sky.LIT),
+        "comes_back": list(comes_back.items()),
+    }
+
+
+def day_words(moment: datetime, now: datetime) -> str:
+    days = (moment.date() - now.date()).days
+    if days <= 0:
+        return "later today"
+    if days == 1:
+        return "tomorrow"
+    if days < 14:
+        return f"in {days} days"
+    return f"on {moment:%a} {moment.day} {moment:%b}"
