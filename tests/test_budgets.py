@@ -113,11 +113,13 @@ def test_lesson_page_for_a_learner(learner_client, django_assert_num_queries):
 def test_practice_step_get_and_post(
     learner_client, demo, assert_max_queries, django_assert_num_queries
 ):
-    # the session with the content version; the round with its answers; the lesson's memories
-    # with the header's counter
+    # the session with the content version; the round with its answers (one query, begun or
+    # not); the lesson's memories with the header's counter
     with django_assert_num_queries(3):
         question, token = current_question(learner_client, practice_url(demo))
-    with assert_max_queries(8):
+    # the rate-limit counters' upsert, the session with the content version, the round with
+    # its answers; then in one transaction the memory (for update), the review and the memory
+    with assert_max_queries(6):
         response = learner_client.post(
             practice_url(demo), {"token": token, "choice": sorted(question.correct_ids)}
         )
@@ -128,10 +130,10 @@ def test_a_rounds_first_answer_starts_it_in_the_answers_own_transaction(
     learner_client, demo, assert_max_queries
 ):
     question, token = current_question(learner_client, practice_url(demo) + "?new=1")
-    # the rate-limit counters' upsert, the session with the content version, the round's
-    # answers (none) and the round (none), the lesson's memories for its order; then in one
+    # the rate-limit counters' upsert, the session with the content version, the round with
+    # its answers (none: the order it asks in comes in the signed form); then in one
     # transaction the round, the memory (for update), the review and the memory written
-    with assert_max_queries(9):
+    with assert_max_queries(7):
         response = learner_client.post(
             practice_url(demo), {"token": token, "choice": sorted(question.correct_ids)}
         )
@@ -141,7 +143,7 @@ def test_a_rounds_first_answer_starts_it_in_the_answers_own_transaction(
 
 def test_practice_step_with_htmx(learner_client, demo, assert_max_queries):
     question, token = current_question(learner_client, practice_url(demo))
-    with assert_max_queries(9):  # 8, and the rate-limit counters' upsert
+    with assert_max_queries(8):  # 6, and the constellation's memories with the counter
         response = learner_client.post(
             practice_url(demo),
             {"token": token, "choice": sorted(question.correct_ids)},

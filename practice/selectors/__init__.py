@@ -3,15 +3,16 @@ items. The sky is read in `constellations`, the learner's progress across lesson
 
 from __future__ import annotations
 
+import functools
 from datetime import datetime
 from typing import cast
 
 from django.contrib.sessions.backends.base import SessionBase
-from django.db import models
 from django.db.models import Q
 from django.http import HttpRequest
 
 from lessons.models import Flashcard, Lesson, Question
+from lightmysky.lib import rawrows
 from lightmysky.lib.http import SiteRequest
 from practice import rounds, scheduling
 from practice.models import (
@@ -60,23 +61,37 @@ def learner_for_request(request: HttpRequest) -> Learner | None:
 def round_progress(
     *, learner: Learner | None, lesson: Lesson, questions: list[Question], key: str | None = None
 ) -> rounds.RoundProgress:
-    """The learner's round of this lesson with this key, or else their latest one."""
+    """The learner's round of this lesson with this key, or else their latest one, with its
+    answers: one query, on every practice page and answer."""
     progress = rounds.RoundProgress(questions=questions)
     if learner is None:
         return progress
-    candidates = Round.objects.filter(learner_id=learner.pk, lesson=lesson)
-    candidates = candidates.filter(key=key) if key else candidates.order_by("-started_at", "-pk")
-    # One query for the round's answers with the round itself; a round with no answer yet
-    # (rare: only if its first write failed) costs a second one.
-    progress.reviews = list(
-        Review.objects.filter(round=models.Subquery(candidates.values("pk")[:1]))
-        .select_related("round")
-        .order_by("round_step", "pk")
-    )
-    progress.round = progress.reviews[0].round if progress.reviews else candidates.first()
-    if progress.round is not None:
-        progress.questions = rounds.in_stored_order(questions, progress.round.question_order)
+    params: list = [learner.pk, lesson.pk]
+    if key:
+        params.append(key)
+    rows = rawrows.instances(_round_with_answers_sql(by_key=bool(key)), params, (Round, Review))
+    if not rows:
+        return progress
+    progress.round = cast(Round, rows[0][0])
+    for _, review in rows:
+        if review is not None:
+            review.round = progress.round
+            progress.reviews.append(cast(Review, review))
+    progress.questions = rounds.in_stored_order(questions, progress.round.question_order)
     return progress
+
+
+@functools.cache
+def _round_with_answers_sql(*, by_key: bool) -> str:
+    round_table, review_table = Round._meta.db_table, Review._meta.db_table
+    chosen = 'AND "key" = %s' if by_key else "ORDER BY started_at DESC, id DESC"
+    return (
+        f"SELECT {rawrows.columns(Round, 'r')}, {rawrows.columns(Review, 'v')}"
+        f" FROM {round_table} r LEFT OUTER JOIN {review_table} v ON v.round_id = r.id"
+        f" WHERE r.id = (SELECT id FROM {round_table} WHERE learner_id = %s AND lesson_id = %s"
+        f" {chosen} LIMIT 1)"
+        " ORDER BY v.round_step, v.id"
+    )
 
 
 def memories_of(learner: Learner | None, **filters) -> dict[tuple[str, int], tuple]:
