@@ -16,9 +16,9 @@ from django.utils.dateparse import parse_datetime
 from django.utils.html import escape, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
-from lessons.models import Lesson, Question
+from lessons.models import Flashcard, Lesson, Question, Subject
 from lessons.selectors import Item, items_of
-from lightmysky.lib import charts
+from lightmysky.lib import charts, rawrows
 from lightmysky.lib.versioned import versioned_in_process
 from practice import rounds, scheduling, sky
 from practice.models import (
@@ -675,10 +675,36 @@ def next_due_and_counter(
     first = min(
         rows, key=lambda row: (scheduling.retrievability(row.state, now), row.state.due, row.pk)
     )
-    memory = Memory.objects.select_related("lesson__subject", "question", "flashcard").get(
-        pk=first.pk
-    )
+    memory = _memory_whole(first.pk)
     return memory, len(rows), counter
+
+
+@functools.cache
+def _memory_whole_sql() -> str:
+    return (
+        f"SELECT {rawrows.columns(Memory, 'm')}, {rawrows.columns(Lesson, 'l')},"
+        f" {rawrows.columns(Subject, 's')}, {rawrows.columns(Question, 'q')},"
+        f" {rawrows.columns(Flashcard, 'f')}"
+        f" FROM {Memory._meta.db_table} m"
+        f" INNER JOIN {Lesson._meta.db_table} l ON l.id = m.lesson_id"
+        f" INNER JOIN {Subject._meta.db_table} s ON s.id = l.subject_id"
+        f" LEFT OUTER JOIN {Question._meta.db_table} q ON q.id = m.question_id"
+        f" LEFT OUTER JOIN {Flashcard._meta.db_table} f ON f.id = m.flashcard_id"
+        " WHERE m.id = %s"
+    )
+
+
+def _memory_whole(pk: int) -> Memory:
+    """A memory with its lesson, subject and item, as `select_related` would read it."""
+    [(memory, lesson, subject, question, flashcard)] = rawrows.instances(
+        _memory_whole_sql(), [pk], (Memory, Lesson, Subject, Question, Flashcard)
+    )
+    memory, lesson = cast(Memory, memory), cast(Lesson, lesson)
+    lesson.subject = cast(Subject, subject)
+    memory.lesson = lesson
+    memory.question = cast(Question | None, question)
+    memory.flashcard = cast(Flashcard | None, flashcard)
+    return memory
 
 
 # A round's answers and end, in the stars ------------------------------------------------------
