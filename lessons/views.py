@@ -3,7 +3,6 @@ learner's progress meets the content: the only place in `lessons` that reads `pr
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -13,7 +12,7 @@ from django.shortcuts import redirect as redirect_to
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.safestring import SafeString, mark_safe
+from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods, require_safe
 from django.views.decorators.vary import vary_on_cookie
 
@@ -105,46 +104,51 @@ def lesson(
     page = page_or_redirect(request, subject, public_id, slug, url_name)
     if isinstance(page, HttpResponse):
         return page
-    context = page.context()
     if markdown or wants_markdown(request):
-        return markdown_response(request, "agent/lesson.md", context)
+        return markdown_response(request, "agent/lesson.md", page.context())
     now = timezone.now()
     learner = selectors.learner_for_request(request)
-    # The header's counter comes with the lesson's memories; the view's value spares the
-    # context processor its query.
-    memories, context["sky_counter"] = constellations.lesson_memories_and_counter(
+    # The header's counter comes with the lesson's memories, in one query.
+    memories, sky_counter = constellations.lesson_memories_and_counter(
         learner=learner, lesson=page.lesson, now=now
     )
-    context["constellation"] = constellations.constellation_for(
+    constellation = constellations.constellation_for(
         learner=learner, lesson=page.lesson, items=page.items, now=now, memories=memories
     )
-    context["article"] = lesson_article(page, ContentVersion.for_request(request))
-    return vary_on_accept(render(request, "lessons/lesson.html", context))
+    before, middle, after = lesson_frame(request, page, ContentVersion.for_request(request))
+    html = "".join(
+        (
+            before,
+            render_to_string(SKY_COUNTER_TEMPLATE, {"sky_counter": sky_counter}),
+            middle,
+            render_to_string(CONSTELLATION_TEMPLATE, {"constellation": constellation}),
+            after,
+        )
+    )
+    return vary_on_accept(HttpResponse(html))
 
 
-# Where the learner's constellation goes in the shared article.
+# Where the learner's own parts go in the page that is the same for every reader.
+COUNTER_SLOT = mark_safe("<!-- sky counter -->")
 CONSTELLATION_SLOT = mark_safe("<!-- constellation -->")
+SKY_COUNTER_TEMPLATE = "practice/_sky_counter.html"
+CONSTELLATION_TEMPLATE = "practice/_constellation.html"
 
 
-@dataclass(frozen=True)
-class Article:
-    before: SafeString
-    after: SafeString
+def lesson_frame(request: HttpRequest, page: LessonPage, version: int) -> tuple[str, str, str]:
+    """The lesson page as every reader sees it, rendered once per content version and split
+    where the header's counter and the learner's constellation go: a learner's request renders
+    only those two. Kept as strings (not a template fragment) so reading it costs no
+    unpickling of nodes."""
 
+    def build() -> tuple[str, str, str]:
+        slots = {"counter_slot": COUNTER_SLOT, "constellation_slot": CONSTELLATION_SLOT}
+        html = render_to_string("lessons/lesson.html", page.context() | slots, request=request)
+        before, rest = html.split(COUNTER_SLOT, 1)
+        middle, after = rest.split(CONSTELLATION_SLOT, 1)
+        return before, middle, after
 
-def lesson_article(page: LessonPage, version: int) -> Article:
-    """The lesson page's article, the same for every reader, rendered once per content version:
-    a learner's request renders only the header, their constellation and the rest of the frame.
-    Kept as strings (not a template fragment) so a cache read costs no unpickling of nodes."""
-
-    def build() -> tuple[str, str]:
-        context = page.context() | {"constellation_slot": CONSTELLATION_SLOT}
-        html = render_to_string("lessons/lesson.html#article", context)
-        before, after = html.split(CONSTELLATION_SLOT, 1)
-        return before, after
-
-    before, after = versioned_in_memory(f"lesson-article:{page.lesson.public_id}", version, build)
-    return Article(mark_safe(before), mark_safe(after))
+    return versioned_in_memory(f"lesson-frame:{page.lesson.public_id}", version, build)
 
 
 @require_safe
