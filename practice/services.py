@@ -5,15 +5,16 @@ from __future__ import annotations
 import hashlib
 import secrets
 from datetime import datetime, timedelta
-from typing import Any, NamedTuple, TypedDict
+from typing import Any, NamedTuple, TypedDict, cast
 
 from django.contrib.sessions.backends.base import SessionBase
 from django.contrib.sessions.models import Session
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connection, transaction
 from django.utils.crypto import salted_hmac
 
 from lessons.models import Flashcard, Grade, Lesson, Question
 from lightmysky import metrics
+from lightmysky.lib import rawrows
 from practice import progress_file, rounds, scheduling, selectors
 from practice.attempts import Attempt, BadSubmission
 from practice.models import (
@@ -323,11 +324,7 @@ def _review_write(
             started_at=now,
             question_order=new_round.order,
         )
-    memory = (
-        Memory.objects.select_for_update()
-        .filter(learner=learner, question=question, flashcard=flashcard)
-        .first()
-    )
+    memory = _memory_for_update(learner, question=question, flashcard=flashcard)
     if memory is not None and shown_at and memory.last_review and memory.last_review >= shown_at:
         earlier = (
             Review.objects.filter(
@@ -367,6 +364,25 @@ def _review_write(
     if round_ is not None and finishes_round:
         Round.objects.filter(pk=round_.pk).update(finished_at=now)
     return review, True
+
+
+def _memory_for_update(
+    learner: Learner, *, question: Question | None, flashcard: Flashcard | None
+) -> Memory | None:
+    """The learner's memory of the item, locked until the answer's transaction ends (on
+    PostgreSQL; SQLite writes one at a time). Written out, as on every page: building it with
+    the ORM cost more than running it, on every answer."""
+    if question is not None:
+        column, item_id = "question_id", question.pk
+    else:
+        column, item_id = "flashcard_id", cast(Flashcard, flashcard).pk
+    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
+    sql = (
+        f"SELECT {rawrows.columns(Memory, 'm')} FROM {Memory._meta.db_table} m"
+        f" WHERE m.learner_id = %s AND m.{column} = %s{lock}"
+    )
+    rows = rawrows.instances(sql, [learner.pk, item_id], (Memory,))
+    return cast(Memory, rows[0][0]) if rows else None
 
 
 def _answer_kind(memory: Memory | None, rating: int) -> str:
