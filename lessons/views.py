@@ -12,7 +12,6 @@ from django.shortcuts import redirect as redirect_to
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
-from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_http_methods, require_safe
 from django.views.decorators.vary import vary_on_cookie
 
@@ -20,11 +19,11 @@ from lessons import services
 from lessons.forms import ReportForm
 from lessons.models import ContentVersion, Lesson, Subject
 from lessons.selectors import (
-    LessonPage,
     normalise_worksheet_code,
     worksheets_by_code,
 )
 from lessons.shortcuts import page_or_redirect
+from lightmysky.lib.frames import framed
 from lightmysky.lib.negotiation import (
     markdown_response,
     page_or_twin,
@@ -34,7 +33,6 @@ from lightmysky.lib.negotiation import (
 from lightmysky.lib.pagecache import cache_for_visitors_by
 from lightmysky.lib.qr import qr_svg_cached
 from lightmysky.lib.ratelimit import limit_posts
-from lightmysky.lib.versioned import versioned_in_memory
 from practice import selectors
 from practice.selectors import constellations, learning
 
@@ -90,6 +88,11 @@ def subject(request: HttpRequest, subject: str, markdown: bool = False) -> HttpR
     )
 
 
+# A learner's own parts of the lesson page (lightmysky.lib.frames renders the rest once).
+SKY_COUNTER = "practice/_sky_counter.html"
+CONSTELLATION = "practice/_constellation.html"
+
+
 @require_safe
 @vary_on_cookie
 @cache_for_visitors
@@ -115,40 +118,20 @@ def lesson(
     constellation = constellations.constellation_for(
         learner=learner, lesson=page.lesson, items=page.items, now=now, memories=memories
     )
-    before, middle, after = lesson_frame(request, page, ContentVersion.for_request(request))
-    html = "".join(
-        (
-            before,
-            render_to_string(SKY_COUNTER_TEMPLATE, {"sky_counter": sky_counter}),
-            middle,
-            render_to_string(CONSTELLATION_TEMPLATE, {"constellation": constellation}),
-            after,
-        )
+    html = framed(
+        request,
+        "lessons/lesson.html",
+        page.context(),
+        {
+            "counter": lambda: render_to_string(SKY_COUNTER, {"sky_counter": sky_counter}),
+            "constellation": lambda: render_to_string(
+                CONSTELLATION, {"constellation": constellation}
+            ),
+        },
+        name=f"lesson:{page.lesson.public_id}",
+        version=ContentVersion.for_request(request),
     )
     return vary_on_accept(HttpResponse(html))
-
-
-# Where the learner's own parts go in the page that is the same for every reader.
-COUNTER_SLOT = mark_safe("<!-- sky counter -->")
-CONSTELLATION_SLOT = mark_safe("<!-- constellation -->")
-SKY_COUNTER_TEMPLATE = "practice/_sky_counter.html"
-CONSTELLATION_TEMPLATE = "practice/_constellation.html"
-
-
-def lesson_frame(request: HttpRequest, page: LessonPage, version: int) -> tuple[str, str, str]:
-    """The lesson page as every reader sees it, rendered once per content version and split
-    where the header's counter and the learner's constellation go: a learner's request renders
-    only those two. Kept as strings (not a template fragment) so reading it costs no
-    unpickling of nodes."""
-
-    def build() -> tuple[str, str, str]:
-        slots = {"counter_slot": COUNTER_SLOT, "constellation_slot": CONSTELLATION_SLOT}
-        html = render_to_string("lessons/lesson.html", page.context() | slots, request=request)
-        before, rest = html.split(COUNTER_SLOT, 1)
-        middle, after = rest.split(CONSTELLATION_SLOT, 1)
-        return before, middle, after
-
-    return versioned_in_memory(f"lesson-frame:{page.lesson.public_id}", version, build)
 
 
 @require_safe

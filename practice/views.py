@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import functools
 import re
+from collections.abc import Callable
 from datetime import datetime, timedelta
 from functools import wraps
 from urllib.parse import urlencode
@@ -11,6 +12,7 @@ from django.db import IntegrityError
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
@@ -21,6 +23,7 @@ from django_htmx.http import push_url
 from lessons.models import ContentVersion, Flashcard, Lesson, Question
 from lessons.selectors import LessonPage, normalise_worksheet_code
 from lessons.shortcuts import page_or_redirect
+from lightmysky.lib.frames import framed
 from lightmysky.lib.numbers import small_int
 from lightmysky.lib.qr import qr_svg
 from lightmysky.lib.ratelimit import limit_posts, retry_after, too_many_requests
@@ -201,7 +204,56 @@ def practice_round(
         context["reward"] = constellations.answer_reward(
             feedback["review"], feedback["question"], context["constellation"]
         )
-    return render(request, _page_or_partial(request, ROUND_TEMPLATE, "practice-card"), context)
+    return _page_around_card(
+        request,
+        ROUND_TEMPLATE,
+        "practice-card",
+        context,
+        shared={"lesson": lesson},
+        name=f"practice:{lesson.public_id}",
+        parts=("progress", "constellation"),
+    )
+
+
+# The small templates a learner's page renders in its frame's slots (lightmysky.lib.frames).
+PART_TEMPLATES = {
+    "counter": "practice/_sky_counter.html",
+    "progress": "practice/_round_progress.html",
+    "constellation": "practice/_constellation.html",
+}
+
+
+def _page_around_card(
+    request: LearnerRequest,
+    template: str,
+    card: str,
+    context: dict,
+    *,
+    shared: dict,
+    name: str,
+    parts: tuple[str, ...] = (),
+) -> HttpResponse:
+    """The card alone for an htmx swap; otherwise the whole page: its frame, rendered once per
+    content version from `shared`, around this learner's header counter, `parts` and card."""
+    if request.htmx and not request.htmx.history_restore_request:
+        return render(request, f"{template}#{card}", context)
+
+    def part(template: str, **kwargs) -> Callable[[], str]:
+        return lambda: render_to_string(template, context, **kwargs)
+
+    slots = {slot: part(PART_TEMPLATES[slot]) for slot in parts}
+    # Without the view's counter, the context processor's (one query, if a learner's) counts.
+    slots["counter"] = part(PART_TEMPLATES["counter"], request=request)
+    slots["card"] = part(f"{template}#{card}", request=request)
+    html = framed(
+        request,
+        template,
+        shared,
+        slots,
+        name=name,
+        version=ContentVersion.for_request(request),
+    )
+    return HttpResponse(html)
 
 
 def _next_round_key(request: LearnerRequest, lesson: Lesson, *, after: Round | None) -> str:
@@ -543,8 +595,14 @@ def review(request: LearnerRequest) -> HttpResponse:
             )
             context["has_progress"] = learner is not None
             context["next_lesson"] = selectors.next_lesson_to_learn(learner=learner)
-    template = _page_or_partial(request, "practice/review.html", "review-card")
-    return render(request, template, context)
+    return _page_around_card(
+        request,
+        "practice/review.html",
+        "review-card",
+        context,
+        shared={"batch_size": selectors.REVIEW_BATCH_SIZE},
+        name="review",
+    )
 
 
 def _review_batch(request: LearnerRequest, now) -> dict:

@@ -1,0 +1,45 @@
+"""Pages that are the same for every reader but for a few parts: the rest rendered once.
+
+A learner's lesson or practice page differs from every other reader's only in the header's
+counter, their constellation and (practising) the round's card and progress. The page is
+rendered once per content version with a marker in each of those places (the template shows
+`{{ <name>_slot }}` there) and kept as strings in this process's memory; a request renders only
+its own parts and joins them in. Reading it costs no unpickling of template nodes.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+
+from django.http import HttpRequest
+from django.template.loader import render_to_string
+from django.utils.safestring import mark_safe
+
+from lightmysky.lib.versioned import versioned_in_memory
+
+_SLOT = re.compile(r"<!--slot:(\w+)-->")
+
+
+def framed(
+    request: HttpRequest,
+    template: str,
+    context: Mapping[str, object],
+    parts: Mapping[str, Callable[[], str]],
+    *,
+    name: str,
+    version: int,
+) -> str:
+    """`template` rendered with `context` (the same for everyone) once per content version,
+    with the output of each of `parts` in place of its `<name>_slot`."""
+
+    def build() -> tuple[str, ...]:
+        slots = {f"{slot}_slot": mark_safe(f"<!--slot:{slot}-->") for slot in parts}
+        html = render_to_string(template, {**context, **slots}, request=request)
+        return tuple(_SLOT.split(html))
+
+    pieces = versioned_in_memory(f"frame:{name}", version, build)
+    html = [pieces[0]]
+    for index in range(1, len(pieces), 2):
+        html += (parts[pieces[index]](), pieces[index + 1])
+    return "".join(html)
