@@ -48,6 +48,8 @@ end
 """
 
 
+BENCH_CSRF_SECRET = "b" * 32  # a CSRF cookie's secret: 32 letters or digits
+
 SQLITE_URL = f"sqlite:///{WORK / 'bench.sqlite3'}"
 LOCAL_POSTGRES_URL = "postgres://postgres@127.0.0.1:5432/lightmysky_bench"
 database_url = SQLITE_URL  # the database being measured
@@ -266,7 +268,9 @@ def wrk(url: str, cookie: str | None = None) -> dict:
         script.write(WRK_REPORT)
     command = ["wrk", "-t2", f"-c{CONNECTIONS}", f"-d{SECONDS}s", "-s", script.name, url]
     if cookie:
-        command[1:1] = ["-H", f"Cookie: sessionid={cookie}"]
+        # A learner's browser also sends the CSRF cookie its first form set; without it every
+        # page would mint a new secret and set the cookie again, which no browser asks for.
+        command[1:1] = ["-H", f"Cookie: sessionid={cookie}; csrftoken={BENCH_CSRF_SECRET}"]
     output = subprocess.run(command, capture_output=True, text=True).stdout
     os.unlink(script.name)
     line = next(line for line in output.splitlines() if line.startswith("RESULT"))
