@@ -57,7 +57,26 @@ def test_a_learners_constellation_sits_in_the_shared_article(client, demo):
     practise = html[html.index('id="practise-title"') : html.index('class="report-link"')]
     assert f'id="constellation-{demo.public_id}"' in practise
     assert "1 kindled" in practise
-    assert "<!-- constellation -->" not in html
+    assert "<!--slot:" not in html
+
+
+def test_a_learners_practice_and_review_pages_show_an_edit_and_their_own_parts(client, demo):
+    """Their frames are rendered once per content version, as the lesson page's: an edit
+    shows on the next request, around this learner's own card, progress and counter."""
+    answer(client, demo, right=True)
+    other = Client()
+    assert "Question 1 of" in other.get(practice_url(demo)).content.decode()
+    html = client.get(practice_url(demo)).content.decode()
+    assert "Question 2 of" in html and "1 of 8 answered" in html
+    demo.title = "A freshly edited title"
+    demo.save()
+    for path in (practice_url(demo), "/review"):
+        html = client.get(path).content.decode()
+        assert "<!--slot:" not in html, path
+        assert counter_text(html).startswith("Your sky: "), path
+    html = client.get(practice_url(demo)).content.decode()
+    assert "A freshly edited title" in html and "Question 2 of" in html
+    assert "Question 1 of" in other.get(practice_url(demo)).content.decode()
 
 
 def test_the_header_counter_is_the_same_on_every_page(demo):
