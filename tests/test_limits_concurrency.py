@@ -49,3 +49,16 @@ def test_concurrent_attempts_from_one_address_never_exceed_its_budget(settings):
     assert not errors, errors
     # Every attempt is counted; the first 30 are looked up (400: no such code), the rest refused.
     assert Counter(statuses) == {400: 30, 429: ATTEMPTS - 30}
+
+
+def test_counting_an_answer_waits_for_no_flush_of_the_log():
+    """The counters' table is unlogged (migration lightmysky 0002): a counter's commit does
+    not wait for the disk, so answers from one address do not queue on its flush."""
+    from lightmysky.models import RateLimitCounter
+
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT relpersistence FROM pg_class WHERE relname = %s",
+            [RateLimitCounter._meta.db_table],
+        )
+        assert cursor.fetchone() == ("u",)
