@@ -12,6 +12,8 @@ would not, with the per-process cache.
 
 from __future__ import annotations
 
+from typing import cast
+
 from django.contrib.sessions.backends import db
 from django.db import connections, router
 from django.utils import timezone
@@ -44,7 +46,7 @@ class SessionStore(db.SessionStore):
             return None
         session_data, version = row
         self._content_version = version or 0
-        return self.model(session_key=self.session_key, session_data=session_data)
+        return self.model(session_key=cast(str, self.session_key), session_data=session_data)
 
     def content_version(self) -> int | None:
         """The content version read with this session (loading it if the browser named one), or

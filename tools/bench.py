@@ -4,16 +4,18 @@ It builds its own data, once in a SQLite database under var/bench/ and once on P
 (BENCH_DATABASE_URL, by default the local server's lightmysky_bench database when it answers;
 BENCH_DATABASE_URL= with nothing skips it): a catalogue of 1,250 lessons from tools/catalogue.py,
 and learners with 0 to 10,000 reviewed items or 20 lessons started. It serves each with gunicorn
-(2 sync workers, as in production) under its own settings and URLs (tools/bench_settings.py: the
-site's, plus a page without the database) and loads it with wrk from Debian's packages, or a
-small Python client where a request needs a fresh form; on PostgreSQL the answers are also sent
-to two servers at once. It prints figures and ratios side by side and judges nothing;
+(sync workers, as many as production starts: BENCH_WORKERS to choose) under its own settings and
+URLs (tools/bench_settings.py: the site's, plus a page without the database) and loads it with
+wrk from Debian's packages; answers, which each need a fresh form, are fetched first by a small
+Python client and then sent by wrk. On PostgreSQL the answers are also sent to two servers at
+once. It prints figures and ratios side by side and judges nothing;
 docs/performance.md reads them against the targets.
 """
 
 from __future__ import annotations
 
 import gzip
+import itertools
 import json
 import os
 import re
@@ -31,6 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "var" / "bench"
 SECONDS = int(os.environ.get("BENCH_SECONDS", "5"))
 CONNECTIONS = 16
+# As gunicorn.conf.py starts in production: two workers a core and one more, so that a worker
+# waiting on the database (a commit's flush to disk) leaves the cores to the others.
+WORKERS = int(os.environ.get("BENCH_WORKERS") or (os.cpu_count() or 1) * 2 + 1)
 SEED = (
     "/learn/computing/training-across-many-devices-data-model-and-pipeline-parallelism-"
     "mt__e-JwIxHek"
@@ -249,7 +254,7 @@ def gunicorn(port: int) -> subprocess.Popen:
             "lightmysky.wsgi",
         ],
         cwd=ROOT,
-        env=env() | {"BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": "2"},
+        env=env() | {"BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": str(WORKERS)},
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -278,63 +283,101 @@ def wrk(url: str, cookie: str | None = None) -> dict:
     return {"rps": float(rps), "p50": float(p50), "p95": float(p95), "errors": int(errors)}
 
 
-def answer_load(practice_paths: list[str], *bases: str) -> dict:
-    """Practice POSTs from 16 Python clients (each its own learner), spread over the servers.
+def answer_forms(practice_paths: list[str], base: str, per_learner: int) -> list[str]:
+    """POSTs ready to send, each a round's first answer (the heaviest: the round, the review
+    and the memory written), from `learners` browsers that each fetched their questions first.
 
-    Each client first fetches the first question of its share of the catalogue's lessons,
-    untimed; then all of them send their answers at once, and only that is timed: the POSTs'
-    throughput, not that of a form and an answer together. Each is a round's first answer (the
-    round, the review and the memory written)."""
+    Each browser first answers one question untimed (that makes its learner), then fetches the
+    first question of its share of the lessons; the POSTs are returned as the raw requests wrk
+    sends, with the browser's cookies, so only the answers are timed."""
+    from urllib.parse import urlencode
+
     from tools.http_client import Browser, answer_form
 
-    latencies: list[float] = []
-    errors = [0]
-    lock = threading.Lock()
-    began, stop = [0.0], [0.0]
+    learners = CONNECTIONS
+    prepared: list[list[str]] = [[] for _ in range(learners)]
 
-    def start_clock() -> None:  # run once, as the last client is ready, before any POST
-        began[0] = time.monotonic()
-        stop[0] = began[0] + SECONDS
-
-    ready = threading.Barrier(CONNECTIONS, action=start_clock)
-
-    def client(n: int) -> None:
-        base, browser = bases[n % len(bases)], Browser()
-        forms = []
-        for path in practice_paths[n::CONNECTIONS]:
+    def learner(n: int) -> None:
+        browser = Browser()
+        start = n * len(practice_paths) // learners  # each lesson answered by few learners
+        for index in range(start, start + per_learner + 1):
+            path = practice_paths[index % len(practice_paths)]
             form = answer_form(browser.request(base + path)[1])
             if form is None:
                 continue
+            body = {"csrfmiddlewaretoken": browser.csrf(), "token": form[0], "choice": form[1]}
             if not any(cookie.name == "sessionid" for cookie in browser.cookies):
-                # The first answer makes the learner, untimed.
-                data = {"csrfmiddlewaretoken": browser.csrf(), "token": form[0], "choice": form[1]}
-                browser.request(base + path, data)
-            else:
-                forms.append((path, form))
-        ready.wait()
-        for path, (token, choice) in forms:
-            if time.monotonic() >= stop[0]:
-                break
-            data = {"csrfmiddlewaretoken": browser.csrf(), "token": token, "choice": choice}
-            started = time.perf_counter()
-            status, _ = browser.request(base + path, data)
-            elapsed = (time.perf_counter() - started) * 1000
-            with lock:
-                latencies.append(elapsed)
-                errors[0] += status != 302
+                browser.request(base + path, body)  # the first answer makes the learner
+                continue
+            cookies = "; ".join(f"{c.name}={c.value}" for c in browser.cookies)
+            prepared[n].append(
+                f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: {cookies}\r\n"
+                "Content-Type: application/x-www-form-urlencoded\r\n"
+                f"Content-Length: {len(urlencode(body))}\r\n\r\n{urlencode(body)}"
+            )
 
-    threads = [threading.Thread(target=client, args=(n,)) for n in range(CONNECTIONS)]
+    threads = [threading.Thread(target=learner, args=(n,)) for n in range(learners)]
     for thread in threads:
         thread.start()
     for thread in threads:
         thread.join()
-    took = time.monotonic() - began[0]
-    latencies.sort()
+    # Interleaved, so the learners' answers arrive mixed as from a classroom.
+    return [request for batch in itertools.zip_longest(*prepared) for request in batch if request]
+
+
+ANSWERS_SCRIPT = """
+local answers = {%s}
+local index = 0
+function setup(thread)
+  thread:set("first", threads_set or 0)
+  threads_set = (threads_set or 0) + 1
+end
+function init(args)
+  index = first - 1
+end
+function request()  -- the two threads take every other answer
+  index = index + 2
+  return answers[(index %% #answers) + 1]
+end
+"""
+
+
+def answer_load(requests: list[str], *bases: str) -> dict:
+    """wrk sending the prepared answers, each once (two threads, taking every other one), to
+    each server in `bases` at once; the figures are summed over the servers."""
+    results = []
+    processes = []
+    for index, base in enumerate(bases):
+        share = requests[index :: len(bases)]
+        script = ANSWERS_SCRIPT % ",".join(json.dumps(request) for request in share)
+        with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as file:
+            file.write(script + WRK_REPORT)
+        command = ["wrk", "-t2", f"-c{CONNECTIONS}", f"-d{SECONDS}s", "-s", file.name, base]
+        processes.append(
+            (file.name, len(share), subprocess.Popen(command, stdout=subprocess.PIPE, text=True))
+        )
+    for name, available, process in processes:
+        output = process.communicate()[0]
+        os.unlink(name)
+        line = next(line for line in output.splitlines() if line.startswith("RESULT"))
+        rps, p50, p95, errors, count = line.split()[1:]
+        results.append(
+            {
+                "rps": float(rps),
+                "p50": float(p50),
+                "p95": float(p95),
+                "errors": int(errors),
+                "sent": int(count),
+                "available": available,
+            }
+        )
     return {
-        "rps": len(latencies) / took,
-        "p50": latencies[len(latencies) // 2],
-        "p95": latencies[int(len(latencies) * 0.95)],
-        "errors": errors[0],
+        "rps": sum(r["rps"] for r in results),
+        "p50": max(r["p50"] for r in results),
+        "p95": max(r["p95"] for r in results),
+        "errors": sum(r["errors"] for r in results),
+        # More sent than prepared means some answers went twice (cheaper: already recorded).
+        "repeated": sum(max(0, r["sent"] - r["available"]) for r in results),
     }
 
 
@@ -352,8 +395,8 @@ LEARNER = "lesson page, learner with progress"
 PRACTICE = "practice page GET, learner with progress"
 REVIEW = "/review, learner with 100 items"
 POST = "practice POST (an answer)"
-POST_TWO = "practice POST, two servers (2 workers each)"
-PER_RUN = 600  # lessons answered in one answer load (the catalogue has 1,250)
+POST_TWO = "practice POST, two servers"
+ANSWERS_PER_LEARNER = 250  # 4,000 prepared answers: more than 5 s can send
 
 
 def measure() -> dict:
@@ -368,6 +411,7 @@ def measure() -> dict:
         assert stylesheet is not None, "the home page links no stylesheet"
         static = stylesheet[1].decode()
         learner = data["sessions"]["learner"]
+        paths = data["practice_paths"]
         learner_20 = data["sessions"]["learner_20"]
         rows = {
             "static file (server ceiling)": wrk(base + static),
@@ -376,7 +420,7 @@ def measure() -> dict:
             LEARNER: wrk(base + SEED, learner),
             PRACTICE: wrk(base + SEED + "/practice", learner),
             REVIEW: wrk(base + "/review", learner),
-            POST: answer_load(data["practice_paths"][:PER_RUN], base),
+            POST: answer_load(answer_forms(paths, base, ANSWERS_PER_LEARNER), base),
             "lesson page, learner with 20 lessons started": wrk(base + SEED, learner_20),
             "/sky (10,000 stars), 20 lessons started": wrk(base + "/sky", learner_20),
             "/sky (10,000 stars), new browser": wrk(base + "/sky"),
@@ -387,8 +431,8 @@ def measure() -> dict:
             # A second server on the same database, each with its own per-process caches.
             second = gunicorn(port + 1)
             try:
-                paths = data["practice_paths"][PER_RUN:]
-                rows[POST_TWO] = answer_load(paths, base, f"http://127.0.0.1:{port + 1}")
+                forms = answer_forms(paths, base, ANSWERS_PER_LEARNER)  # new learners
+                rows[POST_TWO] = answer_load(forms, base, f"http://127.0.0.1:{port + 1}")
             finally:
                 second.terminate()
                 second.wait()
@@ -419,7 +463,8 @@ def main() -> None:
 def report(runs: dict[str, dict]) -> None:
     names = list(runs)
     print(
-        f"\nLightMySky bench: gunicorn 2 workers, {CONNECTIONS} connections, {SECONDS}s each, "
+        f"\nLightMySky bench: gunicorn {WORKERS} sync workers, {CONNECTIONS} connections, "
+        f"{SECONDS}s each, "
         f"loopback; {' and '.join(names)}\n"
     )
     header = "".join(f" {name + ' req/s':>17} {'p50':>6} {'p95':>7}" for name in names)

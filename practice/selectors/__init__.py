@@ -73,10 +73,11 @@ def round_progress(
     if not rows:
         return progress
     progress.round = cast(Round, rows[0][0])
-    for _, review in rows:
-        if review is not None:
+    for _, row in rows:
+        if row is not None:
+            review = cast(Review, row)
             review.round = progress.round
-            progress.reviews.append(cast(Review, review))
+            progress.reviews.append(review)
     progress.questions = rounds.in_stored_order(questions, progress.round.question_order)
     return progress
 
