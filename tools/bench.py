@@ -4,7 +4,7 @@ It builds its own data, once in a SQLite database under var/bench/ and once on P
 (BENCH_DATABASE_URL, by default the local server's lightmysky_bench database when it answers;
 BENCH_DATABASE_URL= with nothing skips it): a catalogue of 1,250 lessons from tools/catalogue.py,
 and learners with 0 to 10,000 reviewed items or 20 lessons started. It serves each with gunicorn
-(sync workers, as many as production starts: BENCH_WORKERS to choose) under its own settings and
+(one sync worker a core, or BENCH_WORKERS) under its own settings and
 URLs (tools/bench_settings.py: the site's, plus a page without the database) and loads it with
 wrk from Debian's packages; answers, which each need a fresh form, are fetched first by a small
 Python client and then sent by wrk. On PostgreSQL the answers are also sent to two servers at
@@ -33,9 +33,9 @@ ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "var" / "bench"
 SECONDS = int(os.environ.get("BENCH_SECONDS", "5"))
 CONNECTIONS = 16
-# As gunicorn.conf.py starts in production: two workers a core and one more, so that a worker
-# waiting on the database (a commit's flush to disk) leaves the cores to the others.
-WORKERS = int(os.environ.get("BENCH_WORKERS") or (os.cpu_count() or 1) * 2 + 1)
+# One sync worker a core. Production's default (gunicorn.conf.py: two a core and one more) was
+# tried: on this 2-core machine it made no figure better and every figure noisier.
+WORKERS = int(os.environ.get("BENCH_WORKERS") or (os.cpu_count() or 1))
 SEED = (
     "/learn/computing/training-across-many-devices-data-model-and-pipeline-parallelism-"
     "mt__e-JwIxHek"
