@@ -15,7 +15,7 @@ PYTHON := $(shell for p in $(PYTHON_CANDIDATES); do \
 # Local runs are in debug mode; production sets its own environment (see .env.example).
 export DEBUG ?= 1
 
-.PHONY: setup run test screenshots bench lint clean python-path
+.PHONY: setup run test screenshots bench lighthouse lint clean python-path
 
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "Python 3.12 or newer is needed and none was found." >&2; exit 1; }
@@ -46,6 +46,12 @@ bench: setup
 	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk >/dev/null) \
 		|| { echo "make bench needs wrk: apt-get install wrk" >&2; exit 1; }
 	$(BIN)/python -m tools.bench
+
+# Lighthouse's four scores for the budget's pages (npm fetches Lighthouse; Debian's Chromium runs it).
+lighthouse: setup
+	@command -v chromium >/dev/null || (apt-get update -qq && apt-get install -y -qq chromium >/dev/null) \
+		|| { echo "make lighthouse needs Chromium: apt-get install chromium" >&2; exit 1; }
+	$(BIN)/python -m tools.lighthouse
 
 lint: $(VENV)/.installed
 	$(BIN)/ruff check .
