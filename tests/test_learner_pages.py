@@ -1,6 +1,7 @@
 """A learner's pages read less than they used to (tests/test_budgets.py pins how much): the
-session comes with the content version, the article from the cache, and the header's counter
-with the lesson's memories or the items due. What a learner sees must not change with it."""
+session comes with the content version, the page around the learner's own parts from memory,
+and the header's counter with the lesson's memories or the items due. What a learner sees must
+not change with it."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def test_forget_ends_the_session_in_every_tab_and_on_every_server(client, demo):
 
 def test_an_editors_change_shows_on_a_learners_next_lesson_page(client, demo):
     answer(client, demo, right=True)
-    assert "Split the work" in client.get(SEED_PATH).content.decode()  # the article, cached
+    assert "Split the work" in client.get(SEED_PATH).content.decode()  # the page's frame, kept
     demo.heading = "A freshly edited heading"
     demo.save()
     html = client.get(SEED_PATH).content.decode()
@@ -51,7 +52,7 @@ def test_an_editors_change_shows_on_a_learners_next_lesson_page(client, demo):
     assert "1 learned so far" in counter_text(html)  # still this learner's page
 
 
-def test_a_learners_constellation_sits_in_the_shared_article(client, demo):
+def test_a_learners_constellation_sits_in_the_shared_page(client, demo):
     answer(client, demo, right=True)
     html = client.get(SEED_PATH).content.decode()
     practise = html[html.index('id="practise-title"') : html.index('class="report-link"')]
