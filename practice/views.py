@@ -232,9 +232,11 @@ def _page_around_card(
     shared: dict,
     name: str,
     parts: tuple[str, ...] = (),
+    holds_content: bool = True,
 ) -> HttpResponse:
     """The card alone for an htmx swap; otherwise the whole page: its frame, rendered once per
-    content version from `shared`, around this learner's header counter, `parts` and card."""
+    content version from `shared` (once for all, if it `holds_content` not), around this
+    learner's header counter, `parts` and card."""
     if request.htmx and not request.htmx.history_restore_request:
         return render(request, f"{template}#{card}", context)
 
@@ -251,7 +253,7 @@ def _page_around_card(
         shared,
         slots,
         name=name,
-        version=ContentVersion.for_request(request),
+        version=ContentVersion.for_request(request) if holds_content else 0,
     )
     return HttpResponse(html)
 
@@ -602,6 +604,9 @@ def review(request: LearnerRequest) -> HttpResponse:
         context,
         shared={"batch_size": selectors.REVIEW_BATCH_SIZE},
         name="review",
+        # The frame is the site's header and the page's title: no lesson content, so a visitor
+        # (who has no session to read the content version with) costs no query for it.
+        holds_content=False,
     )
 
 

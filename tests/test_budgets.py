@@ -244,6 +244,14 @@ def test_a_new_browsers_home_page_is_one_query_once_warm(client, demo, django_as
     assert "Start here:" in html
 
 
+def test_a_new_browsers_review_page_is_one_query_once_warm(client, demo, django_assert_num_queries):
+    client.get("/review")
+    # the lesson to start with; the page's frame holds no content, so no content version
+    with django_assert_num_queries(1):
+        html = client.get("/review").content.decode()
+    assert "Start here:" in html and "<!--slot:" not in html
+
+
 @pytest.mark.parametrize("lessons", [1, 20])
 def test_home_page_for_a_learner_with_every_started_lesson_learned(
     demo, lessons, django_assert_num_queries
