@@ -327,3 +327,17 @@ def test_a_right_guess_shows_no_star_beside_the_verdict(client, demo):
     )
     html = client.get(response["Location"]).content.decode()
     assert "Right" in html and 'class="reward' not in html
+
+
+def test_the_models_an_answer_writes_have_no_save_hooks_it_would_miss():
+    """An answer writes its round, review and memory with lightmysky.lib.rawrows.save, which runs
+    neither a model's own save() nor the save signals: a hook added to one of these models would
+    be skipped for every answer, so this fails first."""
+    from django.db.models import Model
+    from django.db.models.signals import post_save, pre_save
+
+    from practice.models import Memory, Review, Round
+
+    for model in (Round, Review, Memory):
+        assert model.save is Model.save, model
+        assert not pre_save.has_listeners(model) and not post_save.has_listeners(model), model
