@@ -9,7 +9,6 @@ from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.shortcuts import redirect as redirect_to
-from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_safe
@@ -33,7 +32,7 @@ from lightmysky.lib.negotiation import (
 from lightmysky.lib.pagecache import cache_for_visitors_by
 from lightmysky.lib.qr import qr_svg_cached
 from lightmysky.lib.ratelimit import limit_posts
-from practice import selectors
+from practice import parts, selectors
 from practice.selectors import constellations, learning
 
 # Pages every visitor without a session shares, until an editor changes the content.
@@ -88,11 +87,6 @@ def subject(request: HttpRequest, subject: str, markdown: bool = False) -> HttpR
     )
 
 
-# A learner's own parts of the lesson page (lightmysky.lib.frames renders the rest once).
-SKY_COUNTER = "practice/_sky_counter.html"
-CONSTELLATION = "practice/_constellation.html"
-
-
 @require_safe
 @vary_on_cookie
 @cache_for_visitors
@@ -118,15 +112,14 @@ def lesson(
     constellation = constellations.constellation_for(
         learner=learner, lesson=page.lesson, items=page.items, now=now, memories=memories
     )
+    mine = {"sky_counter": sky_counter, "constellation": constellation}
     html = framed(
         request,
         "lessons/lesson.html",
-        page.context(),
+        page.context,
         {
-            "counter": lambda: render_to_string(SKY_COUNTER, {"sky_counter": sky_counter}),
-            "constellation": lambda: render_to_string(
-                CONSTELLATION, {"constellation": constellation}
-            ),
+            "counter": parts.part("counter", mine),
+            "constellation": parts.part("constellation", mine),
         },
         name=f"lesson:{page.lesson.public_id}",
         version=ContentVersion.for_request(request),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import secrets
 from datetime import datetime, timedelta
@@ -380,13 +381,17 @@ def _memory_for_update(
         column, item_id = "question_id", question.pk
     else:
         column, item_id = "flashcard_id", cast(Flashcard, flashcard).pk
-    lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
-    sql = (
-        f"SELECT {rawrows.columns(Memory, 'm')} FROM {Memory._meta.db_table} m"
-        f" WHERE m.learner_id = %s AND m.{column} = %s{lock}"
-    )
+    sql = _memory_for_update_sql(column, connection.features.has_select_for_update)
     rows = rawrows.instances(sql, [learner.pk, item_id], (Memory,))
     return cast(Memory, rows[0][0]) if rows else None
+
+
+@functools.cache
+def _memory_for_update_sql(column: str, can_lock: bool) -> str:
+    return (
+        f"SELECT {rawrows.columns(Memory, 'm')} FROM {Memory._meta.db_table} m"
+        f" WHERE m.learner_id = %s AND m.{column} = %s{' FOR UPDATE' if can_lock else ''}"
+    )
 
 
 def _answer_kind(memory: Memory | None, rating: int) -> str:

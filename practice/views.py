@@ -2,7 +2,6 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable
 from datetime import datetime, timedelta
 from functools import wraps
 from urllib.parse import urlencode
@@ -12,7 +11,6 @@ from django.db import IntegrityError
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
-from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
@@ -27,7 +25,16 @@ from lightmysky.lib.frames import framed
 from lightmysky.lib.numbers import small_int
 from lightmysky.lib.qr import qr_svg
 from lightmysky.lib.ratelimit import limit_posts, retry_after, too_many_requests
-from practice import attempts, progress_file, rounds, scheduling, selectors, services, sky
+from practice import (
+    attempts,
+    parts,
+    progress_file,
+    rounds,
+    scheduling,
+    selectors,
+    services,
+    sky,
+)
 from practice.attempts import Attempt, BadSubmission
 from practice.models import (
     LEARNER_PK_SESSION_KEY,
@@ -211,16 +218,8 @@ def practice_round(
         context,
         shared={"lesson": lesson},
         name=f"practice:{lesson.public_id}",
-        parts=("progress", "constellation"),
+        slots=("progress", "constellation"),
     )
-
-
-# The small templates a learner's page renders in its frame's slots (lightmysky.lib.frames).
-PART_TEMPLATES = {
-    "counter": "practice/_sky_counter.html",
-    "progress": "practice/_round_progress.html",
-    "constellation": "practice/_constellation.html",
-}
 
 
 def _page_around_card(
@@ -231,27 +230,23 @@ def _page_around_card(
     *,
     shared: dict,
     name: str,
-    parts: tuple[str, ...] = (),
+    slots: tuple[str, ...] = (),
     holds_content: bool = True,
 ) -> HttpResponse:
     """The card alone for an htmx swap; otherwise the whole page: its frame, rendered once per
     content version from `shared` (once for all, if it `holds_content` not), around this
-    learner's header counter, `parts` and card."""
+    learner's header counter, the other `slots` (practice.parts) and the card."""
     if request.htmx and not request.htmx.history_restore_request:
         return render(request, f"{template}#{card}", context)
-
-    def part(template: str, **kwargs) -> Callable[[], str]:
-        return lambda: render_to_string(template, context, **kwargs)
-
-    slots = {slot: part(PART_TEMPLATES[slot]) for slot in parts}
+    contents = {slot: parts.part(slot, context) for slot in slots}
     # Without the view's counter, the context processor's (one query, if a learner's) counts.
-    slots["counter"] = part(PART_TEMPLATES["counter"], request=request)
-    slots["card"] = part(f"{template}#{card}", request=request)
+    contents["counter"] = parts.part("counter", context, request)
+    contents["card"] = parts.part(f"{template}#{card}", context, request)
     html = framed(
         request,
         template,
-        shared,
-        slots,
+        lambda: shared,
+        contents,
         name=name,
         version=ContentVersion.for_request(request) if holds_content else 0,
     )

@@ -24,18 +24,19 @@ _SLOT = re.compile(r"<!--slot:(\w+)-->")
 def framed(
     request: HttpRequest,
     template: str,
-    context: Mapping[str, object],
+    context: Callable[[], Mapping[str, object]],
     parts: Mapping[str, Callable[[], str]],
     *,
     name: str,
     version: int,
 ) -> str:
-    """`template` rendered with `context` (the same for everyone) once per content version,
-    with the output of each of `parts` in place of its `<name>_slot`."""
+    """`template` rendered with `context()` (the same for everyone, built only when the frame
+    is) once per content version, with the output of each of `parts` in place of its
+    `<name>_slot`."""
 
     def build() -> tuple[str, ...]:
         slots = {f"{slot}_slot": mark_safe(f"<!--slot:{slot}-->") for slot in parts}
-        html = render_to_string(template, {**context, **slots}, request=request)
+        html = render_to_string(template, {**context(), **slots}, request=request)
         return tuple(_SLOT.split(html))
 
     pieces = versioned_in_memory(f"frame:{name}", version, build)

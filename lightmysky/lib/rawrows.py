@@ -18,9 +18,12 @@ from django.db.models import Model
 from django.db.models.sql import Query
 
 
-def columns(model: type[Model], alias: str) -> str:
-    """Every concrete column of `model` under a table alias, in field order."""
-    return ", ".join(f"{alias}.{field.column}" for field in model._meta.concrete_fields)
+def columns(model: type[Model], alias: str, *, using: str = "default") -> str:
+    """Every concrete column of `model` under a table alias, in field order, quoted."""
+    quote = connections[using].ops.quote_name
+    return ", ".join(
+        f"{alias}.{quote(cast(str, field.column))}" for field in model._meta.concrete_fields
+    )
 
 
 def instances(
@@ -39,18 +42,21 @@ def instances(
     )
     if converters:
         rows = list(compiler.apply_converters(rows, converters))
-    found = []
-    for row in rows:
-        start, objects = 0, []
-        for model in models:
-            width = len(model._meta.concrete_fields)
-            values = row[start : start + width]
-            start += width
-            names = [field.attname for field in model._meta.concrete_fields]
-            pk_value = values[names.index(model._meta.pk.attname)]
-            objects.append(None if pk_value is None else model.from_db(using, names, values))
-        found.append(tuple(objects))
-    return found
+    # Each model's slice of a row, its field names, and where its primary key sits.
+    slices, start = [], 0
+    for model in models:
+        names = [field.attname for field in model._meta.concrete_fields]
+        slices.append(
+            (model, start, start + len(names), names, names.index(model._meta.pk.attname))
+        )
+        start += len(names)
+    return [
+        tuple(
+            None if row[begin + pk_at] is None else model.from_db(using, names, row[begin:end])
+            for model, begin, end, names, pk_at in slices
+        )
+        for row in rows
+    ]
 
 
 def save(instance: Model, *, using: str = "default") -> None:
