@@ -87,7 +87,7 @@ def database_from_url(url: str) -> dict:
             # Persistent connections: opening one per request costs two thirds of throughput.
             "CONN_MAX_AGE": env_int("CONN_MAX_AGE", 600),
             "CONN_HEALTH_CHECKS": True,
-            "OPTIONS": options,
+            "OPTIONS": {**postgres_statement_options(), **options},
         }
     if conn_max_age is not None:
         try:
@@ -97,6 +97,17 @@ def database_from_url(url: str) -> dict:
                 f"conn_max_age in DATABASE_URL must be a whole number, not {conn_max_age!r}."
             ) from None
     return database
+
+
+def postgres_statement_options() -> dict:
+    """Parameters sent apart from the statement, and a statement run five times on a connection
+    kept prepared by the server: parsing and planning cost more than running most of this site's
+    queries (docs/performance.md). DATABASE_PREPARED_STATEMENTS=0 turns both off, for a pooler in
+    transaction mode that cannot keep prepared statements (PgBouncer before 1.21, or without
+    max_prepared_statements)."""
+    if not env_bool("DATABASE_PREPARED_STATEMENTS", default=True):
+        return {}
+    return {"server_side_binding": True, "prepare_threshold": 5}
 
 
 def sqlite_database(path: Path | str) -> dict:

@@ -25,8 +25,16 @@ def test_a_percent_encoded_unix_socket_is_the_postgresql_host():
 def test_conn_max_age_in_the_url_sets_persistent_connections_not_a_driver_option():
     config = database_from_url("postgres://sky@db/sky?conn_max_age=60&sslmode=require")
     assert config["CONN_MAX_AGE"] == 60
-    assert config["OPTIONS"] == {"sslmode": "require"}
+    assert config["OPTIONS"]["sslmode"] == "require"
+    assert "conn_max_age" not in config["OPTIONS"]
     assert database_from_url("sqlite:////srv/site.sqlite3?conn_max_age=0")["CONN_MAX_AGE"] == 0
+
+
+def test_postgresql_prepares_statements_unless_a_pooler_needs_them_off(monkeypatch):
+    options = database_from_url("postgres://sky@db/sky")["OPTIONS"]
+    assert options == {"server_side_binding": True, "prepare_threshold": 5}
+    monkeypatch.setenv("DATABASE_PREPARED_STATEMENTS", "0")
+    assert database_from_url("postgres://sky@db/sky")["OPTIONS"] == {}
 
 
 def test_a_conn_max_age_that_is_not_a_number_is_explained():
