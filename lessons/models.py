@@ -197,7 +197,14 @@ class Lesson(models.Model):
 
     class Meta:
         ordering = ["title"]
-        indexes = [models.Index(fields=["status", "subject"])]
+        indexes = [
+            models.Index(fields=["status", "subject"]),
+            # The few drafts, for the learner's counter: every memory not in one counts
+            # (practice.selectors.constellations._in_published_lesson).
+            models.Index(
+                fields=["id"], condition=~Q(status="published"), name="lesson_unpublished"
+            ),
+        ]
         constraints = [
             models.CheckConstraint(
                 condition=Q(age_from__lte=models.F("age_to")), name="lesson_ages_in_order"

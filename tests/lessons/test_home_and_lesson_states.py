@@ -96,6 +96,21 @@ def test_a_returning_learner_is_asked_to_review_what_is_due(client, demo):
     assert "stars ever lit: 0" in html
 
 
+
+def test_a_lesson_set_back_to_draft_leaves_the_counter_and_the_review(client, demo):
+    finish_round(client, demo, [True] * 8)
+    other = Lesson.objects.published().exclude(pk=demo.pk).first()
+    assert other is not None
+    with time_machine.travel(timezone.now() + timedelta(days=60), tick=False):
+        assert "0 learned so far · 8 due" in client.get(other.get_absolute_url()).content.decode()
+        assert "Nothing is due right now" not in client.get("/review").content.decode()
+
+        Lesson.objects.filter(pk=demo.pk).update(status=Lesson.Status.DRAFT)
+
+        assert "0 learned so far · 0 due" in client.get(other.get_absolute_url()).content.decode()
+        review = client.get("/review").content.decode()
+    assert "Nothing is due right now" in review and "0 learned so far · 0 due" in review
+
 def test_a_learner_who_learned_their_lesson_continues_with_the_next_one(client, demo):
     answer(client, demo, right=True)
     learner = Learner.objects.get(public_id=client.session["learner"])
