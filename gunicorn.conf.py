@@ -13,8 +13,12 @@ timeout = int(os.environ.get("GUNICORN_TIMEOUT", "30"))
 accesslog = None
 errorlog = "-"
 forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
-max_requests = 2000
-max_requests_jitter = 200
+# A worker is replaced after this many requests, a guard against slow growth of its memory. A
+# replacement costs about 0.7 s of CPU (the new worker imports the site and fills its caches
+# again) while its requests wait: at 2,000 that halved throughput under load and put second-long
+# waits into the slowest requests (docs/performance.md). 0 never replaces one.
+max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "100000"))
+max_requests_jitter = max_requests // 10  # workers started together are not replaced together
 # gunicorn 27's runtime control socket is not needed (and clashes when several run on one host).
 control_socket_disable = True
 
