@@ -8,6 +8,7 @@ to its region's grid, and either moves the constellations it touches.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import math
 from dataclasses import dataclass
@@ -237,7 +238,10 @@ def constellation_centres(
     return centres
 
 
-def star_offsets(lesson_id: str, item_keys: list[str], radius: float = CONSTELLATION_RADIUS):
+@functools.lru_cache(maxsize=8192)  # the same for every learner: worked out once per lesson
+def star_offsets(
+    lesson_id: str, item_keys: tuple[str, ...], radius: float = CONSTELLATION_RADIUS
+) -> tuple[tuple[float, float], ...]:
     """Where a constellation's stars sit around its centre: a loose ring, turned by hashes."""
     count = max(len(item_keys), 1)
     turn = _unit(lesson_id, "turn") * 2 * math.pi
@@ -246,7 +250,7 @@ def star_offsets(lesson_id: str, item_keys: list[str], radius: float = CONSTELLA
         angle = turn + 2 * math.pi * index / count + (_unit(key, "a") - 0.5) * 0.5
         distance = radius * (0.45 + 0.55 * _unit(key, "r"))
         offsets.append((round(math.cos(angle) * distance, 1), round(math.sin(angle) * distance, 1)))
-    return offsets
+    return tuple(offsets)
 
 
 def background_stars(count: int = 140) -> list[tuple[float, float, float, float]]:

@@ -364,7 +364,7 @@ def sky_map(version: int) -> SkyMap:
                     }
                 )
                 own = items_of_lesson[lesson.pk]
-                offsets = sky.star_offsets(lesson.public_id, [item.key for item in own])
+                offsets = sky.star_offsets(lesson.public_id, tuple(item.key for item in own))
                 items_by_lesson[lesson.pk] = [
                     PlacedItem(*item, round(x + dx, 1), round(y + dy, 1))
                     for item, (dx, dy) in zip(own, offsets, strict=True)
@@ -531,7 +531,7 @@ def constellation_for(
     constellation = Constellation(
         lesson.pk, lesson.public_id, lesson.title, lesson.get_absolute_url(), [], x=80, y=70
     )
-    offsets = sky.star_offsets(lesson.public_id, [item.key for item in items], radius=60)
+    offsets = sky.star_offsets(lesson.public_id, tuple(item.key for item in items), radius=60)
     for (_, kind, pk, key, number), (dx, dy) in zip(items, offsets, strict=True):
         star = _star(kind, pk, key, number, lesson.title, memories, now, config)
         star.x, star.y = round(80 + dx, 1), round(70 + dy, 1)
