@@ -96,7 +96,6 @@ def test_a_returning_learner_is_asked_to_review_what_is_due(client, demo):
     assert "stars ever lit: 0" in html
 
 
-
 def test_a_lesson_set_back_to_draft_leaves_the_counter_and_the_review(client, demo):
     finish_round(client, demo, [True] * 8)
     other = Lesson.objects.published().exclude(pk=demo.pk).first()
@@ -110,6 +109,7 @@ def test_a_lesson_set_back_to_draft_leaves_the_counter_and_the_review(client, de
         assert "0 learned so far · 0 due" in client.get(other.get_absolute_url()).content.decode()
         review = client.get("/review").content.decode()
     assert "Nothing is due right now" in review and "0 learned so far · 0 due" in review
+
 
 def test_a_learner_who_learned_their_lesson_continues_with_the_next_one(client, demo):
     answer(client, demo, right=True)
