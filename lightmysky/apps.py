@@ -9,9 +9,11 @@ class LightMySkyConfig(AppConfig):
         from django.core.signals import got_request_exception
 
         from lightmysky.health import loaded_migrations
+        from lightmysky.lib.prepared import close_after_stale_plan
         from lightmysky.metrics import count_database_error
 
         got_request_exception.connect(count_database_error, dispatch_uid="metrics-database-errors")
+        got_request_exception.connect(close_after_stale_plan, dispatch_uid="stale-prepared-plans")
 
         # What /readyz judges: the migrations of the code this process started with.
         loaded_migrations()

@@ -31,6 +31,7 @@ def test_conn_max_age_in_the_url_sets_persistent_connections_not_a_driver_option
 
 
 def test_postgresql_prepares_statements_unless_a_pooler_needs_them_off(monkeypatch):
+    monkeypatch.delenv("DATABASE_PREPARED_STATEMENTS", raising=False)
     options = database_from_url("postgres://sky@db/sky")["OPTIONS"]
     assert options == {"server_side_binding": True, "prepare_threshold": 5}
     monkeypatch.setenv("DATABASE_PREPARED_STATEMENTS", "0")

@@ -1,0 +1,35 @@
+"""On PostgreSQL each connection keeps its prepared statements
+(settings.postgres_statement_options). A migration that changes a column's type, run by
+another process while the site serves, must cost a worker one failed request at most, not
+every request until it is reloaded."""
+
+from __future__ import annotations
+
+import psycopg
+import pytest
+from django.db import connection
+from django.test import Client
+
+from tests.conftest import SEED_PATH
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+def alter_version_column(to: str) -> None:
+    """As `manage.py migrate` would, from a connection of its own."""
+    params = connection.get_connection_params()
+    database = {key: params[key] for key in ("dbname", "user", "host", "port") if key in params}
+    with psycopg.connect(**database, autocommit=True) as migrating:
+        migrating.execute(f"ALTER TABLE lessons_contentversion ALTER COLUMN number TYPE {to}")
+
+
+def test_a_column_type_changed_while_serving_fails_one_request_at_most(demo):
+    browser = Client(raise_request_exception=False)
+    for _ in range(6):  # often enough for the page's content-version query to be prepared
+        assert browser.get(SEED_PATH).status_code == 200
+    alter_version_column("numeric")
+    try:
+        statuses = [browser.get(SEED_PATH).status_code for _ in range(3)]
+    finally:
+        alter_version_column("bigint")
+    assert statuses[1:] == [200, 200], statuses
