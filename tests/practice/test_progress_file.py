@@ -220,3 +220,15 @@ def test_a_loop_of_exports_is_stopped_with_a_429(client, demo, settings):
         assert client.get("/progress/export").status_code == 200
     refused = client.get("/progress/export")
     assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
+
+
+def test_a_file_is_matched_to_the_lessons_in_batches_and_loses_no_item(client, demo, monkeypatch):
+    # Each query names at most two batches' values, whatever the file's size: SQLite refuses a
+    # statement with more than 32,766 and PostgreSQL one with more than 65,535.
+    monkeypatch.setattr(progress_file, "READ_BATCH", 3)
+    questions = list(demo.questions.all())
+    response = upload(client, progress_document(*(progress_item(q, 1) for q in questions)))
+    assert response.status_code == 200
+    assert f"Imported {len(questions)} items" in response.content.decode()
+    imported = Review.objects.filter(learner=learner_of(client))
+    assert sorted(imported.values_list("question_id", flat=True)) == sorted(q.pk for q in questions)
