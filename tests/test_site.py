@@ -73,7 +73,7 @@ def test_database_url_is_parsed_for_postgresql():
     assert config["ENGINE"] == "django.db.backends.postgresql"
     assert (config["NAME"], config["USER"], config["PASSWORD"]) == ("sky", "ann", "s@cret")
     assert (config["HOST"], str(config["PORT"])) == ("db.internal", "6543")
-    assert config["OPTIONS"] == {"sslmode": "require"}
+    assert config["OPTIONS"]["sslmode"] == "require"
     assert config["CONN_MAX_AGE"] > 0
 
 
