@@ -39,7 +39,14 @@ def scores(url: str, cookie: str | None) -> tuple[dict[str, int], list[str]]:
         if cookie:
             command.append("--extra-headers=" + json.dumps({"Cookie": cookie}))
         chrome = {"CHROME_PATH": shutil.which("chromium") or "/usr/bin/chromium"}
-        subprocess.run(command, env=os.environ | chrome, check=True, capture_output=True)
+        # Lighthouse once failed here on a first page and passed on the next run: try twice,
+        # and if it fails both times, show its own message rather than a bare exit status.
+        for _ in range(2):
+            run = subprocess.run(command, env=os.environ | chrome, capture_output=True, text=True)
+            if run.returncode == 0:
+                break
+        else:
+            raise SystemExit(f"Lighthouse failed on {url}:\n{run.stderr[-2000:]}")
         found = json.loads(report.read_text())
     categories = {name: round(c["score"] * 100) for name, c in found["categories"].items()}
     lost = [
