@@ -1,9 +1,10 @@
 """PostgreSQL keeps each connection's prepared statements (settings.postgres_statement_options).
 A migration that changes a column's type makes a statement prepared before it fail with
-"cached plan must not change result type" on every later run, and psycopg forgets its
-prepared statements only on a rollback: a page read outside a transaction would fail on that
-connection until the worker is reloaded. Closing the connection after such a failure costs one
-failed request per worker instead; the next request connects afresh."""
+"cached plan must not change result type" on every later run. psycopg forgets its prepared
+statements only on a rollback or on DDL it runs itself, never on another process's: a page read
+outside a transaction would fail on that connection until the worker is reloaded. Closing the
+connection after such a failure costs one failed request per worker instead; the next request
+connects afresh."""
 
 from __future__ import annotations
 

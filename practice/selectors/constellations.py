@@ -574,8 +574,8 @@ def _in_published_lesson() -> str:
     """The SQL condition that a memory `m` is of a published lesson. Written as "not in a draft"
     with the status as a literal: the drafts are few and their partial index
     (lesson_unpublished) finds them at once, where joining every memory to its lesson probed
-    the lesson table once a memory. The same text as the index's condition, so that SQLite and
-    a prepared plan on PostgreSQL both use it."""
+    the lesson table once a memory. The same text as the index's condition, so that a prepared
+    plan on PostgreSQL uses it (SQLite reads the drafts from its status index instead)."""
     published = Lesson.Status.PUBLISHED.value
     assert published.isalpha()  # a literal in SQL: our own constant, never input
     return (
