@@ -198,7 +198,8 @@ def practice_round(
         context["progress"] = progress
     else:
         context |= _question_form(lesson, progress, progress.round.key)
-    if not request.htmx or context.get("round_end"):
+    whole_page = not request.htmx or request.htmx.history_restore_request
+    if whole_page or context.get("round_end"):
         if memories is None:  # the header's counter comes with them
             memories, context["sky_counter"] = stars()
         context["constellation"] = constellations.constellation_for(

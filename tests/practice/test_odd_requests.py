@@ -56,6 +56,7 @@ def test_htmx_history_restore_gets_the_whole_page(client, demo):
     headers = {"HX-Request": "true", "HX-History-Restore-Request": "true"}
     html = client.get(practice_url(demo), headers=headers).content.decode()
     assert "<html" in html and "<h1 " in html
+    assert f'<figure id="constellation-{demo.public_id}"' in html  # the strip's stars too
 
 
 def test_head_requests_are_answered(client, demo):
