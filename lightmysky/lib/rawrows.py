@@ -32,24 +32,18 @@ def instances(
     """Run `sql`, which selects `columns(model, …)` of each model in turn, and return one
     tuple of instances per row; None where an outer join found no row (its primary key null)."""
     connection = connections[using]
-    fields = [field for model in models for field in model._meta.concrete_fields]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         rows = cursor.fetchall()
-    compiler = Query(models[0]).get_compiler(using=using)
-    converters = compiler.get_converters(
-        [field.get_col(field.model._meta.db_table) for field in fields]
-    )
+    converters, slices = _reading(tuple(models), using, connection.vendor)
     if converters:
-        rows = list(compiler.apply_converters(rows, converters))
-    # Each model's slice of a row, its field names, and where its primary key sits.
-    slices, start = [], 0
-    for model in models:
-        names = [field.attname for field in model._meta.concrete_fields]
-        slices.append(
-            (model, start, start + len(names), names, names.index(model._meta.pk.attname))
-        )
-        start += len(names)
+        rows = [list(row) for row in rows]
+        for row in rows:
+            for position, (functions, expression) in converters:
+                value = row[position]
+                for function in functions:
+                    value = function(value, expression, connection)
+                row[position] = value
     return [
         tuple(
             None if row[begin + pk_at] is None else model.from_db(using, names, row[begin:end])
@@ -57,6 +51,26 @@ def instances(
         )
         for row in rows
     ]
+
+
+@functools.cache
+def _reading(models: tuple[type[Model], ...], using: str, vendor: str) -> tuple[list, list]:
+    """How rows selecting `models`' columns are read, worked out once: the ORM's converters for
+    each column that has any, and each model's slice of a row, its field names and where its
+    primary key sits. (`vendor` is in the key for the tests that switch databases.)"""
+    fields = [field for model in models for field in model._meta.concrete_fields]
+    compiler = Query(models[0]).get_compiler(using=using)
+    converters = compiler.get_converters(
+        [field.get_col(field.model._meta.db_table) for field in fields]
+    )
+    slices, start = [], 0
+    for model in models:
+        names = [field.attname for field in model._meta.concrete_fields]
+        slices.append(
+            (model, start, start + len(names), names, names.index(model._meta.pk.attname))
+        )
+        start += len(names)
+    return list(converters.items()), slices
 
 
 def save(instance: Model, *, using: str = "default") -> None:
