@@ -17,7 +17,7 @@ from django.utils import timezone
 from practice.models import Learner
 from tests.conftest import SEED_PATH
 from tests.factories import make_lesson
-from tests.practice.helpers import answer, practice_url
+from tests.practice.helpers import answer, practice_url, right_choices
 from tests.test_budgets import learner_with
 
 
@@ -99,3 +99,37 @@ def test_the_header_counter_is_the_same_on_every_page(demo):
             "/review",
         ):
             assert counter_text(client.get(path).content.decode()) == expected, path
+
+
+def test_two_browsers_shown_the_same_question_each_get_their_own_form(demo):
+    """A question's form is rendered once for everyone shown it in one order; each browser's
+    page still carries its own answer token and CSRF token, and each answer counts as its own."""
+    demo.questions.update(keep_choice_order=True)  # the same order for every browser
+    browsers = [Client(enforce_csrf_checks=True), Client(enforce_csrf_checks=True)]
+    pages = [browser.get(practice_url(demo)).content.decode() for browser in browsers]
+    token = re.compile(r'name="token" value="([^"]+)"')
+    csrf = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
+    tokens = [token.search(page)[1] for page in pages]  # type: ignore[index]
+    csrf_tokens = [csrf.search(page)[1] for page in pages]  # type: ignore[index]
+    assert tokens[0] != tokens[1] and csrf_tokens[0] != csrf_tokens[1]
+
+    def form(page: str) -> str:
+        html = page[page.index('<form method="post"') : page.index("</form>")]
+        return csrf.sub("", token.sub("", html))
+
+    assert form(pages[0]) == form(pages[1])
+    question = demo.questions.order_by("position").first()
+    for browser, answer_token, csrf_token in zip(browsers, tokens, csrf_tokens, strict=True):
+        response = browser.post(
+            practice_url(demo),
+            {
+                "token": answer_token,
+                "choice": right_choices(question),
+                "csrfmiddlewaretoken": csrf_token,
+            },
+        )
+        assert response.status_code == 302
+        assert counter_text(browser.get(SEED_PATH).content.decode()).startswith(
+            "Your sky: 1 learned so far"
+        )
+    assert Learner.objects.count() == 2

@@ -10,7 +10,9 @@ its own parts and joins them in. Reading it costs no unpickling of template node
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Hashable, Mapping
 
 from django.http import HttpRequest
 from django.template.loader import render_to_string
@@ -44,3 +46,31 @@ def framed(
     for index in range(1, len(pieces), 2):
         html += (parts[pieces[index]](), pieces[index + 1])
     return "".join(html)
+
+
+_remembered: OrderedDict[tuple[str, Hashable], str] = OrderedDict()
+_remembered_lock = threading.Lock()
+REMEMBERED_ENTRIES = 2048  # a few KB each: a few MB a process at most
+
+
+def remembered(
+    template: str, names: tuple[str, ...], context: Mapping[str, object], key: Hashable
+) -> str:
+    """`template` rendered from the variables `names` of `context` alone (no request, no context
+    processors), and kept in this process's memory under `key`: the values of those variables
+    that the template shows, which must decide its output wholly. A learner's small parts (the
+    header's counter, a constellation, a question's form) take a handful of values that recur
+    from page to page, and rendering them cost more than the rest of the request. The least
+    recently used of at most REMEMBERED_ENTRIES go first."""
+    entry = (template, key)
+    with _remembered_lock:
+        html = _remembered.get(entry)
+        if html is not None:
+            _remembered.move_to_end(entry)
+            return html
+    html = render_to_string(template, {name: context.get(name) for name in names})
+    with _remembered_lock:
+        _remembered[entry] = html
+        if len(_remembered) > REMEMBERED_ENTRIES:
+            _remembered.popitem(last=False)
+    return html
