@@ -29,6 +29,9 @@ LEARNING, REVIEW, RELEARNING = (int(s) for s in (State.Learning, State.Review, S
 STATES = {LEARNING: "learning", REVIEW: "review", RELEARNING: "relearning"}
 
 
+PARAMETERS = tuple(DEFAULT_PARAMETERS)
+
+
 @dataclass(frozen=True)
 class SchedulerSettings:
     desired_retention: float
@@ -36,7 +39,7 @@ class SchedulerSettings:
     relearning_steps: tuple[int, ...]  # seconds
     maximum_interval: int  # days
     enable_fuzzing: bool
-    parameters: tuple[float, ...] = tuple(DEFAULT_PARAMETERS)
+    parameters: tuple[float, ...] = PARAMETERS
 
     @classmethod
     def from_django(cls) -> SchedulerSettings:
@@ -161,7 +164,9 @@ def retrievability(
     """
     if memory is None or memory.last_review is None or not memory.stability:
         return 0.0
-    parameters = (config or SchedulerSettings.from_django()).parameters
+    # The parameters are not a setting: without a config, the defaults, with no settings read
+    # (/review ranks every due item by this).
+    parameters = config.parameters if config else PARAMETERS
     decay = -parameters[20]
     factor = 0.9 ** (1 / decay) - 1
     elapsed_days = max(0.0, (utc(now) - utc(memory.last_review)).total_seconds() / 86400)
