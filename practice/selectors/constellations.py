@@ -570,16 +570,17 @@ class MemoryRow:
     ever_lit: bool
 
 
-def _in_published_lesson() -> str:
-    """The SQL condition that a memory `m` is of a published lesson. Written as "not in a draft"
-    with the status as a literal: the drafts are few and their partial index
-    (lesson_unpublished) finds them at once, where joining every memory to its lesson probed
-    the lesson table once a memory. The same text as the index's condition, so that a prepared
-    plan on PostgreSQL uses it (SQLite reads the drafts from its status index instead)."""
+def _in_published_lesson(alias: str = "m") -> str:
+    """The SQL condition that a memory (`m`, or another alias) is of a published lesson.
+    Written as "not in a draft" with the status as a literal: the drafts are few and their
+    partial index (lesson_unpublished) finds them at once, where joining every memory to its
+    lesson probed the lesson table once a memory. The same text as the index's condition, so
+    that a prepared plan on PostgreSQL uses it (SQLite reads the drafts from its status index
+    instead)."""
     published = Lesson.Status.PUBLISHED.value
     assert published.isalpha()  # a literal in SQL: our own constant, never input
     return (
-        f"m.lesson_id NOT IN (SELECT id FROM {Lesson._meta.db_table}"
+        f"{alias}.lesson_id NOT IN (SELECT id FROM {Lesson._meta.db_table}"
         f" WHERE NOT (status = '{published}'))"
     )
 
@@ -673,22 +674,44 @@ def lesson_memories_and_counter(
 def next_due_and_counter(
     *, learner: Learner, now: datetime
 ) -> tuple[Memory | None, int, SkyCounter]:
-    """The item to review first (the least likely to be remembered, as `due_items` orders
-    them), how many are due, and the header's counter: the due items as bare rows with the
-    counts after them, then the first item whole. Two queries, however many are due."""
-    rows, counter = _memories_and_counter(
-        f"m.learner_id = %s AND m.due <= %s AND {_in_published_lesson()}",
-        [learner.pk, connection.ops.adapt_datetimefield_value(now)],
-        learner=learner,
-        now=now,
-    )
-    if not rows:
+    """The item to review first (the least likely to be remembered), how many are due, and the
+    header's counter, whose due items are those /review asks: the counts with the first due
+    item's key in one query, then that item whole. Two queries, and no due item read but the
+    first, however many are due."""
+    moment = connection.ops.adapt_datetimefield_value(now)
+    params = [moment, sky.NO_EVIDENCE, scheduling.AGAIN, moment]
+    params += [learner.pk, moment, moment, learner.pk]
+    with connection.cursor() as cursor:
+        cursor.execute(_counter_and_first_due_sql(connection.vendor), params)
+        learned, due, ever_lit, first_pk = cursor.fetchone()
+    counter = SkyCounter(learned=learned or 0, due=due or 0, ever_lit=ever_lit or 0)
+    if first_pk is None:
         return None, 0, counter
-    first = min(
-        rows, key=lambda row: (scheduling.retrievability(row.state, now), row.state.due, row.pk)
+    return _memory_whole(first_pk), counter.due, counter
+
+
+@functools.cache
+def _counter_and_first_due_sql(vendor: str) -> str:
+    """The header counter's figures (as `_memories_and_counter_sql` counts them) and the key of
+    the due item least likely to be remembered (`scheduling.retrievability`): an item with no
+    review or no stability first, then the most days since its last review for its stability
+    (a day before "now" counted as none), then the earliest due, the oldest memory."""
+    if vendor == "postgresql":
+        days = "GREATEST(0, EXTRACT(EPOCH FROM (%s - d.last_review)) / 86400)"
+    else:
+        days = "MAX(0, julianday(%s) - julianday(d.last_review))"
+    memory = Memory._meta.db_table
+    return (
+        "SELECT "
+        "SUM(CASE WHEN m.due > %s AND m.evidence > %s AND m.last_rating <> %s THEN 1 ELSE 0 END), "
+        "SUM(CASE WHEN m.due <= %s THEN 1 ELSE 0 END), "
+        "SUM(CASE WHEN m.lit_at IS NOT NULL THEN 1 ELSE 0 END), "
+        f"(SELECT d.id FROM {memory} d"
+        f" WHERE d.learner_id = %s AND d.due <= %s AND {_in_published_lesson('d')}"
+        " ORDER BY CASE WHEN d.last_review IS NULL OR d.stability IS NULL OR d.stability = 0"
+        f" THEN 0 ELSE 1 END, {days} / NULLIF(d.stability, 0) DESC, d.due, d.id LIMIT 1)"
+        f" FROM {memory} m WHERE m.learner_id = %s AND {_in_published_lesson()}"
     )
-    memory = _memory_whole(first.pk)
-    return memory, len(rows), counter
 
 
 @functools.cache

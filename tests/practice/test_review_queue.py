@@ -7,6 +7,7 @@ from datetime import timedelta
 import time_machine
 from django.utils import timezone
 
+from practice import scheduling
 from practice.models import Memory, Review
 from tests.practice.helpers import answer, finish_round
 
@@ -35,6 +36,42 @@ def test_due_items_come_back_lowest_retrievability_first(client, demo):
         first = response.context["question"]
         assert first.position == 2
         assert "Question 2 of" in response.content.decode()
+
+
+def test_review_asks_every_due_item_least_likely_remembered_first(client, demo):
+    """Ranked by the database for /review, as `scheduling.retrievability` ranks them: the most
+    days since the last review for the stability first, whatever order the rows are in."""
+    finish_round(client, demo, [True] * 8)
+    now = timezone.now() + timedelta(days=30)
+    memories = list(Memory.objects.order_by("pk"))
+    # (days since the last review, stability): neither order is the ranking's.
+    shapes = [
+        (10, 2.0),
+        (40, 30.0),
+        (3, 0.5),
+        (100, 200.0),
+        (20, 5.0),
+        (1, 10.0),
+        (60, 6.0),
+        (8, 8.0),
+    ]
+    for memory, (days, stability) in zip(memories, shapes, strict=True):
+        memory.last_review, memory.stability = now - timedelta(days=days), stability
+        memory.due = now - timedelta(hours=1)
+        memory.save()
+    expected = sorted(
+        memories,
+        key=lambda m: (scheduling.retrievability(m.memory_state, now), m.due, m.pk),
+    )
+    asked = []
+    with time_machine.travel(now, tick=False):
+        for _ in expected:
+            response = client.get("/review")
+            question = response.context["question"]
+            asked.append(question.pk)
+            data = {"token": response.context["token"], "choice": sorted(question.correct_ids)}
+            assert client.post("/review", data).status_code == 302
+    assert asked == [memory.question_id for memory in expected]
 
 
 def test_review_answers_feed_the_schedule_and_show_feedback(client, demo):
