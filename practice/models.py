@@ -51,9 +51,13 @@ class LearnerGone(Exception):
 class LearnerItem(models.Model):
     """A learner's link to one item: a question or a flashcard of a lesson, never both."""
 
-    learner = models.ForeignKey(Learner, on_delete=models.CASCADE)
+    # No index of their own for the learner and the question: each subclass's indexes begin
+    # with them (Memory's and Review's Meta), and every answer wrote both in vain.
+    learner = models.ForeignKey(Learner, on_delete=models.CASCADE, db_index=False)
     lesson = models.ForeignKey(Lesson, on_delete=models.CASCADE)
-    question = models.ForeignKey(Question, on_delete=models.CASCADE, null=True, blank=True)
+    question = models.ForeignKey(
+        Question, on_delete=models.CASCADE, null=True, blank=True, db_index=False
+    )
     flashcard = models.ForeignKey(Flashcard, on_delete=models.CASCADE, null=True, blank=True)
 
     class Meta:
@@ -163,7 +167,10 @@ class Memory(LearnerItem):
 class Round(models.Model):
     """One pass through a lesson's eight questions, with missed ones asked again at the end."""
 
-    learner = models.ForeignKey(Learner, on_delete=models.CASCADE, related_name="rounds")
+    # Indexed by the key's unique constraint and `round_latest`, which begin with the learner.
+    learner = models.ForeignKey(
+        Learner, on_delete=models.CASCADE, related_name="rounds", db_index=False
+    )
     lesson = models.ForeignKey(Lesson, on_delete=models.CASCADE, related_name="+")
     key = models.CharField(max_length=32)
     started_at = models.DateTimeField(default=timezone.now)

@@ -55,3 +55,31 @@ def test_answers_stored_as_letters_become_the_identities_of_the_same_choices():
 def migrate_to_latest():
     executor = MigrationExecutor(connection)
     return executor.loader.graph.leaf_nodes()
+
+
+@pytest.mark.django_db
+def test_the_tables_every_answer_writes_keep_no_index_another_one_begins_with():
+    """Each index is written on every answer: one whose columns begin another index's serves no
+    lookup the longer one does not, on either database (practice 0009 dropped five)."""
+    redundant = []
+    with connection.cursor() as cursor:
+        for table in ("practice_memory", "practice_review", "practice_round"):
+            indexes = {
+                name: tuple(found["columns"])
+                for name, found in connection.introspection.get_constraints(cursor, table).items()
+                if found["index"] and not found["unique"] and not found["primary_key"]
+            }
+            every = [
+                tuple(found["columns"])
+                for found in connection.introspection.get_constraints(cursor, table).values()
+                if found["index"] or found["unique"]
+            ]
+            redundant += [
+                name
+                for name, columns in indexes.items()
+                if any(
+                    len(other) > len(columns) and other[: len(columns)] == columns
+                    for other in every
+                )
+            ]
+    assert redundant == []
