@@ -379,13 +379,17 @@ else:
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "LOCATION": "default",
     }
+# Rendered pages and lesson data: how many each process keeps, in the "pages" cache and, for
+# what every learner's page reads, in memory as they are (lightmysky.lib.versioned). A lesson
+# takes about three; a whole catalogue should fit, or its pages are rebuilt in turn.
+PAGE_CACHE_ENTRIES = env_int("PAGE_CACHE_ENTRIES", 5000)
 CACHES = {
     "default": _default_cache | {"KEY_PREFIX": CACHE_KEY_PREFIX},
     "pages": {
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "LOCATION": "pages",
         "KEY_PREFIX": CACHE_KEY_PREFIX,
-        "OPTIONS": {"MAX_ENTRIES": env_int("PAGE_CACHE_ENTRIES", 5000)},
+        "OPTIONS": {"MAX_ENTRIES": PAGE_CACHE_ENTRIES},
     },
 }
 # Behind a reverse proxy that sets X-Forwarded-For, count the address it reports.

@@ -57,3 +57,25 @@ def test_every_kind_of_edit_shows_on_the_next_request(client, demo, edit):
         expected = "Nothing yet; more lessons are on their way."
     assert expected not in before
     assert expected in client.get(page).content.decode()
+
+
+@pytest.mark.parametrize("entries, rebuilt", [(2, True), (5000, False)])
+def test_page_cache_entries_is_how_many_lesson_pages_a_process_keeps(demo, entries, rebuilt):
+    """PAGE_CACHE_ENTRIES bounds the lesson data and page frames each process keeps in memory
+    (a lesson page takes two): too few for the lessons read, and each read builds its lesson's
+    again (four more queries)."""
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext, override_settings
+
+    learner = Client()
+    answer(learner, demo, right=True)  # a learner's page reads its lesson from memory
+    others = [lesson.get_absolute_url() for lesson in Lesson.objects.exclude(pk=demo.pk)]
+    with override_settings(PAGE_CACHE_ENTRIES=entries):
+        learner.get(SEED_PATH)
+        with CaptureQueriesContext(connection) as steady:
+            learner.get(SEED_PATH)
+        for path in others:
+            learner.get(path)
+        with CaptureQueriesContext(connection) as again:
+            learner.get(SEED_PATH)
+    assert (len(again) > len(steady)) is rebuilt

@@ -7,6 +7,7 @@ import uuid
 from collections import OrderedDict
 from collections.abc import Callable
 
+from django.conf import settings
 from django.core.cache import caches
 
 MISSING = object()
@@ -44,7 +45,6 @@ def versioned_in_process[T](name: str, version: int, build: Callable[[], T]) -> 
 
 
 _held: OrderedDict[str, object] = OrderedDict()
-HELD_ENTRIES = 2000
 
 
 def versioned_in_memory[T](name: str, version: int, build: Callable[[], T]) -> T:
@@ -52,7 +52,7 @@ def versioned_in_memory[T](name: str, version: int, build: Callable[[], T]) -> T
     article): kept in this process's memory as they are, since unpickling a lesson's model
     instances from the cache on every request cost a quarter of the page. The cache holds only
     a token for the version, as for `versioned_in_process` (a cleared cache, or a new version,
-    means new keys); the least recently used of at most HELD_ENTRIES values go first. The
+    means new keys); the least recently used of at most PAGE_CACHE_ENTRIES values go first. The
     values are shared by every request of the process: never change them."""
     key = f"v{version}:memory-token"
     token = caches["pages"].get(key)
@@ -65,6 +65,6 @@ def versioned_in_memory[T](name: str, version: int, build: Callable[[], T]) -> T
         return _held[held_key]  # type: ignore[return-value]
     value = build()
     _held[held_key] = value
-    if len(_held) > HELD_ENTRIES:
+    while len(_held) > settings.PAGE_CACHE_ENTRIES:
         _held.popitem(last=False)
     return value
