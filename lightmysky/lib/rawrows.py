@@ -30,7 +30,8 @@ def instances(
     sql: str, params: Sequence[Any], models: Sequence[type[Model]], *, using: str = "default"
 ) -> list[tuple[Model | None, ...]]:
     """Run `sql`, which selects `columns(model, …)` of each model in turn, and return one
-    tuple of instances per row; None where an outer join found no row (its primary key null)."""
+    tuple of instances per row; None where an outer join found no row (its primary key null).
+    Columns selected after the models' (flags, counts) follow the instances as they are."""
     connection = connections[using]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
@@ -44,11 +45,13 @@ def instances(
                 for function in functions:
                     value = function(value, expression, connection)
                 row[position] = value
+    after = slices[-1][2]
     return [
         tuple(
             None if row[begin + pk_at] is None else model.from_db(using, names, row[begin:end])
             for model, begin, end, names, pk_at in slices
         )
+        + tuple(row[after:])
         for row in rows
     ]
 
