@@ -11,6 +11,7 @@ from django.db import IntegrityError
 from django.http import Http404, HttpResponse, StreamingHttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
+from django.template.context_processors import csrf
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
@@ -242,7 +243,9 @@ def _page_around_card(
     contents = {slot: parts.part(slot, context) for slot in slots}
     # Without the view's counter, the context processor's (one query, if a learner's) counts.
     contents["counter"] = parts.part("counter", context, request)
-    contents["card"] = parts.part(f"{template}#{card}", context, request)
+    # The card needs no context processor but the CSRF token's (for its forms): rendered
+    # without the request, the token given as Django's processor gives it (masked when shown).
+    contents["card"] = parts.part(f"{template}#{card}", {**context, **csrf(request)})
     html = framed(
         request,
         template,
