@@ -334,6 +334,20 @@ def test_an_editor_can_swap_two_questions_and_learners_keep_their_memories(edito
     assert Memory.objects.get().question == first
 
 
+def test_a_renamed_lesson_links_its_pages_at_the_new_address(editor_client, client, demo):
+    practice_link = f'href="{SEED_PATH}/practice"'
+    assert practice_link in client.get(SEED_PATH).content.decode()
+    data = change_page_data(editor_client, demo) | {"slug": "many-devices"}
+    response = editor_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+
+    new_path = "/learn/computing/many-devices-mt__e-JwIxHek"
+    assert client.get(SEED_PATH)["Location"] == new_path
+    html = client.get(new_path).content.decode()
+    assert f'href="{new_path}/practice"' in html
+    assert practice_link not in html
+
+
 def test_two_questions_cannot_end_in_one_place(editor_client, demo):
     data = change_page_data(editor_client, demo)
     data["questions-1-position"] = "1"
