@@ -39,18 +39,16 @@ def _progress_key(context: Mapping[str, Any]) -> Hashable:
 
 
 def _constellation_key(context: Mapping[str, Any]) -> Hashable:
+    # Each star as the drawing shows it: its figure, circles and counts follow from these.
+    # Building the drawing itself to use as the key cost twenty-five times as much.
     constellation = context["constellation"]
     return (
         constellation.public_id,
         constellation.title,
-        constellation.figure_points,
-        str(constellation.stars_svg),
-        constellation.lit,
-        constellation.kindled,
-        constellation.due,
-        constellation.missed,
-        constellation.unlit,
-        len(constellation.stars),
+        tuple(
+            (star.kind, star.key, star.x, star.y, star.state.word, star.opacity, star.label)
+            for star in constellation.stars
+        ),
     )
 
 

@@ -133,3 +133,25 @@ def test_two_browsers_shown_the_same_question_each_get_their_own_form(demo):
             "Your sky: 1 learned so far"
         )
     assert Learner.objects.count() == 2
+
+
+def test_a_constellation_is_redrawn_when_a_star_changes_and_its_counts_do_not(client, demo):
+    """A learner's constellation is remembered by what it shows: a star's words change as its
+    review comes nearer while the counts under the drawing stay the same."""
+    answer(client, demo, right=True)
+
+    def constellation_at(later: timedelta) -> tuple[str, str]:
+        with time_machine.travel(timezone.now() + later, tick=False):
+            html = client.get(SEED_PATH).content.decode()
+        figure = html[html.index(f'<figure id="constellation-{demo.public_id}"') :]
+        figure = figure[: figure.index("</figure>")]
+        star = re.search(r"<title>Question 1 of [^<]*: (kindled[^<]*)</title>", figure)
+        caption = re.search(r"<figcaption>(.*?)</figcaption>", figure, re.S)
+        assert star and caption, figure
+        return star[1], caption[1]
+
+    today = constellation_at(timedelta(hours=1))
+    tomorrow = constellation_at(timedelta(days=1, hours=1))
+    assert today[1] == tomorrow[1] and "1 kindled" in today[1]
+    assert today[0] == "kindled, next review in 2 days"
+    assert tomorrow[0] == "kindled, next review in 23 hours"
