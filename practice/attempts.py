@@ -44,7 +44,7 @@ class Attempt:
         question's choices are shown."""
         if self.round_key:
             return round_attempt_key(self.round_key, self.round_step)
-        return f"once:{self.nonce}"
+        return once_attempt_key(self.nonce)
 
     @property
     def shown_at(self) -> datetime:
@@ -58,6 +58,10 @@ class Attempt:
 
 def round_attempt_key(round_key: str, step: int | None) -> str:
     return f"round:{round_key}:{step}"
+
+
+def once_attempt_key(nonce: str) -> str:
+    return f"once:{nonce}"
 
 
 def issue_for_round(

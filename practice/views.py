@@ -659,7 +659,7 @@ def _review_item_form(memory, *, practice: bool = False) -> dict:
     if memory.question_id:
         # Asked again after a miss: in another order than the miss was shown in.
         earlier = selectors.last_attempt_key(memory) if practice else None
-        seed = attempts.read(token).key
+        seed = attempts.once_attempt_key(nonce)  # the token's own key, without reading it back
         context["choices"] = memory.question.choices_shown(seed, differ_from=earlier)
     return context
 
