@@ -101,10 +101,10 @@ def database_from_url(url: str) -> dict:
 
 def postgres_statement_options() -> dict:
     """Parameters sent apart from the statement, and a statement run five times on a connection
-    kept prepared by the server: parsing and planning cost more than running most of this site's
-    queries (docs/performance.md). DATABASE_PREPARED_STATEMENTS=0 turns both off, for a pooler in
-    transaction mode that cannot keep prepared statements (PgBouncer before 1.21, or without
-    max_prepared_statements)."""
+    kept prepared by the server, and planned once (lightmysky/lib/prepared.py): parsing and
+    planning cost more than running most of this site's queries (docs/performance.md).
+    DATABASE_PREPARED_STATEMENTS=0 turns both off, for a pooler in transaction mode that cannot
+    keep prepared statements (PgBouncer before 1.21, or without max_prepared_statements)."""
     if not env_bool("DATABASE_PREPARED_STATEMENTS", default=True):
         return {}
     return {"server_side_binding": True, "prepare_threshold": 5}

@@ -11,6 +11,7 @@ from django.db import connection
 from django.test import Client
 
 from tests.conftest import SEED_PATH
+from tests.practice.helpers import answer, practice_url
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -33,3 +34,17 @@ def test_a_column_type_changed_while_serving_fails_one_request_at_most(demo):
     finally:
         alter_version_column("bigint")
     assert statuses[1:] == [200, 200], statuses
+
+
+def test_a_learners_pages_plan_each_statement_once(demo):
+    """Prepared statements are planned once for every value, not again on each run."""
+    browser = Client()
+    answer(browser, demo, right=True)
+    for _ in range(8):  # past the prepare threshold
+        for path in (SEED_PATH, practice_url(demo), "/review"):
+            assert browser.get(path).status_code == 200
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement, generic_plans, custom_plans FROM pg_prepared_statements")
+        statements = cursor.fetchall()
+    assert any("m.lesson_id" in statement for statement, _, _ in statements), statements
+    assert all(custom == 0 and generic > 0 for _, generic, custom in statements), statements
