@@ -240,14 +240,11 @@ class Lesson(models.Model):
         super().save(*args, **kwargs)
 
     def get_absolute_url(self) -> str:
-        return self._address("lessons:lesson")
+        return self.get_url("lessons:lesson")
 
-    @property
-    def url_kwargs(self) -> dict[str, str]:
-        """What every address of this lesson's pages is built from (needs the subject loaded)."""
-        return {"subject": self.subject.slug, "slug": self.slug, "public_id": self.public_id}
-
-    def _address(self, url_name: str) -> str:
+    def get_url(self, url_name: str) -> str:
+        """This lesson's page named `url_name` (needs the subject loaded): every address of a
+        lesson is built from its subject, slug and id."""
         return _lesson_address(
             url_name,
             self.subject.slug,
@@ -258,23 +255,23 @@ class Lesson(models.Model):
         )
 
     def get_markdown_url(self) -> str:
-        return self._address("lessons:lesson_markdown")
+        return self.get_url("lessons:lesson_markdown")
 
     def get_worksheet_url(self) -> str:
-        return self._address("lessons:worksheet")
+        return self.get_url("lessons:worksheet")
 
     def get_report_url(self) -> str:
-        return self._address("lessons:report")
+        return self.get_url("lessons:report")
 
     # The practice app's pages of a lesson, by URL name: lessons imports nothing of practice.
     def get_practice_url(self) -> str:
-        return self._address("practice:round")
+        return self.get_url("practice:round")
 
     def get_flashcards_url(self) -> str:
-        return self._address("practice:flashcards")
+        return self.get_url("practice:flashcards")
 
     def get_worksheet_answers_url(self) -> str:
-        return self._address("practice:worksheet_answers")
+        return self.get_url("practice:worksheet_answers")
 
     def clean(self) -> None:
         errors = {}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponsePermanentRedirect
-from django.urls import reverse
 
 from lessons.models import ContentVersion, Lesson
 from lessons.selectors import LessonPage, lesson_page
@@ -43,7 +42,7 @@ def redirect_if_not_canonical(
 ) -> HttpResponse | None:
     if subject == lesson.subject.slug and slug == lesson.slug:
         return None
-    target = reverse(url_name, kwargs=lesson.url_kwargs)
+    target = lesson.get_url(url_name)
     if query := request.META.get("QUERY_STRING"):
         target += "?" + query
     return HttpResponsePermanentRedirect(target)

@@ -64,6 +64,11 @@ def once_attempt_key(nonce: str) -> str:
     return f"once:{nonce}"
 
 
+def new_nonce() -> str:
+    """What makes a token issued once unique, and (`once_attempt_key`) seeds its choice order."""
+    return secrets.token_urlsafe(12)
+
+
 def issue_for_round(
     *, lesson_id: int, question_id: int, round_key: str, step: int, order: list[int] | None = None
 ) -> str:
@@ -74,7 +79,7 @@ def issue_for_round(
 def issue_once(
     *, lesson_id: int, kind: str, item_id: int, practice: bool = False, nonce: str | None = None
 ) -> str:
-    payload = {"l": lesson_id, "k": kind, "i": item_id, "n": nonce or secrets.token_urlsafe(12)}
+    payload = {"l": lesson_id, "k": kind, "i": item_id, "n": nonce or new_nonce()}
     return _sign(payload | ({"p": 1} if practice else {}))
 
 
@@ -88,7 +93,7 @@ def stable_key(*parts: object) -> str:
 
 def issue_for_worksheet(*, lesson_id: int) -> str:
     """One token for a whole paper worksheet: its answers count once, however often sent."""
-    payload = {"l": lesson_id, "k": "worksheet", "i": 0, "n": secrets.token_urlsafe(12)}
+    payload = {"l": lesson_id, "k": "worksheet", "i": 0, "n": new_nonce()}
     return _sign(payload)
 
 

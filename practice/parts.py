@@ -40,7 +40,7 @@ def _progress_key(context: Mapping[str, Any]) -> Hashable:
 
 def _constellation_key(context: Mapping[str, Any]) -> Hashable:
     # Each star as the drawing shows it: its figure, circles and counts follow from these.
-    # Building the drawing itself to use as the key cost twenty-five times as much.
+    # Building the drawing itself to use as the key cost twenty times as much.
     constellation = context["constellation"]
     return (
         constellation.public_id,

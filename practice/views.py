@@ -292,10 +292,11 @@ def _missed_practice(
             return context
     if number <= len(missed):
         question = missed[number - 1]
+        nonce = attempts.new_nonce()
         token = attempts.issue_once(
-            lesson_id=lesson.pk, kind="question", item_id=question.pk, practice=True
+            lesson_id=lesson.pk, kind="question", item_id=question.pk, practice=True, nonce=nonce
         )
-        seed = attempts.read(token).key
+        seed = attempts.once_attempt_key(nonce)
         context |= {
             "question": question,
             "token": token,
@@ -659,7 +660,7 @@ def _review_item_form(memory, *, practice: bool = False) -> dict:
     if memory.question_id:
         # Asked again after a miss: in another order than the miss was shown in.
         earlier = selectors.last_attempt_key(memory) if practice else None
-        seed = attempts.once_attempt_key(nonce)  # the token's own key, without reading it back
+        seed = attempts.once_attempt_key(nonce)
         context["choices"] = memory.question.choices_shown(seed, differ_from=earlier)
     return context
 
