@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import functools
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import NamedTuple
+from functools import cached_property
+from typing import NamedTuple, cast
 
 from django.conf import settings
-from django.db import models
+from django.db import connection, models
 
-from lessons.models import Flashcard, Lesson, Question
+from lessons.models import Area, Flashcard, Lesson, Question, Subject
 from lessons.structured_data import learning_resource
+from lightmysky.lib import rawrows
 from lightmysky.lib.versioned import versioned, versioned_in_memory
 
 
@@ -26,15 +29,37 @@ class Item(NamedTuple):
 
 @dataclass
 class LessonPage:
-    """Everything the lesson page and its twin show about the lesson, the same for everyone."""
+    """Everything the lesson page and its twin show about the lesson, the same for everyone.
+
+    The lesson, its questions and its stars are read at once: every page of the lesson and every
+    answer needs them. Its neighbours and its structured data are read when first asked for, by
+    the lesson page: a worker that meets a lesson first through its practice page or an answer
+    (another worker served the lesson page) does not build what it does not show. Kept in each
+    process's memory and shared by its requests, the page keeps them once built."""
 
     lesson: Lesson
-    needs_first: list[Lesson]
-    connections: list[Lesson]
-    opens_up: list[Lesson]
     questions: list[Question]
     items: list[Item]
-    structured_data: str
+
+    @cached_property
+    def _neighbours(self) -> list[Lesson]:
+        return Lesson.objects.neighbours_of(self.lesson)
+
+    @property
+    def needs_first(self) -> list[Lesson]:
+        return [n for n in self._neighbours if n.is_needed_first]
+
+    @property
+    def connections(self) -> list[Lesson]:
+        return [n for n in self._neighbours if n.is_connection]
+
+    @property
+    def opens_up(self) -> list[Lesson]:
+        return [n for n in self._neighbours if n.is_opened_up]
+
+    @cached_property
+    def structured_data(self) -> str:
+        return learning_resource(self.lesson, self.questions)
 
     def context(self) -> dict:
         return {
@@ -67,25 +92,63 @@ def items_of(lesson_ids) -> list[Item]:
 
 
 def lesson_page(public_id: str, version: int) -> LessonPage | None:
-    """The lesson with its neighbours, questions and items: four queries once per version."""
+    """The lesson with its questions and items, three queries once per version in each process
+    (and its neighbours, one more, when the lesson page first shows them)."""
+    return versioned_in_memory(
+        f"lesson-page:{public_id}", version, lambda: _lesson_page_build(public_id)
+    )
 
-    def build() -> LessonPage | None:
-        lesson = Lesson.objects.for_page().filter(public_id=public_id).first()
-        if lesson is None:
-            return None
-        neighbours = list(Lesson.objects.neighbours_of(lesson))
-        questions = list(lesson.questions.all())
-        return LessonPage(
-            lesson=lesson,
-            needs_first=[n for n in neighbours if n.is_needed_first],
-            connections=[n for n in neighbours if n.is_connection],
-            opens_up=[n for n in neighbours if n.is_opened_up],
-            questions=questions,
-            items=items_of([lesson.pk]),
-            structured_data=learning_resource(lesson, questions),
-        )
 
-    return versioned_in_memory(f"lesson-page:{public_id}", version, build)
+def _lesson_page_build(public_id: str) -> LessonPage | None:
+    """The lesson as `Lesson.objects.for_page()` reads it (with its subject, area and question
+    count), its questions in order, each knowing its lesson, as `lesson.questions.all()` reads
+    them, and its items as `items_of` orders them. Written out (lightmysky.lib.rawrows): every
+    process builds each lesson's page once in each content version, and an answer or a practice
+    page that meets the lesson first paid 1 ms of query building for it, as much as the rest
+    of the request."""
+    found = rawrows.instances(_lesson_sql(), [public_id], (Lesson, Subject, Area))
+    if not found:
+        return None
+    lesson, subject, area = cast(tuple[Lesson, Subject, Area], found[0])
+    lesson.subject, lesson.area = subject, area
+    questions = [
+        cast(Question, question)
+        for (question,) in rawrows.instances(_questions_sql(), [lesson.pk], (Question,))
+    ]
+    for question in questions:
+        question.lesson = lesson
+    lesson.question_count = len(questions)
+    with connection.cursor() as cursor:
+        cursor.execute(_flashcard_items_sql(), [lesson.pk])
+        flashcards = [Item(lesson.pk, "flashcard", *row) for row in cursor.fetchall()]
+    items = [Item(lesson.pk, "question", q.pk, q.key, q.position) for q in questions]
+    return LessonPage(lesson=lesson, questions=questions, items=items + flashcards)
+
+
+@functools.cache
+def _lesson_sql() -> str:
+    return (
+        f"SELECT {rawrows.columns(Lesson, 'l')}, {rawrows.columns(Subject, 's')},"
+        f" {rawrows.columns(Area, 'a')} FROM {Lesson._meta.db_table} l"
+        f" INNER JOIN {Subject._meta.db_table} s ON s.id = l.subject_id"
+        f" INNER JOIN {Area._meta.db_table} a ON a.id = l.area_id WHERE l.public_id = %s"
+    )
+
+
+@functools.cache
+def _questions_sql() -> str:
+    return (
+        f"SELECT {rawrows.columns(Question, 'q')} FROM {Question._meta.db_table} q"
+        " WHERE q.lesson_id = %s ORDER BY q.position, q.id"
+    )
+
+
+@functools.cache
+def _flashcard_items_sql() -> str:
+    return (
+        f"SELECT f.id, f.key, f.position FROM {Flashcard._meta.db_table} f"
+        " WHERE f.lesson_id = %s ORDER BY f.position, f.id"
+    )
 
 
 @dataclass(frozen=True)

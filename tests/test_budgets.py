@@ -104,6 +104,27 @@ def test_an_edit_shows_on_the_very_next_request(client, demo):
     assert "A freshly edited heading" in client.get(SEED_PATH).content.decode()
 
 
+def test_a_lesson_met_first_by_its_practice_page_is_read_in_three_queries(client, demo):
+    # After an edit each process builds every lesson's page data again, from whichever of the
+    # lesson's pages it serves first. The practice page and the answer need the lesson, its
+    # questions and its stars; the lesson's neighbours wait until the lesson page shows them.
+    client.get(practice_url(demo))
+    with CaptureQueriesContext(connection) as warm:
+        client.get(practice_url(demo))
+    demo.save()
+    with CaptureQueriesContext(connection) as first:
+        response = client.get(practice_url(demo))
+    assert response.status_code == 200 and "Question 1 of 8" in response.content.decode()
+    assert len(first) == len(warm) + 3
+    assert not any("lessons_lesson_needs_first" in query["sql"] for query in first)
+
+    with CaptureQueriesContext(connection) as lesson_page:
+        html = client.get(SEED_PATH).content.decode()
+    assert any("lessons_lesson_needs_first" in query["sql"] for query in lesson_page)
+    learn_first = html[html.find("Learn first") : html.find("Optional connections")]
+    assert "/learn/computing/message-passing-and-asynchronous-work-mt_twcpO-945r" in learn_first
+
+
 def test_lesson_page_for_a_learner(learner_client, django_assert_num_queries):
     # the session with the content version; this lesson's memories with the header's counter
     with django_assert_num_queries(2):
