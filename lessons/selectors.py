@@ -5,7 +5,6 @@ from __future__ import annotations
 import functools
 from collections import defaultdict
 from dataclasses import dataclass
-from functools import cached_property
 from typing import NamedTuple, cast
 
 from django.conf import settings
@@ -41,7 +40,7 @@ class LessonPage:
     questions: list[Question]
     items: list[Item]
 
-    @cached_property
+    @functools.cached_property
     def _neighbours(self) -> list[Lesson]:
         return Lesson.objects.neighbours_of(self.lesson)
 
@@ -57,7 +56,7 @@ class LessonPage:
     def opens_up(self) -> list[Lesson]:
         return [n for n in self._neighbours if n.is_opened_up]
 
-    @cached_property
+    @functools.cached_property
     def structured_data(self) -> str:
         return learning_resource(self.lesson, self.questions)
 
