@@ -85,9 +85,12 @@ def items_of(lesson_ids) -> list[Item]:
         .order_by()
         .values_list("lesson_id", models.Value("flashcard", kind), "pk", "key", "position")
     )
-    items = [Item(*row) for row in questions.union(flashcards, all=True)]
-    items.sort(key=lambda item: (item.lesson_id, item.kind != "question", item.number, item.pk))
-    return items
+    return sorted((Item(*row) for row in questions.union(flashcards, all=True)), key=_item_order)
+
+
+def _item_order(item: Item) -> tuple:
+    """Stars in their fixed order: by lesson, its questions before its flashcards, by position."""
+    return (item.lesson_id, item.kind != "question", item.number, item.pk)
 
 
 def lesson_page(public_id: str, version: int) -> LessonPage | None:
@@ -101,7 +104,7 @@ def lesson_page(public_id: str, version: int) -> LessonPage | None:
 def _lesson_page_build(public_id: str) -> LessonPage | None:
     """The lesson as `Lesson.objects.for_page()` reads it (with its subject, area and question
     count), its questions in order, each knowing its lesson, as `lesson.questions.all()` reads
-    them, and its items as `items_of` orders them. Written out (lightmysky.lib.rawrows): every
+    them, and its items in `items_of`'s order. Written out (lightmysky.lib.rawrows): every
     process builds each lesson's page once in each content version, and an answer or a practice
     page that meets the lesson first paid 1 ms of query building for it, as much as the rest
     of the request."""
@@ -121,7 +124,9 @@ def _lesson_page_build(public_id: str) -> LessonPage | None:
         cursor.execute(_flashcard_items_sql(), [lesson.pk])
         flashcards = [Item(lesson.pk, "flashcard", *row) for row in cursor.fetchall()]
     items = [Item(lesson.pk, "question", q.pk, q.key, q.position) for q in questions]
-    return LessonPage(lesson=lesson, questions=questions, items=items + flashcards)
+    return LessonPage(
+        lesson=lesson, questions=questions, items=sorted(items + flashcards, key=_item_order)
+    )
 
 
 @functools.cache
@@ -145,8 +150,7 @@ def _questions_sql() -> str:
 @functools.cache
 def _flashcard_items_sql() -> str:
     return (
-        f"SELECT f.id, f.key, f.position FROM {Flashcard._meta.db_table} f"
-        " WHERE f.lesson_id = %s ORDER BY f.position, f.id"
+        f"SELECT f.id, f.key, f.position FROM {Flashcard._meta.db_table} f WHERE f.lesson_id = %s"
     )
 
 

@@ -53,7 +53,8 @@ def versioned_in_memory[T](name: str, version: int, build: Callable[[], T]) -> T
     instances from the cache on every request cost a quarter of the page. The cache holds only
     a token for the version, as for `versioned_in_process` (a cleared cache, or a new version,
     means new keys); the least recently used of at most PAGE_CACHE_ENTRIES values go first. The
-    values are shared by every request of the process: never change them."""
+    values are shared by every request of the process: never change them (a value may fill in
+    parts it computes alike every time, as a lesson's page does its neighbours)."""
     key = f"v{version}:memory-token"
     token = caches["pages"].get(key)
     if token is None:
