@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import secrets
@@ -293,8 +294,156 @@ def _review_record(*, learner: Learner, attempt: str, **fields: Any) -> tuple[Re
     raise AssertionError("unreachable")
 
 
+class _Writes(NamedTuple):
+    """What one answer writes: its round when it starts one, its review, and the memory it
+    moves on (none for practice), and whether it finishes a round already stored."""
+
+    round_: Round | None
+    review: Review
+    memory: Memory | None
+    finishes_round: bool
+
+
+def _review_write(**fields: Any) -> tuple[Review, bool]:
+    """Write one answer (see `_writes_for` for the fields). On PostgreSQL in one statement,
+    if the item's memory is still as read when it runs (tried twice); otherwise, and on
+    SQLite, in a transaction that locks the memory first."""
+    if connection.vendor == "postgresql":
+        for _ in range(2):
+            written = _review_write_at_once(**fields)
+            if written is not None:
+                return written
+    return _review_write_locked(**fields)
+
+
 @transaction.atomic
-def _review_write(
+def _review_write_locked(**fields: Any) -> tuple[Review, bool]:
+    memory, _ = _memory_read(fields, lock=True)
+    writes = _writes_for(memory, **fields)
+    if isinstance(writes, Review):
+        return writes, False
+    round_, review = writes.round_, writes.review
+    if round_ is not None and round_.pk is None:
+        rawrows.save(round_)
+        review.round = round_  # its primary key, known now
+    # The answer's writes are written out (lightmysky.lib.rawrows): building them with the ORM
+    # cost a third of an answer's time.
+    rawrows.save(review)
+    if writes.memory is not None:
+        rawrows.save(writes.memory)
+    if round_ is not None and writes.finishes_round:
+        Round.objects.filter(pk=round_.pk).update(finished_at=review.reviewed_at)
+    return review, True
+
+
+def _review_write_at_once(**fields: Any) -> tuple[Review, bool] | None:
+    """The answer's writes in one statement, without a transaction of its own: a transaction
+    costs a round trip to begin it, one for each write and one to commit, and on PostgreSQL
+    each costs more than the work. The memory is read unlocked and written only if no other
+    answer has changed it since (its row version, `xmin`, unchanged); else nothing is written
+    and None returned, to read it again. Unique constraints settle duplicates as in a
+    transaction: the whole statement fails."""
+    memory, version = _memory_read(fields, lock=False)
+    writes = _writes_for(memory, **fields)
+    if isinstance(writes, Review):
+        return writes, False
+    round_, review, memory = writes.round_, writes.review, writes.memory
+    new_round = round_ is not None and round_.pk is None
+    shape = (
+        None if memory is None else memory.pk is None,
+        new_round,
+        writes.finishes_round,
+    )
+    memory_values = [] if memory is None else rawrows.values(memory)
+    round_values = rawrows.values(cast(Round, round_)) if new_round else []
+    review_values = rawrows.values(review)
+    if memory_values is None or round_values is None or review_values is None:
+        return _review_write_locked(**fields)  # a value the database supplies: the ORM's
+    if memory is not None and memory.pk is not None:
+        memory_values += [memory.pk, version]
+    if new_round:
+        del review_values[_REVIEW_ROUND_AT]  # the new round's, from the statement itself
+    params = [*memory_values, *round_values, *review_values]
+    if writes.finishes_round:
+        params += [review.reviewed_at, cast(Round, round_).pk]
+    # In an atomic block (tests; a caller's transaction) a failing statement must not end it.
+    atomic = transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext()
+    with atomic, connection.cursor() as cursor:
+        cursor.execute(_write_at_once_sql(*shape), params)
+        review_id, round_id, memory_id = cursor.fetchone()
+    if review_id is None:  # the memory changed since it was read
+        return None
+    review.pk = review_id
+    rawrows.saved(review)
+    if new_round:
+        cast(Round, round_).pk = round_id
+        rawrows.saved(cast(Round, round_))
+        review.round = round_
+    if memory is not None:
+        memory.pk = memory_id
+        rawrows.saved(memory)
+    if writes.finishes_round:
+        cast(Round, round_).finished_at = review.reviewed_at
+    return review, True
+
+
+# Where the review's round sits among the values it is written with (rawrows.values).
+_REVIEW_ROUND_AT = [
+    field.attname for field in Review._meta.concrete_fields if not field.primary_key
+].index("round_id")
+
+
+@functools.cache
+def _write_at_once_sql(new_memory: bool | None, new_round: bool, finishes_round: bool) -> str:
+    """One statement that writes the memory (inserted if `new_memory`, updated if as read,
+    neither if None), then only if it did: the new round, the review, the round's end."""
+    parts = []
+    memory_written = "TRUE"
+    if new_memory is not None:
+        table, columns, primary_key = rawrows.quoted_columns(Memory)
+        if new_memory:
+            parts.append(
+                f"m AS (INSERT INTO {table} ({', '.join(columns)})"
+                f" VALUES ({', '.join(['%s'] * len(columns))})"
+                f" ON CONFLICT DO NOTHING RETURNING {primary_key})"
+            )
+        else:
+            assignments = ", ".join(f"{column} = %s" for column in columns)
+            parts.append(
+                f"m AS (UPDATE {table} SET {assignments}"
+                f" WHERE {primary_key} = %s AND xmin::text = %s RETURNING {primary_key})"
+            )
+        memory_written = "EXISTS (SELECT FROM m)"
+    table, columns, primary_key = rawrows.quoted_columns(Round)
+    if new_round:
+        parts.append(
+            f"r AS (INSERT INTO {table} ({', '.join(columns)})"
+            f" SELECT {', '.join(['%s'] * len(columns))} WHERE {memory_written}"
+            f" RETURNING {primary_key})"
+        )
+    table, columns, primary_key = rawrows.quoted_columns(Review)
+    values = ["%s"] * len(columns)
+    if new_round:
+        values[_REVIEW_ROUND_AT] = "(SELECT id FROM r)"
+    parts.append(
+        f"v AS (INSERT INTO {table} ({', '.join(columns)})"
+        f" SELECT {', '.join(values)} WHERE {memory_written} RETURNING {primary_key})"
+    )
+    if finishes_round:
+        table, _, primary_key = rawrows.quoted_columns(Round)
+        parts.append(
+            f"f AS (UPDATE {table} SET finished_at = %s"
+            f" WHERE {primary_key} = %s AND {memory_written})"
+        )
+    found = ", ".join(
+        f"(SELECT id FROM {name})" if present else "NULL"
+        for name, present in (("v", True), ("r", new_round), ("m", new_memory is not None))
+    )
+    return f"WITH {', '.join(parts)} SELECT {found}"
+
+
+def _writes_for(
+    memory: Memory | None,
     *,
     learner: Learner,
     lesson_id: int,
@@ -313,20 +462,9 @@ def _review_write(
     shown_at: datetime | None = None,
     practice: bool = False,
     preview: bool = False,
-) -> tuple[Review, bool]:
-    if round_ is None and new_round is not None:
-        # Started by its first answer, in the same transaction: a round never exists without
-        # one. Two requests racing with that answer collide on (learner, key) and on the
-        # attempt alike; the loser returns the winner's review (_review_record).
-        round_ = Round(
-            learner=learner,
-            key=new_round.key,
-            lesson_id=lesson_id,
-            started_at=now,
-            question_order=new_round.order,
-        )
-        rawrows.save(round_)
-    memory = _memory_for_update(learner, question=question, flashcard=flashcard)
+) -> _Writes | Review:
+    """What an answer writes, given the item's memory as it stands; or, if the item was
+    reviewed since the form was shown (`shown_at`), that earlier review, and nothing to write."""
     if memory is not None and shown_at and memory.last_review and memory.last_review >= shown_at:
         earlier = (
             Review.objects.filter(
@@ -336,7 +474,20 @@ def _review_write(
             .first()
         )
         if earlier is not None:
-            return earlier, False
+            return earlier
+    if round_ is None and new_round is not None:
+        # Started by its first answer, with it: a round never exists without one. Two requests
+        # racing with that answer collide on (learner, key) and on the attempt alike; the
+        # loser returns the winner's review (_review_record).
+        round_ = Round(
+            learner=learner,
+            key=new_round.key,
+            lesson_id=lesson_id,
+            started_at=now,
+            finished_at=now if finishes_round else None,
+            question_order=new_round.order,
+        )
+        finishes_round = False
     review = Review(
         learner=learner,
         lesson_id=lesson_id,
@@ -354,43 +505,40 @@ def _review_write(
         practice=practice,
         origin=Review.Origin.PREVIEW if preview else Review.Origin.ANSWERED,
     )
-    # The answer's writes are written out (lightmysky.lib.rawrows): building them with the ORM
-    # cost a third of an answer's time.
-    rawrows.save(review)
-    if not practice:
-        new_state = scheduling.review(memory.memory_state if memory else None, rating, now)
-        if memory is None:
-            memory = Memory(
-                learner=learner, lesson_id=lesson_id, question=question, flashcard=flashcard
-            )
-        memory.record_evidence(rating=rating, now=now)
-        memory.set_memory_state(new_state, rating)
-        rawrows.save(memory)
-    if round_ is not None and finishes_round:
-        Round.objects.filter(pk=round_.pk).update(finished_at=now)
-    return review, True
+    if practice:
+        return _Writes(round_, review, None, finishes_round and round_ is not None)
+    new_state = scheduling.review(memory.memory_state if memory else None, rating, now)
+    if memory is None:
+        memory = Memory(
+            learner=learner, lesson_id=lesson_id, question=question, flashcard=flashcard
+        )
+    memory.record_evidence(rating=rating, now=now)
+    memory.set_memory_state(new_state, rating)
+    return _Writes(round_, review, memory, finishes_round and round_ is not None)
 
 
-def _memory_for_update(
-    learner: Learner, *, question: Question | None, flashcard: Flashcard | None
-) -> Memory | None:
-    """The learner's memory of the item, locked until the answer's transaction ends (on
-    PostgreSQL; SQLite writes one at a time). Written out, as on every page: building it with
-    the ORM cost more than running it, on every answer."""
-    if question is not None:
-        column, item_id = "question_id", question.pk
+def _memory_read(answer: dict[str, Any], *, lock: bool) -> tuple[Memory | None, str | None]:
+    """The learner's memory of the answer's item (`_writes_for`'s fields): locked until the
+    transaction ends if `lock` (on PostgreSQL; SQLite writes one at a time), else with its row
+    version (PostgreSQL's `xmin`), to write it only if unchanged. Written out, as on every page:
+    building it with the ORM cost more than running it, on every answer."""
+    if answer.get("question") is not None:
+        column, item_id = "question_id", answer["question"].pk
     else:
-        column, item_id = "flashcard_id", cast(Flashcard, flashcard).pk
-    sql = _memory_for_update_sql(column, connection.features.has_select_for_update)
-    rows = rawrows.instances(sql, [learner.pk, item_id], (Memory,))
-    return cast(Memory, rows[0][0]) if rows else None
+        column, item_id = "flashcard_id", answer["flashcard"].pk
+    sql = _memory_read_sql(column, lock and connection.features.has_select_for_update, not lock)
+    rows = rawrows.instances(sql, [answer["learner"].pk, item_id], (Memory,))
+    if not rows:
+        return None, None
+    return cast(Memory, rows[0][0]), (None if lock else cast(str, rows[0][1]))
 
 
 @functools.cache
-def _memory_for_update_sql(column: str, can_lock: bool) -> str:
+def _memory_read_sql(column: str, for_update: bool, with_version: bool) -> str:
     return (
-        f"SELECT {rawrows.columns(Memory, 'm')} FROM {Memory._meta.db_table} m"
-        f" WHERE m.learner_id = %s AND m.{column} = %s{' FOR UPDATE' if can_lock else ''}"
+        f"SELECT {rawrows.columns(Memory, 'm')}{', m.xmin::text' if with_version else ''}"
+        f" FROM {Memory._meta.db_table} m WHERE m.learner_id = %s AND m.{column} = %s"
+        f"{' FOR UPDATE' if for_update else ''}"
     )
 
 

@@ -83,28 +83,43 @@ def save(instance: Model, *, using: str = "default") -> None:
     none). A value the database must supply (a `db_default` left unset) goes through the ORM."""
     model = type(instance)
     connection = connections[using]
-    fields = [field for field in model._meta.concrete_fields if not field.primary_key]
-    adding = instance._state.adding
-    values = [field.pre_save(instance, adding) for field in fields]
-    if any(hasattr(value, "resolve_expression") for value in values):
+    params = values(instance, using=using)
+    if params is None:
         instance.save(using=using)
         return
-    params = [
-        field.get_db_prep_save(value, connection)
-        for field, value in zip(fields, values, strict=True)
-    ]
     with connection.cursor() as cursor:
-        if adding:
+        if instance._state.adding:
             cursor.execute(_insert_sql(model, using), params)
             instance.pk = cursor.fetchone()[0]
         else:
             cursor.execute(_update_sql(model, using), [*params, instance.pk])
+    saved(instance, using=using)
+
+
+def values(instance: Model, *, using: str = "default") -> list[Any] | None:
+    """What `save` writes to each column of `quoted_columns`, prepared as the ORM prepares it;
+    None when a value is one the database must supply (an expression, such as a `db_default`)."""
+    connection = connections[using]
+    adding = instance._state.adding
+    fields = [field for field in type(instance)._meta.concrete_fields if not field.primary_key]
+    raw = [field.pre_save(instance, adding) for field in fields]
+    if any(hasattr(value, "resolve_expression") for value in raw):
+        return None
+    return [
+        field.get_db_prep_save(value, connection) for field, value in zip(fields, raw, strict=True)
+    ]
+
+
+def saved(instance: Model, *, using: str = "default") -> None:
+    """Mark an instance written by hand as the ORM marks one it saved."""
     instance._state.adding = False
     instance._state.db = using
 
 
-def _quoted_columns(model: type[Model], using: str) -> tuple[str, list[str], str]:
-    """The table, the columns but the primary key's, and the primary key's, quoted."""
+@functools.cache
+def quoted_columns(model: type[Model], using: str = "default") -> tuple[str, list[str], str]:
+    """The table, the columns but the primary key's (in the order of `values`), and the primary
+    key's, quoted."""
     quote = connections[using].ops.quote_name
     fields = [field for field in model._meta.concrete_fields if not field.primary_key]
     primary_key = model._meta.pk
@@ -117,7 +132,7 @@ def _quoted_columns(model: type[Model], using: str) -> tuple[str, list[str], str
 
 @functools.cache
 def _insert_sql(model: type[Model], using: str) -> str:
-    table, columns, primary_key = _quoted_columns(model, using)
+    table, columns, primary_key = quoted_columns(model, using)
     placeholders = ", ".join(["%s"] * len(columns))
     return (
         f"INSERT INTO {table} ({', '.join(columns)}) VALUES ({placeholders})"
@@ -127,6 +142,6 @@ def _insert_sql(model: type[Model], using: str) -> str:
 
 @functools.cache
 def _update_sql(model: type[Model], using: str) -> str:
-    table, columns, primary_key = _quoted_columns(model, using)
+    table, columns, primary_key = quoted_columns(model, using)
     assignments = ", ".join(f"{column} = %s" for column in columns)
     return f"UPDATE {table} SET {assignments} WHERE {primary_key} = %s"

@@ -101,6 +101,25 @@ def test_a_new_card_rated_in_several_tabs_at_once_counts_once_without_an_error(s
     assert Memory.objects.filter(flashcard=card).count() == 1
 
 
+def test_a_card_rated_before_and_rated_again_in_several_tabs_at_once_counts_once(seed):
+    # Each tab reads the card's memory as it was and schedules from it; one tab's rating is
+    # written, and the others find the memory changed since and count as the same sitting.
+    client = Client()
+    answer(client, seed, right=True)
+    url = seed.get_absolute_url() + "/flashcards"
+    client.post(url, {"token": client.get(url).context["token"], "rating": "3"})
+    card = seed.flashcards.first()
+    rated_once = Memory.objects.get(flashcard=card)
+    tokens = [client.get(url).context["token"] for _ in range(THREADS)]
+    responses = post_together(
+        client.cookies["sessionid"].value, url, [{"token": t, "rating": "1"} for t in tokens]
+    )
+    assert [r.status_code for r in responses] == [302] * THREADS
+    assert Review.objects.filter(flashcard=card).count() == 2
+    memory = Memory.objects.get(flashcard=card)
+    assert memory.last_review > rated_once.last_review and memory.last_rating == 1
+
+
 def test_a_new_browsers_first_answer_sent_at_once_makes_one_learner(seed):
     first = Client()
     question, token = current_question(first, practice_url(seed))
