@@ -12,6 +12,7 @@ from typing import Any, NamedTuple, TypedDict, cast
 from django.contrib.sessions.backends.base import SessionBase
 from django.contrib.sessions.models import Session
 from django.db import IntegrityError, connection, transaction
+from django.db.models import Model
 from django.utils.crypto import salted_hmac
 
 from lessons.models import Flashcard, Grade, Lesson, Question
@@ -400,34 +401,25 @@ def _write_at_once_sql(new_memory: bool | None, new_round: bool, finishes_round:
     parts = []
     memory_written = "TRUE"
     if new_memory is not None:
-        table, columns, primary_key = rawrows.quoted_columns(Memory)
         if new_memory:
-            parts.append(
-                f"m AS (INSERT INTO {table} ({', '.join(columns)})"
-                f" VALUES ({', '.join(['%s'] * len(columns))})"
-                f" ON CONFLICT DO NOTHING RETURNING {primary_key})"
-            )
+            values = ", ".join(_placeholders(Memory))
+            parts.append(_inserting("m", Memory, f"VALUES ({values}) ON CONFLICT DO NOTHING"))
         else:
+            table, columns, primary_key = rawrows.quoted_columns(Memory)
             assignments = ", ".join(f"{column} = %s" for column in columns)
             parts.append(
                 f"m AS (UPDATE {table} SET {assignments}"
                 f" WHERE {primary_key} = %s AND xmin::text = %s RETURNING {primary_key})"
             )
         memory_written = "EXISTS (SELECT FROM m)"
-    table, columns, primary_key = rawrows.quoted_columns(Round)
     if new_round:
-        parts.append(
-            f"r AS (INSERT INTO {table} ({', '.join(columns)})"
-            f" SELECT {', '.join(['%s'] * len(columns))} WHERE {memory_written}"
-            f" RETURNING {primary_key})"
-        )
-    table, columns, primary_key = rawrows.quoted_columns(Review)
-    values = ["%s"] * len(columns)
+        values = ", ".join(_placeholders(Round))
+        parts.append(_inserting("r", Round, f"SELECT {values} WHERE {memory_written}"))
+    review_values = _placeholders(Review)
     if new_round:
-        values[_REVIEW_ROUND_AT] = "(SELECT id FROM r)"
+        review_values[_REVIEW_ROUND_AT] = "(SELECT id FROM r)"
     parts.append(
-        f"v AS (INSERT INTO {table} ({', '.join(columns)})"
-        f" SELECT {', '.join(values)} WHERE {memory_written} RETURNING {primary_key})"
+        _inserting("v", Review, f"SELECT {', '.join(review_values)} WHERE {memory_written}")
     )
     if finishes_round:
         table, _, primary_key = rawrows.quoted_columns(Round)
@@ -440,6 +432,17 @@ def _write_at_once_sql(new_memory: bool | None, new_round: bool, finishes_round:
         for name, present in (("v", True), ("r", new_round), ("m", new_memory is not None))
     )
     return f"WITH {', '.join(parts)} SELECT {found}"
+
+
+def _placeholders(model: type[Model]) -> list[str]:
+    return ["%s"] * len(rawrows.quoted_columns(model)[1])
+
+
+def _inserting(name: str, model: type[Model], rows: str) -> str:
+    """A CTE `name` that inserts `rows` (a VALUES or a SELECT of every column but the primary
+    key, in the order of `rawrows.values`) into `model`'s table, returning the primary key."""
+    table, columns, primary_key = rawrows.quoted_columns(model)
+    return f"{name} AS (INSERT INTO {table} ({', '.join(columns)}) {rows} RETURNING {primary_key})"
 
 
 def _writes_for(
