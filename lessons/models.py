@@ -220,6 +220,9 @@ class Lesson(models.Model):
         ordering = ["title"]
         indexes = [
             models.Index(fields=["status", "subject"]),
+            # Published lessons in the catalogue's order: "the next lesson to learn" walks it
+            # and stops at the first one that fits, instead of sorting the whole catalogue.
+            models.Index(fields=["status", "title"], name="lesson_status_title"),
             # The few drafts, for the learner's counter: every memory not in one counts
             # (practice.selectors.constellations._in_published_lesson).
             models.Index(

@@ -8,7 +8,7 @@ from datetime import datetime
 from typing import cast
 
 from django.contrib.sessions.backends.base import SessionBase
-from django.db.models import Q
+from django.db.models import Exists, OuterRef, Q
 from django.http import HttpRequest
 
 from lessons.models import Flashcard, Lesson, Question
@@ -164,17 +164,18 @@ def flashcard_memory(*, learner: Learner | None, flashcard: Flashcard):
 
 def next_lesson_to_learn(*, learner: Learner | None) -> Lesson | None:
     """A published lesson the learner has not started whose "learn first" lessons they have
-    all started, in the catalogue's order; in one query."""
-    memories = Memory.objects.filter(learner_id=learner.pk) if learner else Memory.objects.none()
-    started = memories.values("lesson_id")
-    not_started = Lesson.objects.exclude(pk__in=started)
-    return (
-        Lesson.objects.published()
-        .exclude(pk__in=started)
-        .exclude(needs_first__in=not_started)
-        .select_related("subject")
-        .first()
-    )
+    all started, in the catalogue's order; in one query, which walks the published lessons in
+    that order (an index) and stops at the first that fits."""
+    needed = Lesson.needs_first.through.objects.filter(from_lesson_id=OuterRef("pk"))
+    lessons = Lesson.objects.published()
+    if learner is not None:
+        needed = needed.exclude(_started(learner, OuterRef("to_lesson_id")))
+        lessons = lessons.exclude(_started(learner, OuterRef("pk")))
+    return lessons.exclude(Exists(needed)).select_related("subject").first()
+
+
+def _started(learner: Learner, lesson_id: OuterRef) -> Exists:
+    return Exists(Memory.objects.filter(learner_id=learner.pk, lesson_id=lesson_id))
 
 
 def next_due_at(*, learner: Learner, now: datetime) -> datetime | None:
