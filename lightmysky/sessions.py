@@ -19,13 +19,16 @@ from django.db import connections, router
 from django.utils import timezone
 
 _SESSION_WITH_VERSION = (
-    "SELECT session_data, (SELECT number FROM {version} WHERE id = 1)"
-    " FROM {session} WHERE session_key = %s AND expire_date > %s"
+    "SELECT session_data, (SELECT number FROM {version} WHERE id = 1), expire_date > %s"
+    " FROM {session} WHERE session_key = %s"
 )
 
 
 class SessionStore(db.SessionStore):
     _content_version: int | None = None
+    # The browser named a session that is gone, not merely expired: ended by "Forget
+    # everything" (its row deleted at once), since its cookie lapses with its expiry.
+    ended = False
 
     def _get_session_from_db(self):
         from lessons.models import ContentVersion
@@ -38,13 +41,14 @@ class SessionStore(db.SessionStore):
                     session=connection.ops.quote_name(self.model._meta.db_table),
                     version=connection.ops.quote_name(ContentVersion._meta.db_table),
                 ),
-                [self.session_key, connection.ops.adapt_datetimefield_value(timezone.now())],
+                [connection.ops.adapt_datetimefield_value(timezone.now()), self.session_key],
             )
             row = cursor.fetchone()
-        if row is None:
+        if row is None or not row[2]:
+            self.ended = row is None
             self._session_key = None
             return None
-        session_data, version = row
+        session_data, version, _ = row
         self._content_version = version or 0
         return self.model(session_key=cast(str, self.session_key), session_data=session_data)
 

@@ -48,6 +48,11 @@ class LearnerGone(Exception):
     """The session named a learner that no longer exists (pruned, or forgotten elsewhere)."""
 
 
+class SessionEnded(Exception):
+    """The browser's session was ended by "Forget everything" while this request was on its
+    way: nothing is recorded, and no new learner is started for it."""
+
+
 class LearnerItem(models.Model):
     """A learner's link to one item: a question or a flashcard of a lesson, never both."""
 

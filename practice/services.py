@@ -29,6 +29,7 @@ from practice.models import (
     Memory,
     Review,
     Round,
+    SessionEnded,
     TransferCode,
 )
 from practice.submissions import FlashcardRating, QuestionAnswer
@@ -40,7 +41,8 @@ def learner_get_or_create(
     """The browser's learner, made at its first answer and remembered in its session.
 
     `browser_secret` is the browser's CSRF cookie: identical first answers racing each other
-    before any session exists share one learner through its hash (a unique column).
+    before any session exists share one learner through its hash (a unique column). A browser
+    whose session "Forget everything" ended gets none (SessionEnded).
     """
     public_id, pk = session.get(LEARNER_SESSION_KEY), session.get(LEARNER_PK_SESSION_KEY)
     if public_id and pk:
@@ -54,6 +56,8 @@ def learner_get_or_create(
             Learner.objects.filter(pk=pk).update(last_seen_at=now)
             session[LEARNER_SEEN_SESSION_KEY] = now.isoformat()
         return learner
+    if getattr(session, "ended", False):
+        raise SessionEnded
     found = Learner.objects.filter(public_id=public_id).first() if public_id else None
     if found is None:
         browser_hash = (
@@ -573,7 +577,8 @@ def learner_forget(*, learner: Learner | None, session: SessionBase) -> None:
     (an answer, a transfer code) either finishes before the erasing starts, and is erased with
     the rest, or waits and then finds the learner gone. The session ends in the same
     transaction, so a request that finds the learner gone also finds its session gone, and
-    does not start a new learner for a browser that asked to be forgotten.
+    does not start a new learner for a browser that asked to be forgotten; nor does one that
+    reads the session only after it ended (`learner_get_or_create` raises SessionEnded).
     """
     with transaction.atomic():
         if learner is not None:

@@ -44,6 +44,7 @@ from practice.models import (
     LearnerGone,
     Review,
     Round,
+    SessionEnded,
     new_round_key,
 )
 from practice.selectors import LearnerRequest, constellations, learning
@@ -74,24 +75,29 @@ def recover_lost_learner(view):
     def wrapped(request: LearnerRequest, *args, **kwargs) -> HttpResponse:
         try:
             return view(request, *args, **kwargs)
+        except SessionEnded:
+            return _erased_elsewhere(request)
         except (LearnerGone, IntegrityError):
             pk = request.session.get(LEARNER_PK_SESSION_KEY)
             if pk is None or Learner.objects.filter(pk=pk).exists():
                 raise
             key = request.session.session_key
             if key is None or not request.session.exists(key):
-                context = {
-                    "message": "Everything stored for this browser was just erased, in "
-                    "another tab or window.",
-                    "back_url": reverse("practice:progress"),
-                    "target": "main",
-                }
-                return render(request, "practice/bad_submission.html", context, status=409)
+                return _erased_elsewhere(request)
             services.learner_session_clear(request.session)
             request.__dict__.pop("learner", None)
             return view(request, *args, **kwargs)
 
     return wrapped
+
+
+def _erased_elsewhere(request: LearnerRequest) -> HttpResponse:
+    context = {
+        "message": "Everything stored for this browser was just erased, in another tab or window.",
+        "back_url": reverse("practice:progress"),
+        "target": "main",
+    }
+    return render(request, "practice/bad_submission.html", context, status=409)
 
 
 def _learner_or_create(request: LearnerRequest, now) -> Learner:

@@ -5,19 +5,27 @@ not change with it."""
 
 from __future__ import annotations
 
+import json
 import re
 from datetime import timedelta
 
 import time_machine
 from django.conf import settings
 from django.contrib.sessions.models import Session
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.utils import timezone
 
-from practice.models import Learner
+from practice.models import Learner, Review
 from tests.conftest import SEED_PATH
 from tests.factories import make_lesson
-from tests.practice.helpers import answer, practice_url, right_choices
+from tests.practice.helpers import (
+    answer,
+    current_question,
+    exported,
+    practice_url,
+    right_choices,
+)
 from tests.test_budgets import learner_with
 
 
@@ -40,6 +48,31 @@ def test_forget_ends_the_session_in_every_tab_and_on_every_server(client, demo):
     assert Session.objects.count() == 0 and Learner.objects.count() == 0
     assert counter_text(other_tab.get(SEED_PATH).content.decode()) == "Your sky"
     assert "Nothing learned yet" in other_tab.get("/progress").content.decode()
+
+
+def test_a_tab_that_has_not_seen_forget_yet_records_nothing_and_starts_no_learner(client, demo):
+    # Its requests still carry the ended session's cookie: an answer or an import sent from it
+    # after "Forget everything" must not start a new learner for the browser that asked.
+    answer(client, demo, right=True)
+    saved = json.dumps(exported(client)).encode()
+    question, token = current_question(client, practice_url(demo) + "?new=1")
+    session = client.cookies[settings.SESSION_COOKIE_NAME].value
+
+    client.post("/progress/forget", {"confirm": "yes"})
+
+    other_tab = Client()
+    other_tab.cookies[settings.SESSION_COOKIE_NAME] = session
+    answered = other_tab.post(
+        practice_url(demo), {"token": token, "choice": right_choices(question)}
+    )
+    assert answered.status_code == 409
+    # The ended session's cookie is cleared, so the tab's next request starts afresh.
+    assert other_tab.cookies[settings.SESSION_COOKIE_NAME].value == ""
+    other_tab.cookies[settings.SESSION_COOKIE_NAME] = session  # a third tab, sent at once
+    imported = other_tab.post("/progress/import", {"file": SimpleUploadedFile("p.json", saved)})
+    assert imported.status_code == 409
+    assert "just erased, in another tab or window" in imported.content.decode()
+    assert not Learner.objects.exists() and not Review.objects.exists()
 
 
 def test_an_editors_change_shows_on_a_learners_next_lesson_page(client, demo):
