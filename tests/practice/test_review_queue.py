@@ -9,6 +9,7 @@ from django.utils import timezone
 
 from practice import scheduling
 from practice.models import Memory, Review
+from tests.factories import make_lesson
 from tests.practice.helpers import answer, finish_round
 
 
@@ -130,3 +131,15 @@ def test_nothing_due_says_when_and_offers_the_next_lesson_to_learn(client, demo)
     lesson = Lesson.objects.get(title=html_module.unescape(offered))
     assert lesson != demo
     assert all(needed == demo for needed in lesson.needs_first.all())
+
+
+def test_the_lesson_offered_next_is_the_first_in_the_catalogue_that_is_open(client, demo):
+    # First of all by title, but it needs the seed lesson first: offered only once that has
+    # been started, and until then the first lesson that needs nothing.
+    first_by_title = make_lesson(title="Aardvarks and Their Burrows", slug="aardvarks")
+    first_by_title.needs_first.add(demo)
+    html = client.get("/review").content.decode()
+    assert "Start here: Message Passing and Asynchronous Work" in html
+    finish_round(client, demo, [True] * 8)
+    html = client.get("/review").content.decode()
+    assert "Learn something new: Aardvarks and Their Burrows" in html
