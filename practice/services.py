@@ -278,9 +278,9 @@ def _review_record(*, learner: Learner, attempt: str, **fields: Any) -> tuple[Re
     """Log a review and move the memory state on, once per attempt even under concurrent retries.
 
     Returns the review and whether it is new. The unique (learner, attempt) constraint decides
-    which of two identical submissions wins; the loser's transaction rolls back whole and it
-    returns the winner's review. A concurrent first review of the same item by another attempt
-    can win the race to create its memory row; a second try then finds and locks that row.
+    which of two identical submissions wins; the loser's writes roll back whole and it returns
+    the winner's review. A concurrent first review of the same item by another attempt can win
+    the race to create its memory row; a second try then finds that row (`_review_write`).
     """
     for try_number in (1, 2):
         try:
@@ -323,6 +323,11 @@ def _review_write(**fields: Any) -> tuple[Review, bool]:
 
 @transaction.atomic
 def _review_write_locked(**fields: Any) -> tuple[Review, bool]:
+    if connection.features.has_select_for_update:  # the learner first: see _LEARNER_HELD
+        with connection.cursor() as cursor:
+            cursor.execute(f"SELECT 1 FROM {_LEARNER_HELD}", [fields["learner"].pk])
+            if cursor.fetchone() is None:
+                raise LearnerGone
     memory, _ = _memory_read(fields, lock=True)
     writes = _writes_for(memory, **fields)
     if isinstance(writes, Review):
@@ -337,7 +342,8 @@ def _review_write_locked(**fields: Any) -> tuple[Review, bool]:
     if writes.memory is not None:
         rawrows.save(writes.memory)
     if round_ is not None and writes.finishes_round:
-        Round.objects.filter(pk=round_.pk).update(finished_at=review.reviewed_at)
+        round_.finished_at = review.reviewed_at
+        Round.objects.filter(pk=round_.pk).update(finished_at=round_.finished_at)
     return review, True
 
 
@@ -347,7 +353,7 @@ def _review_write_at_once(**fields: Any) -> tuple[Review, bool] | None:
     each costs more than the work. The memory is read unlocked and written only if no other
     answer has changed it since (its row version, `xmin`, unchanged); else nothing is written
     and None returned, to read it again. Unique constraints settle duplicates as in a
-    transaction: the whole statement fails."""
+    transaction: the whole statement fails. The learner's row is held first (_LEARNER_HELD)."""
     memory, version = _memory_read(fields, lock=False)
     writes = _writes_for(memory, **fields)
     if isinstance(writes, Review):
@@ -368,14 +374,16 @@ def _review_write_at_once(**fields: Any) -> tuple[Review, bool] | None:
         memory_values += [memory.pk, version]
     if new_round:
         del review_values[_REVIEW_ROUND_AT]  # the new round's, from the statement itself
-    params = [*memory_values, *round_values, *review_values]
+    params = [fields["learner"].pk, *memory_values, *round_values, *review_values]
     if writes.finishes_round:
         params += [review.reviewed_at, cast(Round, round_).pk]
     # In an atomic block (tests; a caller's transaction) a failing statement must not end it.
     atomic = transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext()
     with atomic, connection.cursor() as cursor:
         cursor.execute(_write_at_once_sql(*shape), params)
-        review_id, round_id, memory_id = cursor.fetchone()
+        review_id, round_id, memory_id, learner_found = cursor.fetchone()
+    if not learner_found:
+        raise LearnerGone
     if review_id is None:  # the memory changed since it was read
         return None
     review.pk = review_id
@@ -398,44 +406,58 @@ _REVIEW_ROUND_AT = [
 ].index("round_id")
 
 
+# "Forget everything" locks the learner, then deletes its memories and rounds. An answer that
+# locked one of those rows first and then, at its commit, the learner (its foreign keys' check)
+# would deadlock with it: the answer holds the learner first, so one waits for the other.
+_LEARNER_HELD = f"{Learner._meta.db_table} WHERE id = %s FOR KEY SHARE"
+
+
 @functools.cache
 def _write_at_once_sql(new_memory: bool | None, new_round: bool, finishes_round: bool) -> str:
-    """One statement that writes the memory (inserted if `new_memory`, updated if as read,
-    neither if None), then only if it did: the new round, the review, the round's end."""
-    parts = []
-    memory_written = "TRUE"
+    """One statement that holds the learner, then writes the memory (inserted if `new_memory`,
+    updated if as read, neither if None), then only if it did: the new round, the review, the
+    round's end. It returns their primary keys, and whether the learner was there."""
+    parts = [f"l AS (SELECT 1 FROM {_LEARNER_HELD})"]
+    written = "EXISTS (SELECT FROM l)"
     if new_memory is not None:
         if new_memory:
             values = ", ".join(_placeholders(Memory))
-            parts.append(_inserting("m", Memory, f"VALUES ({values}) ON CONFLICT DO NOTHING"))
+            parts.append(
+                _inserting("m", Memory, f"SELECT {values} WHERE {written} ON CONFLICT DO NOTHING")
+            )
         else:
             table, columns, primary_key = rawrows.quoted_columns(Memory)
             assignments = ", ".join(f"{column} = %s" for column in columns)
             parts.append(
-                f"m AS (UPDATE {table} SET {assignments}"
-                f" WHERE {primary_key} = %s AND xmin::text = %s RETURNING {primary_key})"
+                f"m AS (UPDATE {table} SET {assignments} WHERE {primary_key} = %s"
+                f" AND xmin::text = %s AND {written} RETURNING {primary_key})"
             )
-        memory_written = "EXISTS (SELECT FROM m)"
+        written = "EXISTS (SELECT FROM m)"
     if new_round:
         values = ", ".join(_placeholders(Round))
-        parts.append(_inserting("r", Round, f"SELECT {values} WHERE {memory_written}"))
+        parts.append(_inserting("r", Round, f"SELECT {values} WHERE {written}"))
     review_values = _placeholders(Review)
     if new_round:
-        review_values[_REVIEW_ROUND_AT] = "(SELECT id FROM r)"
-    parts.append(
-        _inserting("v", Review, f"SELECT {', '.join(review_values)} WHERE {memory_written}")
-    )
+        review_values[_REVIEW_ROUND_AT] = f"(SELECT {_primary_key(Round)} FROM r)"
+    parts.append(_inserting("v", Review, f"SELECT {', '.join(review_values)} WHERE {written}"))
     if finishes_round:
         table, _, primary_key = rawrows.quoted_columns(Round)
         parts.append(
-            f"f AS (UPDATE {table} SET finished_at = %s"
-            f" WHERE {primary_key} = %s AND {memory_written})"
+            f"f AS (UPDATE {table} SET finished_at = %s WHERE {primary_key} = %s AND {written})"
         )
-    found = ", ".join(
-        f"(SELECT id FROM {name})" if present else "NULL"
-        for name, present in (("v", True), ("r", new_round), ("m", new_memory is not None))
-    )
-    return f"WITH {', '.join(parts)} SELECT {found}"
+    found = [
+        f"(SELECT {_primary_key(model)} FROM {name})" if present else "NULL"
+        for name, model, present in (
+            ("v", Review, True),
+            ("r", Round, new_round),
+            ("m", Memory, new_memory is not None),
+        )
+    ]
+    return f"WITH {', '.join(parts)} SELECT {', '.join(found)}, EXISTS (SELECT FROM l)"
+
+
+def _primary_key(model: type[Model]) -> str:
+    return rawrows.quoted_columns(model)[2]
 
 
 def _placeholders(model: type[Model]) -> list[str]:
@@ -524,17 +546,17 @@ def _writes_for(
     return _Writes(round_, review, memory, finishes_round and round_ is not None)
 
 
-def _memory_read(answer: dict[str, Any], *, lock: bool) -> tuple[Memory | None, str | None]:
+def _memory_read(fields: dict[str, Any], *, lock: bool) -> tuple[Memory | None, str | None]:
     """The learner's memory of the answer's item (`_writes_for`'s fields): locked until the
     transaction ends if `lock` (on PostgreSQL; SQLite writes one at a time), else with its row
     version (PostgreSQL's `xmin`), to write it only if unchanged. Written out, as on every page:
     building it with the ORM cost more than running it, on every answer."""
-    if answer.get("question") is not None:
-        column, item_id = "question_id", answer["question"].pk
+    if fields.get("question") is not None:
+        column, item_id = "question_id", fields["question"].pk
     else:
-        column, item_id = "flashcard_id", answer["flashcard"].pk
+        column, item_id = "flashcard_id", fields["flashcard"].pk
     sql = _memory_read_sql(column, lock and connection.features.has_select_for_update, not lock)
-    rows = rawrows.instances(sql, [answer["learner"].pk, item_id], (Memory,))
+    rows = rawrows.instances(sql, [fields["learner"].pk, item_id], (Memory,))
     if not rows:
         return None, None
     return cast(Memory, rows[0][0]), (None if lock else cast(str, rows[0][1]))

@@ -152,7 +152,7 @@ def test_practice_step_get_and_post(
     assert response.status_code == 302
 
 
-def test_a_rounds_first_answer_starts_it_in_the_answers_own_transaction(
+def test_a_rounds_first_answer_starts_it_with_the_answers_own_writes(
     learner_client, demo, assert_max_queries
 ):
     question, token = current_question(learner_client, practice_url(demo) + "?new=1")

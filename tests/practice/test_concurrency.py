@@ -120,6 +120,33 @@ def test_a_card_rated_before_and_rated_again_in_several_tabs_at_once_counts_once
     assert memory.last_review > rated_once.last_review and memory.last_rating == 1
 
 
+def test_an_answer_whose_memory_keeps_changing_under_it_is_recorded_once(seed, monkeypatch):
+    # As if another answer to the same item landed between each read and write: the single
+    # statement writes nothing (no round, review or memory leaks out of it), and after two
+    # tries the answer is written in the transaction that locks the memory.
+    from practice import services
+
+    client = Client()
+    for _ in range(8):
+        answer(client, seed, right=True)
+    question, token = current_question(client, practice_url(seed) + "?new=1")
+    read = services._memory_read
+
+    def read_as_changed(fields, *, lock):
+        memory, version = read(fields, lock=lock)
+        return memory, None if lock else "0"  # no row version is ever 0
+
+    monkeypatch.setattr(services, "_memory_read", read_as_changed)
+    response = client.post(
+        practice_url(seed), {"token": token, "choice": sorted(question.correct_ids)}
+    )
+    assert response.status_code == 302
+    assert Round.objects.count() == 2 and Review.objects.count() == 9
+    review = Review.objects.get(round__in=Round.objects.filter(finished_at__isnull=True))
+    assert review.question == question and review.round_step == 0
+    assert Memory.objects.get(question=question).last_review == review.reviewed_at
+
+
 def test_a_new_browsers_first_answer_sent_at_once_makes_one_learner(seed):
     first = Client()
     question, token = current_question(first, practice_url(seed))
@@ -149,8 +176,9 @@ def test_a_new_browsers_first_answer_sent_at_once_makes_one_learner(seed):
 
 
 def test_forget_racing_the_same_browsers_other_requests_always_erases_it(seed):
-    """An answer, a transfer code and an import sent at the instant "Forget everything" is:
-    the learner is erased every time, and the others get a page or a clean refusal, not 500."""
+    """An answer, a card rated again, a transfer code and an import sent at the instant
+    "Forget everything" is: the learner is erased every time, and the others get a page or a
+    clean refusal, not 500 (nor a deadlock between the forgetting and an answer)."""
     from django.core.files.uploadedfile import SimpleUploadedFile
 
     from tests.practice.helpers import exported
@@ -158,12 +186,15 @@ def test_forget_racing_the_same_browsers_other_requests_always_erases_it(seed):
     for _ in range(10):
         browser = Client()
         answer(browser, seed, right=True)
+        cards = seed.get_absolute_url() + "/flashcards"
+        browser.post(cards, {"token": browser.get(cards).context["token"], "rating": "3"})
         saved = json.dumps(exported(browser)).encode()
         _, token = current_question(browser, practice_url(seed))
         wrong = wrong_choices(Lesson.objects.get(pk=seed.pk).questions.all()[1])
         requests = [
             ("/progress/forget", {"confirm": "yes"}),
             (practice_url(seed), {"token": token, "choice": wrong}),
+            (cards, {"token": browser.get(cards).context["token"], "rating": "1"}),
             ("/progress/transfer", {}),
             ("/progress/import", {"file": SimpleUploadedFile("p.json", saved)}),
         ]
