@@ -316,3 +316,13 @@ def test_after_a_round_its_summary_and_missed_practice_cost_the_same_for_1_or_50
         assert ("question" in response.context) == (page == "?missed=1")
         counts.append(len(captured))
     assert counts == [3, 3], counts  # the session with the version, the round, the stars
+
+
+def test_review_with_nothing_due(client, demo, django_assert_num_queries):
+    answer(client, demo, right=True)
+    client.get("/review")
+    # the session; the items due with the header's counter (none); when the next comes back;
+    # the next lesson to learn (one query, whatever the catalogue's size)
+    with django_assert_num_queries(4):
+        html = client.get("/review").content.decode()
+    assert "Nothing is due right now" in html and "Learn something new: " in html
