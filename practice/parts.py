@@ -1,11 +1,13 @@
 """A learner's own parts of a page, rendered into the slots of the page's frame
-(lightmysky.lib.frames): the header's counter, the round's progress and a lesson's
-constellation. The lesson page and the practice pages fill them alike.
+(lightmysky.lib.frames): the header's counter, the round's progress, a lesson's constellation,
+and the practice or review card. The lesson page and the practice pages fill them alike.
 
-Each of these parts shows a few values (two counts, a constellation's stars), and the same values
-recur from page to page: a part is rendered once per set of values and then remembered
-(`frames.remembered`). Its template reads only the variables listed here, and shows only what
-its key holds: a template that comes to show more must have it added to its key.
+Each of these parts shows a few values (two counts, a constellation's stars, a question), and the
+same values recur from page to page: a part is rendered once per set of values and then
+remembered (`frames.remembered`). Its template reads only the variables listed here, and shows
+only what its key holds: a template that comes to show more must have it added to its key. A
+card asking a question also shows two tokens that differ on every showing (the answer's and the
+CSRF token): it is remembered with stand-ins for them, and they are put in afterwards.
 """
 
 from __future__ import annotations
@@ -16,9 +18,33 @@ from typing import Any
 
 from django.http import HttpRequest
 from django.template.loader import render_to_string
+from django.urls import get_script_prefix
+from django.utils.html import conditional_escape
 
 from lightmysky.lib.frames import remembered
 from practice.context_processors import sky_counter
+
+# Stand-ins a remembered part shows where a showing's own tokens go: characters no lesson's text
+# holds (Unicode's private use area).
+TOKEN, CSRF_TOKEN = "\ue000token\ue000", "\ue000csrf\ue000"
+
+
+def with_tokens(html: str, token: str, csrf_token: str | None) -> str:
+    """A remembered part with this showing's tokens in place of the stand-ins, escaped."""
+    html = html.replace(TOKEN, conditional_escape(token))
+    if csrf_token:
+        html = html.replace(CSRF_TOKEN, conditional_escape(csrf_token))
+    return html
+
+
+def shown_question(question: Any, choices: list[dict]) -> Hashable:
+    """What a question's form shows of it: its prompt, whether it takes several answers, and its
+    choices in the order shown."""
+    return (
+        question.prompt,
+        question.takes_several,
+        tuple((c["id"], c["letter"], c["number"], c["text"]) for c in choices),
+    )
 
 
 @dataclass(frozen=True)
@@ -52,10 +78,79 @@ def _constellation_key(context: Mapping[str, Any]) -> Hashable:
     )
 
 
+def _asks_a_question(context: Mapping[str, Any]) -> bool:
+    """A card that asks its question: no answer's feedback, no updates to other parts, and (in
+    a round) not the missed questions' practice. The cards' other states are rendered each time."""
+    return bool(
+        context.get("question")
+        and not context.get("feedback")
+        and not context.get("missed")
+        and not context.get("oob_updates")
+    )
+
+
+def _practice_card_key(context: Mapping[str, Any]) -> Hashable:
+    if not _asks_a_question(context):
+        return None
+    lesson, progress, question = context["lesson"], context["progress"], context["question"]
+    return (
+        get_script_prefix(),
+        lesson.get_practice_url(),
+        lesson.get_report_url(),
+        progress.retrying,
+        progress.step,
+        len(progress.questions),
+        question.position,
+        shown_question(question, context["choices"]),
+    )
+
+
+def _review_card_key(context: Mapping[str, Any]) -> Hashable:
+    if not _asks_a_question(context):
+        return None
+    lesson, question = context["item"].lesson, context["question"]
+    return (
+        get_script_prefix(),
+        context.get("practice"),
+        context.get("batch_done"),
+        context.get("batch_size"),
+        context.get("due_count"),
+        lesson.title,
+        lesson.get_absolute_url(),
+        lesson.get_report_url(),
+        question.position,
+        shown_question(question, context["choices"]),
+    )
+
+
 PARTS = {
     "counter": Part("practice/_sky_counter.html", ("sky_counter",), _counter_key),
     "progress": Part("practice/_round_progress.html", ("progress",), _progress_key),
     "constellation": Part("practice/_constellation.html", ("constellation",), _constellation_key),
+}
+
+# The cards, remembered only while they ask a question (their key is None otherwise).
+CARDS = {
+    "practice/round.html#practice-card": Part(
+        "practice/round.html#practice-card",
+        ("lesson", "progress", "question", "choices", "token", "csrf_token"),
+        _practice_card_key,
+    ),
+    "practice/review.html#review-card": Part(
+        "practice/review.html#review-card",
+        (
+            "item",
+            "question",
+            "choices",
+            "practice",
+            "batch_done",
+            "batch_size",
+            "due_count",
+            "token",
+            "csrf_token",
+        ),
+        _review_card_key,
+    ),
 }
 
 
@@ -70,3 +165,24 @@ def part(
     if name == "counter" and "sky_counter" not in context and request is not None:
         context = {**context, **sky_counter(request)}
     return lambda: remembered(known.template, known.names, context, known.key(context))
+
+
+def card(name: str, context: Mapping[str, Any], csrf_token: Any) -> Callable[[], str]:
+    """A practice or review card (a template's partial, `name`): remembered while it asks a
+    question (CARDS), with this showing's tokens put in; otherwise rendered. Either way without
+    the request: a card needs no context processor but the CSRF token's, given here as Django's
+    processor gives it (masked when shown)."""
+    known = CARDS.get(name)
+    key = known.key(context) if known else None
+    if known is None or key is None:
+        return lambda: render_to_string(name, {**context, "csrf_token": csrf_token})
+
+    def render() -> str:
+        shown_csrf_token = str(csrf_token)
+        if shown_csrf_token == "NOTPROVIDED":  # no CSRF middleware: no stand-in to replace
+            return render_to_string(name, {**context, "csrf_token": csrf_token})
+        values = {**context, "token": TOKEN, "csrf_token": CSRF_TOKEN}
+        html = remembered(known.template, known.names, values, key)
+        return with_tokens(html, context["token"], shown_csrf_token)
+
+    return render

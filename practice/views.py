@@ -244,14 +244,13 @@ def _page_around_card(
     """The card alone for an htmx swap; otherwise the whole page: its frame, rendered once per
     content version from `shared` (once for all, if it `holds_content` not), around this
     learner's header counter, the other `slots` (practice.parts) and the card."""
+    the_card = parts.card(f"{template}#{card}", context, csrf(request)["csrf_token"])
     if request.htmx and not request.htmx.history_restore_request:
-        return render(request, f"{template}#{card}", context)
+        return HttpResponse(the_card())
     contents = {slot: parts.part(slot, context) for slot in slots}
     # Without the view's counter, the context processor's (one query, if a learner's) counts.
     contents["counter"] = parts.part("counter", context, request)
-    # The card needs no context processor but the CSRF token's (for its forms): rendered
-    # without the request, the token given as Django's processor gives it (masked when shown).
-    contents["card"] = parts.part(f"{template}#{card}", {**context, **csrf(request)})
+    contents["card"] = the_card
     html = framed(
         request,
         template,

@@ -24,8 +24,10 @@ from tests.conftest import SEED_PATH
 from tests.factories import make_lesson
 from tests.practice.helpers import (
     answer,
+    asked_question,
     current_question,
     finish_round,
+    form_token,
     learn_everything_in,
     practice_url,
 )
@@ -141,7 +143,8 @@ def test_practice_step_get_and_post(
     # the session with the content version; the round with its answers (one query, begun or
     # not); the lesson's memories with the header's counter
     with django_assert_num_queries(3):
-        question, token = current_question(learner_client, practice_url(demo))
+        page = learner_client.get(practice_url(demo))
+    question, token = asked_question(page), form_token(page)
     # the rate-limit counters' upsert, the session with the content version, the round with
     # its answers; then on PostgreSQL the memory and one statement writing the review and the
     # memory, on SQLite one transaction: the memory (for update), the review and the memory

@@ -15,7 +15,7 @@ from lessons.models import Lesson
 from practice.models import Memory, Review
 from tests.conftest import SEED_PATH
 from tests.factories import make_area, make_lesson
-from tests.practice.helpers import answer, finish_round
+from tests.practice.helpers import answer, asked_question, finish_round, form_token
 
 
 def management_form(prefix: str, total: int, initial: int) -> dict:
@@ -177,9 +177,9 @@ def test_lapses_count_misses_after_a_pass(editor_client, demo):
     finish_round(learner, demo, [True] * 8)
     with time_machine.travel(timezone.now() + timedelta(days=30), tick=False):
         response = learner.get("/review")
-        question = response.context["question"]
+        question = asked_question(response)
         wrong = next(c["id"] for c in question.choices if not c["correct"])
-        learner.post("/review", {"token": response.context["token"], "choice": wrong})
+        learner.post("/review", {"token": form_token(response), "choice": wrong})
     listing = editor_client.get(
         "/admin/lessons/question/", {"q": question.prompt[:30]}
     ).content.decode()

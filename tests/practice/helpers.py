@@ -2,13 +2,55 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from datetime import datetime, timedelta
 
 from django.test import Client
 from django.utils import timezone
 
 from lessons.models import Lesson, Question
+
+TOKEN_FIELD = re.compile(r'<input type="hidden" name="token" value="([^"]*)">')
+CHOICE_FIELD = re.compile(r'name="choice" value="([^"]*)"')
+
+
+def form_token(response) -> str:
+    """The attempt token the page's answer form carries, as a browser would post it back."""
+    found = TOKEN_FIELD.search(response.content.decode())
+    assert found, response.content.decode()[:2000]
+    return html.unescape(found[1])
+
+
+def csrf_field(response) -> str:
+    """The CSRF token the page's form carries (masked afresh on every showing)."""
+    found = re.search(r'name="csrfmiddlewaretoken" value="([^"]*)"', response.content.decode())
+    assert found, response.content.decode()[:2000]
+    return found[1]
+
+
+def shows_a_form(response) -> bool:
+    return TOKEN_FIELD.search(response.content.decode()) is not None
+
+
+def asked_question(response) -> Question:
+    """The question the page's answer form asks, known by its choices' identities."""
+    shown = {html.unescape(value) for value in CHOICE_FIELD.findall(response.content.decode())}
+    assert shown, response.content.decode()[:2000]
+    asked = [q for q in Question.objects.all() if {c["id"] for c in q.choices} == shown]
+    assert len(asked) == 1, f"{len(asked)} questions have the choices {shown}"
+    return asked[0]
+
+
+def asked_question_or_none(response) -> Question | None:
+    """The question asked, or None for a page that asks none (a flashcard, or nothing due)."""
+    return asked_question(response) if CHOICE_FIELD.search(response.content.decode()) else None
+
+
+def asked_again_as_practice(response) -> bool:
+    """/review asking a question missed in this set once more, as practice."""
+    return "Once more, as practice" in response.content.decode()
 
 
 def practice_url(lesson: Lesson) -> str:
@@ -27,7 +69,7 @@ def wrong_choices(question: Question) -> list[str]:
 def current_question(client: Client, url: str) -> tuple[Question, str]:
     response = client.get(url)
     assert response.status_code == 200
-    return response.context["question"], response.context["token"]
+    return asked_question(response), form_token(response)
 
 
 def answer(

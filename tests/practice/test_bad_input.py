@@ -9,7 +9,7 @@ from django.test import Client
 from practice import attempts
 from practice.models import Learner, Memory, Review, Round
 from tests.factories import make_lesson
-from tests.practice.helpers import current_question, practice_url
+from tests.practice.helpers import asked_question, current_question, form_token, practice_url
 
 
 def assert_rejected(response, message: str) -> None:
@@ -133,7 +133,7 @@ def test_without_a_csrf_token_the_answer_is_forbidden(demo):
 def test_with_the_csrf_token_the_answer_is_accepted(demo):
     browser = Client(enforce_csrf_checks=True)
     response = browser.get(practice_url(demo))
-    question, token = response.context["question"], response.context["token"]
+    question, token = asked_question(response), form_token(response)
     csrf = response.cookies["csrftoken"].value
     response = browser.post(
         practice_url(demo),

@@ -11,7 +11,7 @@ from django.test import Client
 
 from lessons.models import Lesson
 from practice.models import Learner, Memory, Review, Round
-from tests.practice.helpers import answer, current_question, practice_url, wrong_choices
+from tests.practice.helpers import answer, current_question, form_token, practice_url, wrong_choices
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -91,7 +91,7 @@ def test_a_new_card_rated_in_several_tabs_at_once_counts_once_without_an_error(s
     client = Client()
     answer(client, seed, right=True)
     url = seed.get_absolute_url() + "/flashcards"
-    tokens = [client.get(url).context["token"] for _ in range(THREADS)]
+    tokens = [form_token(client.get(url)) for _ in range(THREADS)]
     responses = post_together(
         client.cookies["sessionid"].value, url, [{"token": t, "rating": "3"} for t in tokens]
     )
@@ -107,10 +107,10 @@ def test_a_card_rated_before_and_rated_again_in_several_tabs_at_once_counts_once
     client = Client()
     answer(client, seed, right=True)
     url = seed.get_absolute_url() + "/flashcards"
-    client.post(url, {"token": client.get(url).context["token"], "rating": "3"})
+    client.post(url, {"token": form_token(client.get(url)), "rating": "3"})
     card = seed.flashcards.first()
     rated_once = Memory.objects.get(flashcard=card)
-    tokens = [client.get(url).context["token"] for _ in range(THREADS)]
+    tokens = [form_token(client.get(url)) for _ in range(THREADS)]
     responses = post_together(
         client.cookies["sessionid"].value, url, [{"token": t, "rating": "1"} for t in tokens]
     )
@@ -187,14 +187,14 @@ def test_forget_racing_the_same_browsers_other_requests_always_erases_it(seed):
         browser = Client()
         answer(browser, seed, right=True)
         cards = seed.get_absolute_url() + "/flashcards"
-        browser.post(cards, {"token": browser.get(cards).context["token"], "rating": "3"})
+        browser.post(cards, {"token": form_token(browser.get(cards)), "rating": "3"})
         saved = json.dumps(exported(browser)).encode()
         _, token = current_question(browser, practice_url(seed))
         wrong = wrong_choices(Lesson.objects.get(pk=seed.pk).questions.all()[1])
         requests = [
             ("/progress/forget", {"confirm": "yes"}),
             (practice_url(seed), {"token": token, "choice": wrong}),
-            (cards, {"token": browser.get(cards).context["token"], "rating": "1"}),
+            (cards, {"token": form_token(browser.get(cards)), "rating": "1"}),
             ("/progress/transfer", {}),
             ("/progress/import", {"file": SimpleUploadedFile("p.json", saved)}),
         ]

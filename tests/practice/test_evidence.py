@@ -7,8 +7,11 @@ from django.test import Client
 from practice import scheduling
 from practice.models import Memory, Review
 from tests.practice.helpers import (
+    asked_again_as_practice,
+    asked_question,
     current_question,
     finish_round,
+    form_token,
     practice_url,
     right_choices,
     wrong_choices,
@@ -69,21 +72,19 @@ def test_review_asks_each_miss_once_more_at_the_end_of_its_set_as_practice(
     with time_machine.travel(start + timedelta(days=10)):
         for number in range(8):
             page = client.get("/review")
-            question = page.context["question"]
+            question = asked_question(page)
             choices = right_choices(question)
             if number == 0:
                 missed = question
                 choices = wrong_choices(question)
-            client.post("/review", {"token": page.context["token"], "choice": choices})
+            client.post("/review", {"token": form_token(page), "choice": choices})
         after_miss = Memory.objects.get(question=missed)
         # content version, session, due items, the missed item's memory (and the counter)
         with assert_max_queries(6):
             page = client.get("/review")
-        assert page.context["practice"] and page.context["question"] == missed
+        assert asked_again_as_practice(page) and asked_question(page) == missed
         assert "Once more, as practice: you missed this one in this set." in page.content.decode()
-        client.post(
-            "/review", {"token": page.context["token"], "choice": sorted(missed.correct_ids)}
-        )
+        client.post("/review", {"token": form_token(page), "choice": sorted(missed.correct_ids)})
         again = Review.objects.filter(question=missed).latest("pk")
         assert again.correct and again.practice
         assert Memory.objects.get(question=missed).memory_state == after_miss.memory_state

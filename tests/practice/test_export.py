@@ -11,7 +11,15 @@ from django.utils import timezone
 
 from practice import scheduling, sky
 from practice.models import Learner
-from tests.practice.helpers import answer, exported, finish_round, right_choices, wrong_choices
+from tests.practice.helpers import (
+    answer,
+    asked_question,
+    exported,
+    finish_round,
+    form_token,
+    right_choices,
+    wrong_choices,
+)
 
 
 def parse(moment: str) -> datetime:
@@ -37,7 +45,7 @@ def test_a_browser_with_no_progress_exports_an_empty_list(client, db):
 
 def test_the_export_shows_every_review(client, demo):
     finish_round(client, demo, [False] + [True] * 7 + [True])
-    token = client.get(demo.get_absolute_url() + "/flashcards").context["token"]
+    token = form_token(client.get(demo.get_absolute_url() + "/flashcards"))
     client.post(demo.get_absolute_url() + "/flashcards", {"token": token, "rating": "2"})
     document = exported(client)
     items = document["items"]
@@ -72,9 +80,9 @@ def test_replaying_each_items_log_reproduces_its_exported_memory_state(client, d
     with time_machine.travel(start + timedelta(days=9), tick=False):
         for _ in range(8):  # odd questions remembered, even ones forgotten
             response = client.get("/review")
-            question = response.context["question"]
+            question = asked_question(response)
             choice = right_choices(question) if question.position % 2 else wrong_choices(question)
-            client.post("/review", {"token": response.context["token"], "choice": choice})
+            client.post("/review", {"token": form_token(response), "choice": choice})
     document = exported(client)
     saved = document["scheduler"]
     config = scheduling.SchedulerSettings(

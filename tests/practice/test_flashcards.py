@@ -3,6 +3,7 @@ from __future__ import annotations
 import re
 
 from practice.models import Memory, Review
+from tests.practice.helpers import form_token
 
 
 def flashcards_url(lesson) -> str:
@@ -27,7 +28,7 @@ def test_flashcards_show_the_front_with_the_back_behind_a_reveal(client, demo):
 
 def test_rating_a_card_schedules_it_by_the_learners_rating(client, demo):
     response = client.get(flashcards_url(demo))
-    card, token = response.context["card"], response.context["token"]
+    card, token = response.context["card"], form_token(response)
     response = client.post(flashcards_url(demo), {"token": token, "rating": "4"})
     assert response.status_code == 302
     assert response["Location"] == flashcards_url(demo) + "?card=2"
@@ -45,7 +46,7 @@ def test_rating_a_card_schedules_it_by_the_learners_rating(client, demo):
 def test_easy_schedules_further_out_than_hard(client, demo):
     cards = list(demo.flashcards.all())
     for number, rating in ((1, "2"), (2, "4")):
-        token = client.get(flashcards_url(demo) + f"?card={number}").context["token"]
+        token = form_token(client.get(flashcards_url(demo) + f"?card={number}"))
         client.post(flashcards_url(demo), {"token": token, "rating": rating})
     hard = Memory.objects.get(flashcard=cards[0])
     easy = Memory.objects.get(flashcard=cards[1])
@@ -59,7 +60,7 @@ def test_after_the_last_card_the_learner_is_told_they_are_done(client, demo):
 
 
 def test_a_bad_rating_is_refused(client, demo):
-    token = client.get(flashcards_url(demo)).context["token"]
+    token = form_token(client.get(flashcards_url(demo)))
     for rating, message in (
         ("7", "is not a rating"),
         ("", "No rating was chosen"),
@@ -72,14 +73,14 @@ def test_a_bad_rating_is_refused(client, demo):
 
 
 def test_a_question_token_is_not_a_flashcard_rating(client, demo):
-    token = client.get(demo.get_absolute_url() + "/practice").context["token"]
+    token = form_token(client.get(demo.get_absolute_url() + "/practice"))
     response = client.post(flashcards_url(demo), {"token": token, "rating": "3"})
     assert response.status_code == 400
     assert Review.objects.count() == 0
 
 
 def test_htmx_rating_swaps_in_the_next_card(client, demo):
-    token = client.get(flashcards_url(demo)).context["token"]
+    token = form_token(client.get(flashcards_url(demo)))
     response = client.post(
         flashcards_url(demo), {"token": token, "rating": "3"}, headers={"HX-Request": "true"}
     )
@@ -89,7 +90,7 @@ def test_htmx_rating_swaps_in_the_next_card(client, demo):
 
 
 def test_the_same_rating_posted_twice_counts_once(client, demo):
-    token = client.get(flashcards_url(demo)).context["token"]
+    token = form_token(client.get(flashcards_url(demo)))
     client.post(flashcards_url(demo), {"token": token, "rating": "3"})
     client.post(flashcards_url(demo), {"token": token, "rating": "3"})
     assert Review.objects.count() == 1
@@ -114,19 +115,19 @@ def test_a_card_rated_again_comes_back_once_at_the_end_as_practice(client, demo)
     cards = list(demo.flashcards.all())
     url = flashcards_url(demo)
     page = client.get(url)
-    response = client.post(url, {"token": page.context["token"], "rating": "1"})
+    response = client.post(url, {"token": form_token(page), "rating": "1"})
     assert response["Location"] == f"{url}?card=2&again={cards[0].pk}"
     for number in range(2, len(cards) + 1):
         page = client.get(f"{url}?card={number}&again={cards[0].pk}")
         response = client.post(
-            url, {"token": page.context["token"], "rating": "3", "again": str(cards[0].pk)}
+            url, {"token": form_token(page), "rating": "3", "again": str(cards[0].pk)}
         )
     page = client.get(response["Location"])
     assert page.context["card"] == cards[0] and page.context["practice"]
     assert "Once more: a card you rated Again" in page.content.decode()
     memory_before = Memory.objects.get(flashcard=cards[0]).memory_state
     response = client.post(
-        url, {"token": page.context["token"], "rating": "4", "again": str(cards[0].pk)}
+        url, {"token": form_token(page), "rating": "4", "again": str(cards[0].pk)}
     )
     assert Review.objects.filter(flashcard=cards[0]).latest("pk").practice
     assert Memory.objects.get(flashcard=cards[0]).memory_state == memory_before

@@ -9,7 +9,7 @@ import pytest
 from django.test import Client
 
 from lessons.models import Question
-from tests.practice.helpers import current_question, practice_url
+from tests.practice.helpers import current_question, form_token, practice_url
 
 
 def api_check(lesson, question: Question, letters: list[str]):
@@ -32,7 +32,7 @@ def paper_check(client: Client, lesson, question: Question, letters: list[str]):
     return client.post(
         url,
         {
-            "token": page.context["token"],
+            "token": form_token(page),
             "code": lesson.worksheet_code(list(lesson.questions.all())),
             f"answer_{question.position}": ",".join(letters) or " ",
         },

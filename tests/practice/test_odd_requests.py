@@ -11,7 +11,14 @@ from django.utils import timezone
 
 from practice.models import Learner, Review, Round
 from tests.conftest import SEED_PATH
-from tests.practice.helpers import answer, current_question, finish_round, practice_url
+from tests.practice.helpers import (
+    answer,
+    asked_question,
+    current_question,
+    finish_round,
+    form_token,
+    practice_url,
+)
 
 
 def test_a_round_token_is_refused_by_the_review_and_the_round_carries_on(client, demo):
@@ -48,7 +55,7 @@ def test_odd_numbers_in_addresses_are_ignored_not_errors(client, demo, value):
 
 def test_an_arabic_indic_digit_is_not_a_rating(client, demo):
     url = demo.get_absolute_url() + "/flashcards"
-    token = client.get(url).context["token"]
+    token = form_token(client.get(url))
     assert client.post(url, {"token": token, "rating": "٣"}).status_code == 400
 
 
@@ -85,10 +92,10 @@ def test_a_set_of_eight_reviews_starts_afresh_after_an_hour(client, demo):
     with time_machine.travel(later, tick=False):
         for _ in range(8):
             response = client.get("/review")
-            question = response.context["question"]
+            question = asked_question(response)
             client.post(
                 "/review",
-                {"token": response.context["token"], "choice": sorted(question.correct_ids)},
+                {"token": form_token(response), "choice": sorted(question.correct_ids)},
             )
     with time_machine.travel(later + timedelta(hours=2), tick=False):
         html = client.get("/review").content.decode()

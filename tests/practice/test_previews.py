@@ -8,7 +8,7 @@ from django.test import Client
 from lessons.models import Lesson
 from practice import analytics
 from practice.models import Memory, Review
-from tests.practice.helpers import finish_round
+from tests.practice.helpers import finish_round, form_token
 
 
 def test_an_editors_round_is_a_preview_scheduled_but_not_counted(demo, editor_client):  # noqa: F811
@@ -37,7 +37,7 @@ def test_answers_to_a_draft_are_previews_even_in_the_review_of_flashcards(demo, 
     card = demo.flashcards.first()
     url = demo.get_absolute_url() + "/flashcards"
     form = editor_client.get(url)
-    token = form.context["token"]
+    token = form_token(form)
     assert editor_client.post(url, {"token": token, "rating": "3"}).status_code == 302
     assert Review.objects.filter(flashcard=card, origin=Review.Origin.PREVIEW).count() == 1
     assert not Review.objects.exclude(origin=Review.Origin.PREVIEW).exists()

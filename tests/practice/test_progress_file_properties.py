@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 from lessons.models import Lesson
 from lightmysky.lib.ratelimit import Limit
 from practice.models import Learner
-from tests.practice.helpers import practice_url
+from tests.practice.helpers import asked_question_or_none, form_token, practice_url, shows_a_form
 
 
 def iso(moment: datetime) -> str:
@@ -169,23 +169,21 @@ def answer_everything_once(browser: Client, lesson: Lesson) -> None:
     for _ in range(16):
         page = browser.get(url)
         assert page.status_code == 200
-        question = page.context.get("question")
+        question = asked_question_or_none(page)
         if question is None:
             break
         response = browser.post(
-            url, {"token": page.context["token"], "choice": sorted(question.correct_ids)}
+            url, {"token": form_token(page), "choice": sorted(question.correct_ids)}
         )
         assert response.status_code == 302, response.content[:300]
     cards = lesson.get_absolute_url() + "/flashcards"
     for number in range(1, lesson.flashcards.count() + 1):
         page = browser.get(f"{cards}?card={number}")
-        response = browser.post(cards, {"token": page.context["token"], "rating": "3"})
+        response = browser.post(cards, {"token": form_token(page), "rating": "3"})
         assert response.status_code == 302, response.content[:300]
     page = browser.get("/review")
     assert page.status_code == 200
-    if token := page.context.get("token"):
-        item = page.context["item"]
-        data = (
-            {"rating": "1"} if item.flashcard_id else {"choice": sorted(item.question.correct_ids)}
-        )
-        assert browser.post("/review", {"token": token} | data).status_code == 302
+    if shows_a_form(page):
+        question = asked_question_or_none(page)
+        data = {"choice": sorted(question.correct_ids)} if question else {"rating": "1"}
+        assert browser.post("/review", {"token": form_token(page)} | data).status_code == 302

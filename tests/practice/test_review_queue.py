@@ -5,12 +5,21 @@ import re
 from datetime import timedelta
 
 import time_machine
+from django.test import Client
 from django.utils import timezone
 
 from practice import scheduling
 from practice.models import Memory, Review
 from tests.factories import make_lesson
-from tests.practice.helpers import answer, finish_round
+from tests.practice.helpers import (
+    answer,
+    asked_question,
+    asked_question_or_none,
+    csrf_field,
+    finish_round,
+    form_token,
+    shows_a_form,
+)
 
 
 def test_a_new_browser_has_nothing_to_review(client, db):
@@ -33,10 +42,10 @@ def test_due_items_come_back_lowest_retrievability_first(client, demo):
     # Question 2 was missed and retried: lowest stability, so least likely to be remembered.
     with time_machine.travel(timezone.now() + timedelta(days=30), tick=False):
         response = client.get("/review")
-        assert response.context["due_count"] == 8
-        first = response.context["question"]
+        first = asked_question(response)
         assert first.position == 2
         assert "Question 2 of" in response.content.decode()
+        assert "0 of 8 done in this set · 8 items due" in response.content.decode()
 
 
 def test_review_asks_every_due_item_least_likely_remembered_first(client, demo):
@@ -68,9 +77,9 @@ def test_review_asks_every_due_item_least_likely_remembered_first(client, demo):
     with time_machine.travel(now, tick=False):
         for _ in expected:
             response = client.get("/review")
-            question = response.context["question"]
+            question = asked_question(response)
             asked.append(question.pk)
-            data = {"token": response.context["token"], "choice": sorted(question.correct_ids)}
+            data = {"token": form_token(response), "choice": sorted(question.correct_ids)}
             assert client.post("/review", data).status_code == 302
     assert asked == [memory.question_id for memory in expected]
 
@@ -79,7 +88,7 @@ def test_review_answers_feed_the_schedule_and_show_feedback(client, demo):
     finish_round(client, demo, [True] * 8)
     with time_machine.travel(timezone.now() + timedelta(days=30), tick=False):
         response = client.get("/review")
-        question, token = response.context["question"], response.context["token"]
+        question, token = asked_question(response), form_token(response)
         before = Memory.objects.get(question=question).due
         response = client.post("/review", {"token": token, "choice": sorted(question.correct_ids)})
         assert response.status_code == 302
@@ -93,29 +102,32 @@ def test_review_comes_in_sets_of_eight(client, demo):
     finish_round(client, demo, [True] * 8)
     cards = demo.flashcards.all()
     for number, _card in enumerate(cards, start=1):  # flashcards join the queue too
-        token = client.get(demo.get_absolute_url() + f"/flashcards?card={number}").context["token"]
+        token = form_token(client.get(demo.get_absolute_url() + f"/flashcards?card={number}"))
         client.post(demo.get_absolute_url() + "/flashcards", {"token": token, "rating": "3"})
     with time_machine.travel(timezone.now() + timedelta(days=60), tick=False):
         for _ in range(8):
             response = client.get("/review")
-            token = response.context["token"]
-            if response.context.get("question"):
-                data = {"token": token, "choice": sorted(response.context["question"].correct_ids)}
+            token = form_token(response)
+            if question := asked_question_or_none(response):
+                data = {"token": token, "choice": sorted(question.correct_ids)}
             else:
                 data = {"token": token, "rating": "3"}
             assert client.post("/review", data).status_code == 302
         html = client.get("/review").content.decode()
         assert "That is 8 for now" in html
         client.post("/review", {"more": "1"})
-        assert "token" in client.get("/review").context
+        assert shows_a_form(client.get("/review"))
 
 
 def test_review_page_query_count_is_fixed(client, demo, django_assert_num_queries):
     finish_round(client, demo, [True] * 8)
-    # session, due memories with their lessons and items, the header's sky counter
-    later = time_machine.travel(timezone.now() + timedelta(days=30), tick=False)
-    with later, django_assert_num_queries(3):
+    with time_machine.travel(timezone.now() + timedelta(days=30), tick=False):
+        # The first due item's lesson and questions come from the page data this process keeps
+        # for the lesson's pages (built here, a month on, once for the day's content version).
         client.get("/review")
+        # the session, the due items' counts with the header's counter, the first due item
+        with django_assert_num_queries(3):
+            assert shows_a_form(client.get("/review"))
 
 
 def test_nothing_due_says_when_and_offers_the_next_lesson_to_learn(client, demo):
@@ -143,3 +155,33 @@ def test_the_lesson_offered_next_is_the_first_in_the_catalogue_that_is_open(clie
     finish_round(client, demo, [True] * 8)
     html = client.get("/review").content.decode()
     assert "Learn something new: Aardvarks and Their Burrows" in html
+
+
+def test_a_remembered_card_shows_each_showing_its_own_tokens_and_counts(demo):
+    """/review's card asking a question is rendered once and remembered by what it shows: two
+    browsers asked the same question each get their own tokens (their answers are accepted
+    with the CSRF check on), and each answer moves the set's counts on the card."""
+    browsers = [Client(), Client()]
+    for browser in browsers:
+        finish_round(browser, demo, [True] * 8)
+        browser.handler.enforce_csrf_checks = True  # from now on, as a browser's forms are
+    with time_machine.travel(timezone.now() + timedelta(days=30), tick=False):
+        pages = [browser.get("/review") for browser in browsers]
+        assert asked_question(pages[0]) == asked_question(pages[1])
+        assert form_token(pages[0]) != form_token(pages[1])
+        for browser, page in zip(browsers, pages, strict=True):
+            assert "0 of 8 done in this set · 8 items due" in page.content.decode()
+            question = asked_question(page)
+            response = browser.post(
+                "/review",
+                {
+                    "token": form_token(page),
+                    "choice": sorted(question.correct_ids),
+                    "csrfmiddlewaretoken": csrf_field(page),
+                },
+            )
+            assert response.status_code == 302
+            again = browser.get("/review")
+            assert "1 of 8 done in this set · 7 items due" in again.content.decode()
+            assert asked_question(again) != question
+    assert Review.objects.filter(practice=False).count() == 2 * 8 + 2

@@ -12,9 +12,11 @@ from tests.conftest import SEED_PATH
 from tests.factories import make_lesson
 from tests.practice.helpers import (
     answer,
+    asked_question,
     current_question,
     exported,
     finish_round,
+    form_token,
     practice_url,
     right_choices,
     wrong_choices,
@@ -277,12 +279,12 @@ def test_after_a_round_the_missed_ones_can_be_practised_without_scheduling(clien
     url = practice_url(demo) + "?missed=1"
     for number in (1, 2):
         page = client.get(url)
-        question = page.context["question"]
+        question = asked_question(page)
         assert question.position == (1, 3)[number - 1]
         assert f"Practice: missed question {number} of 2" in page.content.decode()
         response = client.post(
             practice_url(demo),
-            {"token": page.context["token"], "choice": right_choices(question), "n": number},
+            {"token": form_token(page), "choice": right_choices(question), "n": number},
         )
         assert response.status_code == 302
         feedback = client.get(response["Location"])
@@ -317,7 +319,7 @@ def test_the_round_ends_on_its_constellation_with_what_it_kindled(client, demo):
 
 def test_every_question_links_to_a_report_about_it(client, demo):
     page = client.get(practice_url(demo))
-    question = page.context["question"]
+    question = asked_question(page)
     link = f"{demo.get_absolute_url()}/report?question={question.position}"
     assert f'href="{link}"' in page.content.decode()
     form = client.get(link).context["form"]

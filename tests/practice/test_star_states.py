@@ -19,9 +19,12 @@ from django.utils import timezone
 from practice import sky
 from practice.models import Learner, Memory
 from tests.practice.helpers import (
+    asked_again_as_practice,
+    asked_question_or_none,
     current_question,
     exported,
     finish_round,
+    form_token,
     practice_url,
     right_choices,
     wrong_choices,
@@ -57,12 +60,12 @@ def review_all(client: Client, *, miss: set[int] = frozenset()) -> None:
     answering right each miss it asks again at the end of the set (practice)."""
     for _ in range(40):
         page = client.get("/review")
-        question = page.context.get("question")
+        question = asked_question_or_none(page)
         if question is None:
             return
-        wrong = question.position in miss and not page.context["practice"]
+        wrong = question.position in miss and not asked_again_as_practice(page)
         letters = wrong_choices(question) if wrong else right_choices(question)
-        response = client.post("/review", {"token": page.context["token"], "choice": letters})
+        response = client.post("/review", {"token": form_token(page), "choice": letters})
         assert response.status_code == 302
     raise AssertionError("/review kept asking")
 

@@ -9,6 +9,7 @@ import pytest
 
 from practice.models import Memory, Review
 from tests.conftest import SEED_PATH
+from tests.practice.helpers import form_token
 
 URL = SEED_PATH + "/worksheet/answers"
 
@@ -19,7 +20,7 @@ def code_on_the_worksheet(client) -> str:
 
 
 def paper(client, demo, answers: dict[int, str], code: str | None = None):
-    token = client.get(URL).context["token"]
+    token = form_token(client.get(URL))
     data = {"token": token, "code": code or code_on_the_worksheet(client)}
     data |= {f"answer_{n}": letters for n, letters in answers.items()}
     return client.post(URL, data)
@@ -59,7 +60,7 @@ def test_typed_in_answers_are_graded_scheduled_and_explained_like_on_screen(clie
 
 
 def test_the_same_sheet_sent_twice_counts_once(client, demo):
-    token = client.get(URL).context["token"]
+    token = form_token(client.get(URL))
     data = {"token": token, "code": code_on_the_worksheet(client), "answer_1": right(demo, 1)}
     client.post(URL, data)
     client.post(URL, data)
