@@ -589,7 +589,7 @@ def review(request: LearnerRequest) -> HttpResponse:
         first, due_count = None, 0
         if learner:
             first, due_count, context["sky_counter"] = constellations.next_due_and_counter(
-                learner=learner, now=now
+                learner=learner, now=now, version=ContentVersion.for_request(request)
             )
         context["due_count"] = due_count
         if first and batch_done < selectors.REVIEW_BATCH_SIZE:

@@ -17,7 +17,7 @@ from django.utils.html import escape, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
 from lessons.models import Flashcard, Lesson, Question, Subject
-from lessons.selectors import Item, items_of
+from lessons.selectors import Item, items_of, lesson_page
 from lightmysky.lib import charts, rawrows
 from lightmysky.lib.versioned import versioned_in_process
 from practice import rounds, scheduling, sky
@@ -672,12 +672,12 @@ def lesson_memories_and_counter(
 
 
 def next_due_and_counter(
-    *, learner: Learner, now: datetime
+    *, learner: Learner, now: datetime, version: int
 ) -> tuple[Memory | None, int, SkyCounter]:
     """The item to review first (the least likely to be remembered), how many are due, and the
     header's counter, whose due items are those /review asks: the counts with the first due
-    item's key in one query, then that item whole. Two queries, and no due item read but the
-    first, however many are due."""
+    item's key in one query, then that item (`_due_memory`, of content `version`). Two
+    queries, and no due item read but the first, however many are due."""
     moment = connection.ops.adapt_datetimefield_value(now)
     params = [moment, sky.NO_EVIDENCE, scheduling.AGAIN, moment]
     params += [learner.pk, moment, moment, learner.pk]
@@ -687,7 +687,7 @@ def next_due_and_counter(
     counter = SkyCounter(learned=learned or 0, due=due or 0, ever_lit=ever_lit or 0)
     if first_pk is None:
         return None, 0, counter
-    return _memory_whole(first_pk), counter.due, counter
+    return _due_memory(first_pk, version), counter.due, counter
 
 
 @functools.cache
@@ -727,6 +727,39 @@ def _memory_whole_sql() -> str:
         f" LEFT OUTER JOIN {Flashcard._meta.db_table} f ON f.id = m.flashcard_id"
         " WHERE m.id = %s"
     )
+
+
+@functools.cache
+def _due_memory_sql() -> str:
+    return (
+        f"SELECT {rawrows.columns(Memory, 'm')}, {rawrows.columns(Flashcard, 'f')}, l.public_id"
+        f" FROM {Memory._meta.db_table} m"
+        f" INNER JOIN {Lesson._meta.db_table} l ON l.id = m.lesson_id"
+        f" LEFT OUTER JOIN {Flashcard._meta.db_table} f ON f.id = m.flashcard_id"
+        " WHERE m.id = %s"
+    )
+
+
+def _due_memory(pk: int, version: int) -> Memory:
+    """A memory with its lesson and item. The lesson and its questions are taken from the page
+    data this process keeps for the lesson's pages (`lesson_page`, of content `version`), which
+    its lesson and practice pages build too: reading the lesson's 26 columns and making
+    instances of them cost more than the rest of the query. A flashcard is read with the
+    memory. A question the page data lacks (an edit since) is read with the memory instead."""
+    [(memory, flashcard, public_id)] = rawrows.instances(
+        _due_memory_sql(), [pk], (Memory, Flashcard)
+    )
+    memory = cast(Memory, memory)
+    page = lesson_page(public_id, version)
+    question = None
+    if page is not None and memory.question_id is not None:
+        question = next((q for q in page.questions if q.pk == memory.question_id), None)
+    if page is None or (memory.question_id is not None and question is None):
+        return _memory_whole(pk)
+    memory.lesson = page.lesson
+    memory.question = question
+    memory.flashcard = cast(Flashcard | None, flashcard)
+    return memory
 
 
 def _memory_whole(pk: int) -> Memory:

@@ -185,3 +185,19 @@ def test_a_remembered_card_shows_each_showing_its_own_tokens_and_counts(demo):
             assert "1 of 8 done in this set · 7 items due" in again.content.decode()
             assert asked_question(again) != question
     assert Review.objects.filter(practice=False).count() == 2 * 8 + 2
+
+
+def test_the_review_card_shows_an_edit_to_its_lesson_at_once(client, demo):
+    """The due item's lesson and question come from the page data kept for the lesson's pages,
+    which an edit renews: the next /review shows the lesson's new title and the new prompt."""
+    finish_round(client, demo, [True] * 8)
+    with time_machine.travel(timezone.now() + timedelta(days=30), tick=False):
+        question = asked_question(client.get("/review"))
+        demo.title = "A freshly edited title"
+        demo.save()
+        question.prompt = "A freshly edited prompt?"
+        question.save()
+        html = client.get("/review").content.decode()
+        assert f"Question {question.position} of <a href=" in html
+        assert ">A freshly edited title</a>" in html
+        assert "A freshly edited prompt?" in html
