@@ -6,12 +6,14 @@ Each of these parts shows a few values (two counts, a constellation's stars, a q
 same values recur from page to page: a part is rendered once per set of values and then
 remembered (`frames.remembered`). Its template reads only the variables listed here, and shows
 only what its key holds: a template that comes to show more must have it added to its key. A
-card asking a question also shows two tokens that differ on every showing (the answer's and the
-CSRF token): it is remembered with stand-ins for them, and they are put in afterwards.
+card asking a question also shows what differs on every showing (the answer's token, the CSRF
+token, and the choices in the order drawn for it): it is remembered with stand-ins for them,
+and they are put in afterwards.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Hashable, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -22,29 +24,57 @@ from django.urls import get_script_prefix
 from django.utils.html import conditional_escape
 
 from lightmysky.lib.frames import remembered
+from lightmysky.lib.markdown import render_inline_markdown
 from practice.context_processors import sky_counter
 
-# Stand-ins a remembered part shows where a showing's own tokens go: characters no lesson's text
-# holds (Unicode's private use area).
+# Stand-ins a remembered part shows where what differs from one showing to the next goes: the
+# answer's token, the CSRF token, and each choice's identity and text in the order drawn for
+# this showing. Characters no lesson's text holds (Unicode's private use area), put in by one
+# pass over the part (`with_tokens`), so nothing put in is read again as a stand-in.
 TOKEN, CSRF_TOKEN = "\ue000token\ue000", "\ue000csrf\ue000"
+_STAND_IN = re.compile("\ue000(token|csrf|id|text)(\\d*)\ue000")
 
 
-def with_tokens(html: str, token: str, csrf_token: str | None) -> str:
-    """A remembered part with this showing's tokens in place of the stand-ins, escaped."""
-    html = html.replace(TOKEN, conditional_escape(token))
-    if csrf_token:
-        html = html.replace(CSRF_TOKEN, conditional_escape(csrf_token))
-    return html
+def standing_in(choices: list[dict]) -> list[dict]:
+    """The choices as a remembered part is rendered with them: each place's letter and number
+    (they follow the place, not the choice) and stand-ins for the identity and text there."""
+    return [
+        {
+            "letter": c["letter"],
+            "number": c["number"],
+            "id": f"\ue000id{n}\ue000",
+            "text": f"\ue000text{n}\ue000",
+        }
+        for n, c in enumerate(choices)
+    ]
+
+
+def with_tokens(
+    html: str, token: str, csrf_token: str | None, choices: list[dict] | None = None
+) -> str:
+    """A remembered part with this showing's tokens and choices in place of the stand-ins:
+    the tokens and identities escaped, each choice's text as `inline_markdown` shows it."""
+
+    def put_in(found: re.Match) -> str:
+        kind, place = found[1], found[2]
+        if kind == "token":
+            return conditional_escape(token)
+        if kind == "csrf":
+            return conditional_escape(csrf_token) if csrf_token else found[0]
+        if choices is None:  # rendered with stand-ins inside a part that puts them in later
+            return found[0]
+        choice = choices[int(place)]
+        if kind == "id":
+            return conditional_escape(choice["id"])
+        return render_inline_markdown(str(choice["text"] or ""))
+
+    return _STAND_IN.sub(put_in, html)
 
 
 def shown_question(question: Any, choices: list[dict]) -> Hashable:
-    """What a question's form shows of it: its prompt, whether it takes several answers, and its
-    choices in the order shown."""
-    return (
-        question.prompt,
-        question.takes_several,
-        tuple((c["id"], c["letter"], c["number"], c["text"]) for c in choices),
-    )
+    """What a question's form shows of it whatever the order of its choices (which stand-ins
+    take): its prompt, whether it takes several answers, and how many choices it has."""
+    return (question.prompt, question.takes_several, len(choices))
 
 
 @dataclass(frozen=True)
@@ -181,8 +211,14 @@ def card(name: str, context: Mapping[str, Any], csrf_token: Any) -> Callable[[],
         shown_csrf_token = str(csrf_token)
         if shown_csrf_token == "NOTPROVIDED":  # no CSRF middleware: no stand-in to replace
             return render_to_string(name, {**context, "csrf_token": csrf_token})
-        values = {**context, "token": TOKEN, "csrf_token": CSRF_TOKEN}
+        choices = context["choices"]
+        values = {
+            **context,
+            "token": TOKEN,
+            "csrf_token": CSRF_TOKEN,
+            "choices": standing_in(choices),
+        }
         html = remembered(known.template, known.names, values, key)
-        return with_tokens(html, context["token"], shown_csrf_token)
+        return with_tokens(html, context["token"], shown_csrf_token, choices)
 
     return render

@@ -57,6 +57,35 @@ def test_a_reload_shows_the_same_order_and_the_keys_follow_what_is_shown(client,
     assert [html.unescape(c["text"]) for c in choices] == [by_id[c["id"]]["text"] for c in choices]
 
 
+def test_browsers_shown_one_question_in_other_orders_each_see_their_own(demo):
+    """A question's card is remembered once for every order of its choices: each browser's
+    page still shows its own order, each identity beside its own text and the letters in
+    place, and answers by what it shows."""
+    pages = {}
+    for _ in range(8):
+        browser = Client()
+        page = browser.get(practice_url(demo))
+        if asked_question(page).position == 1:
+            pages.setdefault(tuple(texts(page)), (browser, page))
+    assert len(pages) >= 2  # eight browsers drew at least two of its 24 orders
+    for browser, page in pages.values():
+        question = asked_question(page)
+        by_id = {c["id"]: c for c in question.choices}
+        choices = shown(page)
+        assert [c["letter"] for c in choices] == ["A", "B", "C", "D"]
+        assert [html.unescape(c["text"]) for c in choices] == [
+            by_id[c["id"]]["text"] for c in choices
+        ]
+        right = sorted(question.correct_ids)
+        assert (
+            browser.post(
+                practice_url(demo), {"token": form_token(page), "choice": right}
+            ).status_code
+            == 302
+        )
+    assert Review.objects.filter(correct=True).count() == len(pages)
+
+
 def test_choices_are_shuffled_away_from_the_written_order(demo):
     """Across the lesson's questions (each in a new browser's first round) some are shown in
     another order than written, so the position of the right answer gives nothing away."""
