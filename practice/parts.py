@@ -32,7 +32,7 @@ from practice.context_processors import sky_counter
 # this showing. Characters no lesson's text holds (Unicode's private use area), put in by one
 # pass over the part (`with_tokens`), so nothing put in is read again as a stand-in.
 TOKEN, CSRF_TOKEN = "\ue000token\ue000", "\ue000csrf\ue000"
-_STAND_IN = re.compile("\ue000(token|csrf|id|text)(\\d*)\ue000")
+_STAND_IN = re.compile("\ue000(token|csrf|id(\\d+)|text(\\d+))\ue000")
 
 
 def standing_in(choices: list[dict]) -> list[dict]:
@@ -56,17 +56,17 @@ def with_tokens(
     the tokens and identities escaped, each choice's text as `inline_markdown` shows it."""
 
     def put_in(found: re.Match) -> str:
-        kind, place = found[1], found[2]
+        kind, id_place, text_place = found[1], found[2], found[3]
         if kind == "token":
             return conditional_escape(token)
         if kind == "csrf":
             return conditional_escape(csrf_token) if csrf_token else found[0]
-        if choices is None:  # rendered with stand-ins inside a part that puts them in later
+        place = int(id_place or text_place)
+        if choices is None or place >= len(choices):  # left for the part around this one
             return found[0]
-        choice = choices[int(place)]
-        if kind == "id":
-            return conditional_escape(choice["id"])
-        return render_inline_markdown(str(choice["text"] or ""))
+        if id_place:
+            return conditional_escape(choices[place]["id"])
+        return render_inline_markdown(str(choices[place]["text"] or ""))
 
     return _STAND_IN.sub(put_in, html)
 
