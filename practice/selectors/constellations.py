@@ -750,7 +750,7 @@ def _due_memory(pk: int, version: int) -> Memory:
         _due_memory_sql(), [pk], (Memory, Flashcard)
     )
     memory = cast(Memory, memory)
-    page = lesson_page(public_id, version)
+    page = lesson_page(cast(str, public_id), version)
     question = None
     if page is not None and memory.question_id is not None:
         question = next((q for q in page.questions if q.pk == memory.question_id), None)
