@@ -20,9 +20,13 @@ from practice.models import Learner, Review
 from tests.conftest import SEED_PATH
 from tests.factories import make_lesson
 from tests.practice.helpers import (
+    CSRF_FIELD,
+    TOKEN_FIELD,
     answer,
+    csrf_field,
     current_question,
     exported,
+    form_token,
     practice_url,
     right_choices,
 )
@@ -135,20 +139,20 @@ def test_the_header_counter_is_the_same_on_every_page(demo):
 
 
 def test_two_browsers_shown_the_same_question_each_get_their_own_form(demo):
-    """A question's form is rendered once for everyone shown it in one order; each browser's
-    page still carries its own answer token and CSRF token, and each answer counts as its own."""
-    demo.questions.update(keep_choice_order=True)  # the same order for every browser
+    """A question's card is rendered once for everyone shown it (practice.parts); each
+    browser's page still carries its own answer token and CSRF token, and each answer counts as
+    its own."""
+    demo.questions.update(keep_choice_order=True)  # the same order, so the same form otherwise
     browsers = [Client(enforce_csrf_checks=True), Client(enforce_csrf_checks=True)]
-    pages = [browser.get(practice_url(demo)).content.decode() for browser in browsers]
-    token = re.compile(r'name="token" value="([^"]+)"')
-    csrf = re.compile(r'name="csrfmiddlewaretoken" value="([^"]+)"')
-    tokens = [token.search(page)[1] for page in pages]  # type: ignore[index]
-    csrf_tokens = [csrf.search(page)[1] for page in pages]  # type: ignore[index]
+    responses = [browser.get(practice_url(demo)) for browser in browsers]
+    pages = [response.content.decode() for response in responses]
+    tokens = [form_token(response) for response in responses]
+    csrf_tokens = [csrf_field(response) for response in responses]
     assert tokens[0] != tokens[1] and csrf_tokens[0] != csrf_tokens[1]
 
     def form(page: str) -> str:
         html = page[page.index('<form method="post"') : page.index("</form>")]
-        return csrf.sub("", token.sub("", html))
+        return CSRF_FIELD.sub("", TOKEN_FIELD.sub("", html))
 
     assert form(pages[0]) == form(pages[1])
     question = demo.questions.order_by("position").first()

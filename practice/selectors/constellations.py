@@ -751,13 +751,11 @@ def _due_memory(pk: int, version: int) -> Memory:
     )
     memory = cast(Memory, memory)
     page = lesson_page(cast(str, public_id), version)
-    question = None
-    if page is not None and memory.question_id is not None:
-        question = next((q for q in page.questions if q.pk == memory.question_id), None)
-    if page is None or (memory.question_id is not None and question is None):
+    questions = {question.pk: question for question in page.questions} if page else {}
+    if page is None or (memory.question_id and memory.question_id not in questions):
         return _memory_whole(pk)
     memory.lesson = page.lesson
-    memory.question = question
+    memory.question = questions[memory.question_id] if memory.question_id else None
     memory.flashcard = cast(Flashcard | None, flashcard)
     return memory
 

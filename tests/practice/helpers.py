@@ -14,6 +14,7 @@ from lessons.models import Lesson, Question
 
 TOKEN_FIELD = re.compile(r'<input type="hidden" name="token" value="([^"]*)">')
 CHOICE_FIELD = re.compile(r'name="choice" value="([^"]*)"')
+CSRF_FIELD = re.compile(r'<input type="hidden" name="csrfmiddlewaretoken" value="([^"]*)">')
 
 
 def form_token(response) -> str:
@@ -25,7 +26,7 @@ def form_token(response) -> str:
 
 def csrf_field(response) -> str:
     """The CSRF token the page's form carries (masked afresh on every showing)."""
-    found = re.search(r'name="csrfmiddlewaretoken" value="([^"]*)"', response.content.decode())
+    found = CSRF_FIELD.search(response.content.decode())
     assert found, response.content.decode()[:2000]
     return found[1]
 
