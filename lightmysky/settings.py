@@ -110,9 +110,13 @@ def postgres_statement_options() -> dict:
     return {"server_side_binding": True, "prepare_threshold": 5}
 
 
+# Django's SQLite backend, with the site's writers queued on a file lock beside the database.
+SQLITE_ENGINE = "lightmysky.sqlite_backend"
+
+
 def sqlite_database(path: Path | str) -> dict:
     return {
-        "ENGINE": "django.db.backends.sqlite3",
+        "ENGINE": SQLITE_ENGINE,
         "NAME": path,
         # Reuse the connection: opening SQLite and setting WAL mode on every request costs
         # more than the page it serves.
@@ -230,7 +234,7 @@ DATABASES = {
     if DATABASE_URL
     else sqlite_database(BASE_DIR / "db.sqlite3")
 }
-if TESTING and DATABASES["default"]["ENGINE"].endswith("sqlite3"):
+if TESTING and DATABASES["default"]["ENGINE"] == SQLITE_ENGINE:
     # A file, not Django's shared in-memory database: the browser tests' live server answers in
     # threads of its own, which must not share the test thread's connection.
     # A DATABASE_URL of sqlite:///x.sqlite3 tests in x-test.sqlite3, so runs can work side by side.

@@ -1,0 +1,110 @@
+"""Django's SQLite backend, with writers queued on a lock file beside the database.
+
+SQLite lets one writer in at a time. One that finds the database locked sleeps and tries again,
+1 ms later, then 2, 5, 10 and on up to 100 ms (SQLite's busy handler), however soon the lock
+is freed. With several gunicorn workers, or threads, answers that arrive together each lost a
+millisecond or more waiting for writes that take a tenth of that (docs/performance.md). Here a
+writer first takes an exclusive `flock` on `<database>-writers.lock`: the kernel wakes the next
+in line the moment the lock is let go, and SQLite's own lock is then free for it.
+
+The file lock only puts this site's writers in line. SQLite's lock still guards the data
+against everyone else (a sqlite3 shell, a backup), with its busy timeout. Each connection opens
+the file for itself, so threads queue as processes do, and closing the connection, or the
+process ending, lets go of it.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import weakref
+
+from django.db.backends.sqlite3 import base
+
+logger = logging.getLogger(__name__)
+
+# Statements that write, run in autocommit mode: each is a transaction of its own.
+_WRITES = ("INSERT", "UPDATE", "DELETE", "REPLACE")
+# Transactions that take SQLite's write lock when they begin (the site's is IMMEDIATE).
+_WRITING_BEGINS = ("IMMEDIATE", "EXCLUSIVE")
+
+
+class DatabaseWrapper(base.DatabaseWrapper):
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self._writers_lock: int | None = None
+        self._writers_lock_close: weakref.finalize | None = None
+        self.execute_wrappers.append(_write_in_line)
+
+    def get_new_connection(self, conn_params):
+        connection = super().get_new_connection(conn_params)
+        if not self.is_in_memory_db():
+            self._writers_lock_let_go()
+            path = f"{self.settings_dict['NAME']}-writers.lock"
+            try:
+                # Read-only is enough to lock it, also when another user (root running a
+                # command, say) made it.
+                self._writers_lock = os.open(path, os.O_RDONLY | os.O_CREAT, 0o644)
+            except OSError as error:
+                logger.warning("SQLite's writers wait in SQLite's busy handler: %s", error)
+                return connection
+            # Closed with the connection; or with this object, when a thread that ends leaves
+            # its connection to the garbage collector. Closing the file lets go of the lock.
+            self._writers_lock_close = weakref.finalize(self, os.close, self._writers_lock)
+        return connection
+
+    def _close(self):
+        try:
+            super()._close()
+        finally:
+            self._writers_lock_let_go()
+
+    def _writers_lock_let_go(self) -> None:
+        if self._writers_lock_close is not None:
+            self._writers_lock_close()
+        self._writers_lock = self._writers_lock_close = None
+
+    def writers_lock_take(self) -> None:
+        if self._writers_lock is not None:
+            fcntl.flock(self._writers_lock, fcntl.LOCK_EX)
+
+    def writers_lock_free(self) -> None:
+        if self._writers_lock is not None:
+            fcntl.flock(self._writers_lock, fcntl.LOCK_UN)
+
+    def _start_transaction_under_autocommit(self):
+        writes = self.transaction_mode in _WRITING_BEGINS
+        if writes:
+            self.writers_lock_take()
+        try:
+            super()._start_transaction_under_autocommit()
+        except BaseException:
+            if writes:
+                self.writers_lock_free()
+            raise
+
+    def _commit(self):
+        try:
+            return super()._commit()
+        finally:
+            self.writers_lock_free()
+
+    def _rollback(self):
+        try:
+            return super()._rollback()
+        finally:
+            self.writers_lock_free()
+
+
+def _write_in_line(execute, sql, params, many, context):
+    """A write outside a transaction waits its turn too (an execute wrapper: Django calls it
+    around every statement this connection runs)."""
+    connection = context["connection"]
+    if not (connection.autocommit and sql.lstrip()[:7].upper().startswith(_WRITES)):
+        return execute(sql, params, many, context)
+    connection.writers_lock_take()
+    try:
+        return execute(sql, params, many, context)
+    finally:
+        connection.writers_lock_free()
