@@ -675,42 +675,52 @@ def next_due_and_counter(
     *, learner: Learner, now: datetime, version: int
 ) -> tuple[Memory | None, int, SkyCounter]:
     """The item to review first (the least likely to be remembered), how many are due, and the
-    header's counter, whose due items are those /review asks: the counts with the first due
-    item's key in one query, then that item (`_due_memory`, of content `version`). Two
-    queries, and no due item read but the first, however many are due."""
+    header's counter, whose due items are those /review asks: in one query, which reads no due
+    item but the first, however many are due. The item's lesson and question come from the
+    page data of content `version` (`_with_lesson_and_item`)."""
     moment = connection.ops.adapt_datetimefield_value(now)
-    params = [moment, sky.NO_EVIDENCE, scheduling.AGAIN, moment]
-    params += [learner.pk, moment, moment, learner.pk]
-    with connection.cursor() as cursor:
-        cursor.execute(_counter_and_first_due_sql(connection.vendor), params)
-        learned, due, ever_lit, first_pk = cursor.fetchone()
-    counter = SkyCounter(learned=learned or 0, due=due or 0, ever_lit=ever_lit or 0)
-    if first_pk is None:
+    params = [moment, sky.NO_EVIDENCE, scheduling.AGAIN, moment, learner.pk]
+    params += [learner.pk, moment, moment]
+    [(memory, flashcard, public_id, *counts)] = rawrows.instances(
+        _counter_and_first_due_sql(connection.vendor), params, (Memory, Flashcard)
+    )
+    learned, due, ever_lit = (cast(int | None, count) or 0 for count in counts)
+    counter = SkyCounter(learned=learned, due=due, ever_lit=ever_lit)
+    if memory is None:
         return None, 0, counter
-    return _due_memory(first_pk, version), counter.due, counter
+    memory = _with_lesson_and_item(
+        cast(Memory, memory), cast(Flashcard | None, flashcard), cast(str, public_id), version
+    )
+    return memory, counter.due, counter
 
 
 @functools.cache
 def _counter_and_first_due_sql(vendor: str) -> str:
-    """The header counter's figures (as `_memories_and_counter_sql` counts them) and the key of
-    the due item least likely to be remembered (`scheduling.retrievability`): an item with no
-    review or no stability first, then the most days since its last review for its stability
-    (a day before "now" counted as none), then the earliest due, the oldest memory."""
+    """The header counter's figures (as `_memories_and_counter_sql` counts them), with the due
+    item least likely to be remembered (`scheduling.retrievability`), its flashcard if it is
+    one and its lesson's public id: an item with no review or no stability first, then the
+    most days since its last review for its stability (a day before "now" counted as none),
+    then the earliest due, the oldest memory. No item due: its columns are null."""
     if vendor == "postgresql":
         days = "GREATEST(0, EXTRACT(EPOCH FROM (%s - d.last_review)) / 86400)"
     else:
         days = "MAX(0, julianday(%s) - julianday(d.last_review))"
     memory = Memory._meta.db_table
     return (
+        f"SELECT {rawrows.columns(Memory, 'm')}, {rawrows.columns(Flashcard, 'f')},"
+        " l.public_id, c.learned, c.due, c.ever_lit FROM ("
         "SELECT "
-        "SUM(CASE WHEN m.due > %s AND m.evidence > %s AND m.last_rating <> %s THEN 1 ELSE 0 END), "
-        "SUM(CASE WHEN m.due <= %s THEN 1 ELSE 0 END), "
-        "SUM(CASE WHEN m.lit_at IS NOT NULL THEN 1 ELSE 0 END), "
-        f"(SELECT d.id FROM {memory} d"
+        "SUM(CASE WHEN m.due > %s AND m.evidence > %s AND m.last_rating <> %s THEN 1 ELSE 0 END)"
+        " AS learned, "
+        "SUM(CASE WHEN m.due <= %s THEN 1 ELSE 0 END) AS due, "
+        "SUM(CASE WHEN m.lit_at IS NOT NULL THEN 1 ELSE 0 END) AS ever_lit"
+        f" FROM {memory} m WHERE m.learner_id = %s AND {_in_published_lesson()}) c"
+        f" LEFT OUTER JOIN {memory} m ON m.id = (SELECT d.id FROM {memory} d"
         f" WHERE d.learner_id = %s AND d.due <= %s AND {_in_published_lesson('d')}"
         " ORDER BY CASE WHEN d.last_review IS NULL OR d.stability IS NULL OR d.stability = 0"
         f" THEN 0 ELSE 1 END, {days} / NULLIF(d.stability, 0) DESC, d.due, d.id LIMIT 1)"
-        f" FROM {memory} m WHERE m.learner_id = %s AND {_in_published_lesson()}"
+        f" LEFT OUTER JOIN {Lesson._meta.db_table} l ON l.id = m.lesson_id"
+        f" LEFT OUTER JOIN {Flashcard._meta.db_table} f ON f.id = m.flashcard_id"
     )
 
 
@@ -729,34 +739,21 @@ def _memory_whole_sql() -> str:
     )
 
 
-@functools.cache
-def _due_memory_sql() -> str:
-    return (
-        f"SELECT {rawrows.columns(Memory, 'm')}, {rawrows.columns(Flashcard, 'f')}, l.public_id"
-        f" FROM {Memory._meta.db_table} m"
-        f" INNER JOIN {Lesson._meta.db_table} l ON l.id = m.lesson_id"
-        f" LEFT OUTER JOIN {Flashcard._meta.db_table} f ON f.id = m.flashcard_id"
-        " WHERE m.id = %s"
-    )
-
-
-def _due_memory(pk: int, version: int) -> Memory:
-    """A memory with its lesson and item. The lesson and its questions are taken from the page
-    data this process keeps for the lesson's pages (`lesson_page`, of content `version`), which
-    its lesson and practice pages build too: reading the lesson's 26 columns and making
-    instances of them cost more than the rest of the query. A flashcard is read with the
-    memory. A question the page data lacks (an edit since) is read with the memory instead."""
-    [(memory, flashcard, public_id)] = rawrows.instances(
-        _due_memory_sql(), [pk], (Memory, Flashcard)
-    )
-    memory = cast(Memory, memory)
-    page = lesson_page(cast(str, public_id), version)
+def _with_lesson_and_item(
+    memory: Memory, flashcard: Flashcard | None, public_id: str, version: int
+) -> Memory:
+    """The memory with its lesson and item. The lesson and its questions are taken from the
+    page data this process keeps for the lesson's pages (`lesson_page`, of content `version`),
+    which its lesson and practice pages build too: reading the lesson's 26 columns and making
+    instances of them cost more than the rest of the query. A question the page data lacks
+    (an edit since) is read again with the memory instead."""
+    page = lesson_page(public_id, version)
     questions = {question.pk: question for question in page.questions} if page else {}
     if page is None or (memory.question_id and memory.question_id not in questions):
-        return _memory_whole(pk)
+        return _memory_whole(memory.pk)
     memory.lesson = page.lesson
     memory.question = questions[memory.question_id] if memory.question_id else None
-    memory.flashcard = cast(Flashcard | None, flashcard)
+    memory.flashcard = flashcard
     return memory
 
 
