@@ -268,6 +268,37 @@ def gunicorn(port: int) -> subprocess.Popen:
     raise SystemExit("gunicorn did not start")
 
 
+def server_cpu_seconds() -> float:
+    """CPU seconds used so far by every gunicorn and PostgreSQL process on this machine (their
+    workers and backends), from /proc; 0 where there is none. What a request costs the server
+    and the database in CPU, unlike its rate, hardly moves with what else the machine runs."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            text = stat.read_text()
+        except OSError:  # the process ended meanwhile
+            continue
+        name = text[text.index("(") + 1 : text.rindex(")")]
+        if name.startswith(("gunicorn", "postgres")):
+            fields = text[text.rindex(")") + 2 :].split()
+            total += int(fields[11]) + int(fields[12])  # utime, stime: in clock ticks
+    return total / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.0
+
+
+def wrk_figures(output: str, cpu_seconds: float) -> dict:
+    """wrk's RESULT line (see WRK_REPORT), with the server's CPU per request in ms."""
+    line = next(line for line in output.splitlines() if line.startswith("RESULT"))
+    rps, p50, p95, errors, count = line.split()[1:]
+    return {
+        "rps": float(rps),
+        "p50": float(p50),
+        "p95": float(p95),
+        "errors": int(errors),
+        "sent": int(count),
+        "cpu_ms": cpu_seconds * 1000 / max(1, int(count)),
+    }
+
+
 def wrk(url: str, cookie: str | None = None) -> dict:
     with tempfile.NamedTemporaryFile("w", suffix=".lua", delete=False) as script:
         script.write(WRK_REPORT)
@@ -276,11 +307,11 @@ def wrk(url: str, cookie: str | None = None) -> dict:
         # A learner's browser also sends the CSRF cookie its first form set; without it every
         # page would mint a new secret and set the cookie again, which no browser asks for.
         command[1:1] = ["-H", f"Cookie: sessionid={cookie}; csrftoken={BENCH_CSRF_SECRET}"]
+    cpu_before = server_cpu_seconds()
     output = subprocess.run(command, capture_output=True, text=True).stdout
+    cpu = server_cpu_seconds() - cpu_before
     os.unlink(script.name)
-    line = next(line for line in output.splitlines() if line.startswith("RESULT"))
-    rps, p50, p95, errors, count = line.split()[1:]
-    return {"rps": float(rps), "p50": float(p50), "p95": float(p95), "errors": int(errors)}
+    return wrk_figures(output, cpu)
 
 
 def answer_forms(practice_paths: list[str], base: str, per_learner: int) -> list[str]:
@@ -347,6 +378,7 @@ def answer_load(requests: list[str], *bases: str) -> dict:
     each server in `bases` at once; the figures are summed over the servers."""
     results = []
     processes = []
+    cpu_before = server_cpu_seconds()
     for index, base in enumerate(bases):
         share = requests[index :: len(bases)]
         script = ANSWERS_SCRIPT % ",".join(json.dumps(request) for request in share)
@@ -356,26 +388,20 @@ def answer_load(requests: list[str], *bases: str) -> dict:
         processes.append(
             (file.name, len(share), subprocess.Popen(command, stdout=subprocess.PIPE, text=True))
         )
-    for name, available, process in processes:
-        output = process.communicate()[0]
+    outputs = [
+        (name, available, process.communicate()[0]) for name, available, process in processes
+    ]
+    cpu = server_cpu_seconds() - cpu_before
+    for name, available, output in outputs:
         os.unlink(name)
-        line = next(line for line in output.splitlines() if line.startswith("RESULT"))
-        rps, p50, p95, errors, count = line.split()[1:]
-        results.append(
-            {
-                "rps": float(rps),
-                "p50": float(p50),
-                "p95": float(p95),
-                "errors": int(errors),
-                "sent": int(count),
-                "available": available,
-            }
-        )
+        results.append(wrk_figures(output, 0.0) | {"available": available})
+    sent = sum(r["sent"] for r in results)
     return {
         "rps": sum(r["rps"] for r in results),
         "p50": max(r["p50"] for r in results),
         "p95": max(r["p95"] for r in results),
         "errors": sum(r["errors"] for r in results),
+        "cpu_ms": cpu * 1000 / max(1, sent),
         # More sent than prepared means some answers went twice (cheaper: already recorded).
         "repeated": sum(max(0, r["sent"] - r["available"]) for r in results),
     }
@@ -466,8 +492,10 @@ def report(runs: dict[str, dict]) -> None:
         f"\nLightMySky bench: gunicorn {WORKERS} sync workers, {CONNECTIONS} connections, "
         f"{SECONDS}s each, "
         f"loopback; {' and '.join(names)}\n"
+        "cpu: ms of CPU a request took in gunicorn's and PostgreSQL's processes (not wrk's);"
+        " steadier than req/s on a shared machine\n"
     )
-    header = "".join(f" {name + ' req/s':>17} {'p50':>6} {'p95':>7}" for name in names)
+    header = "".join(f" {name + ' req/s':>17} {'p50':>6} {'p95':>7} {'cpu':>5}" for name in names)
     print(f"{'endpoint':48}{header}  errors")
     endpoints = list(dict.fromkeys(key for run in runs.values() for key in run["rows"]))
     for endpoint in endpoints:
@@ -475,9 +503,9 @@ def report(runs: dict[str, dict]) -> None:
         for name in names:
             row = runs[name]["rows"].get(endpoint)
             if row is None:
-                cells += f" {'-':>17} {'':>6} {'':>7}"
+                cells += f" {'-':>17} {'':>6} {'':>7} {'':>5}"
                 continue
-            cells += f" {row['rps']:17.0f} {row['p50']:6.1f} {row['p95']:7.1f}"
+            cells += f" {row['rps']:17.0f} {row['p50']:6.1f} {row['p95']:7.1f} {row['cpu_ms']:5.2f}"
             errors += row["errors"]
         print(f"{endpoint:48}{cells}  {errors}")
 
