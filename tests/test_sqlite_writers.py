@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import fcntl
 import os
+import sqlite3
 import threading
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -129,6 +130,26 @@ def test_a_write_outside_a_transaction_waits_its_turn_too(demo):
     thread.join(timeout=10)
     assert responses and responses[0].status_code == 302
     assert ProblemReport.objects.get().message == form["message"]
+
+
+def test_a_write_returning_rows_is_over_before_the_next_writer_takes_its_turn():
+    """SQLite's write lasts until the rows it returns are read. They are read before the turn
+    is let go, so the next writer finds SQLite free, and the caller still gets them."""
+    other = sqlite3.connect(connection.settings_dict["NAME"], timeout=0, isolation_level=None)
+    try:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                'INSERT INTO lightmysky_ratelimitcounter ("key", "window_end", "count")'
+                ' VALUES (%s, %s, 1) RETURNING "key", "count"',
+                ["answer:ip:192.0.2.1", 60],
+            )
+            assert turn_is_free()
+            other.execute("BEGIN IMMEDIATE")  # "database is locked" if the write were not over
+            other.execute("ROLLBACK")
+            assert cursor.fetchone() == ("answer:ip:192.0.2.1", 1)
+            assert cursor.fetchone() is None
+    finally:
+        other.close()
 
 
 def test_pages_are_read_while_another_writer_has_its_turn(demo):

@@ -10,7 +10,10 @@ in line the moment the lock is let go, and SQLite's own lock is then free for it
 The file lock only puts this site's writers in line. SQLite's lock still guards the data
 against everyone else (a sqlite3 shell, a backup), with its busy timeout. Each connection opens
 the file for itself, so threads queue as processes do, and closing the connection, or the
-process ending, lets go of it.
+process ending, lets go of it. Unlike SQLite's busy timeout, the queue has no time limit: a
+transaction left open holds the other writers until it ends, its connection closes or its
+process does (gunicorn ends a worker stuck for GUNICORN_TIMEOUT). For the same reason one
+thread must not write through two connections to the same file at once: the site has one.
 """
 
 from __future__ import annotations
@@ -35,7 +38,6 @@ class DatabaseWrapper(base.DatabaseWrapper):
         super().__init__(*args, **kwargs)
         self._writers_lock: int | None = None
         self._writers_lock_close: weakref.finalize | None = None
-        self.execute_wrappers.append(_write_in_line)
 
     def get_new_connection(self, conn_params):
         connection = super().get_new_connection(conn_params)
@@ -54,6 +56,11 @@ class DatabaseWrapper(base.DatabaseWrapper):
             self._writers_lock_close = weakref.finalize(self, os.close, self._writers_lock)
         return connection
 
+    def create_cursor(self, name=None):
+        cursor = self.connection.cursor(factory=QueuedWritesCursor)
+        cursor.writers = self
+        return cursor
+
     def _close(self):
         try:
             super()._close()
@@ -66,8 +73,13 @@ class DatabaseWrapper(base.DatabaseWrapper):
         self._writers_lock = self._writers_lock_close = None
 
     def writers_lock_take(self) -> None:
-        if self._writers_lock is not None:
+        if self._writers_lock is None:
+            return
+        try:
             fcntl.flock(self._writers_lock, fcntl.LOCK_EX)
+        except OSError as error:  # a file system without flock (some network ones)
+            logger.warning("SQLite's writers wait in SQLite's busy handler: %s", error)
+            self._writers_lock_let_go()
 
     def writers_lock_free(self) -> None:
         if self._writers_lock is not None:
@@ -97,14 +109,48 @@ class DatabaseWrapper(base.DatabaseWrapper):
             self.writers_lock_free()
 
 
-def _write_in_line(execute, sql, params, many, context):
-    """A write outside a transaction waits its turn too (an execute wrapper: Django calls it
-    around every statement this connection runs)."""
-    connection = context["connection"]
-    if not (connection.autocommit and sql.lstrip()[:7].upper().startswith(_WRITES)):
-        return execute(sql, params, many, context)
-    connection.writers_lock_take()
-    try:
-        return execute(sql, params, many, context)
-    finally:
-        connection.writers_lock_free()
+class QueuedWritesCursor(base.SQLiteCursorWrapper):
+    """A write outside a transaction waits its turn too. SQLite's write lasts until the rows
+    it returns (RETURNING) are read, so they are read at once, before the turn is let go, and
+    handed out from here."""
+
+    writers: DatabaseWrapper
+    _rows: list | None = None  # a write's returned rows, not yet fetched
+
+    def execute(self, query, params=None):
+        self._rows = None
+        if not (self.writers.autocommit and query.lstrip()[:7].upper().startswith(_WRITES)):
+            return super().execute(query, params)
+        self.writers.writers_lock_take()
+        try:
+            super().execute(query, params)
+            if self.description is not None:
+                self._rows = super().fetchall()
+        finally:
+            self.writers.writers_lock_free()
+        return self
+
+    def fetchone(self):
+        if self._rows is None:
+            return super().fetchone()
+        return self._rows.pop(0) if self._rows else None
+
+    def fetchmany(self, size=None):
+        if self._rows is None:
+            return super().fetchmany(self.arraysize if size is None else size)
+        size = self.arraysize if size is None else size
+        rows, self._rows = self._rows[:size], self._rows[size:]
+        return rows
+
+    def fetchall(self):
+        if self._rows is None:
+            return super().fetchall()
+        rows, self._rows = self._rows, []
+        return rows
+
+    def __next__(self):
+        if self._rows is None:
+            return super().__next__()
+        if not self._rows:
+            raise StopIteration
+        return self._rows.pop(0)
