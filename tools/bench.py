@@ -271,7 +271,7 @@ def gunicorn(port: int) -> subprocess.Popen:
 def server_cpu_seconds() -> float:
     """CPU seconds used so far by every gunicorn and PostgreSQL process on this machine (their
     workers and backends), from /proc; 0 where there is none. What a request costs the server
-    and the database in CPU, unlike its rate, hardly moves with what else the machine runs."""
+    and the database in CPU moves less than its rate with what else the machine runs."""
     total = 0.0
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
@@ -282,7 +282,7 @@ def server_cpu_seconds() -> float:
         if name.startswith(("gunicorn", "postgres")):
             fields = text[text.rindex(")") + 2 :].split()
             total += int(fields[11]) + int(fields[12])  # utime, stime: in clock ticks
-    return total / os.sysconf("SC_CLK_TCK") if hasattr(os, "sysconf") else 0.0
+    return total / os.sysconf("SC_CLK_TCK")
 
 
 def wrk_figures(output: str, cpu_seconds: float) -> dict:
