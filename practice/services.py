@@ -120,9 +120,19 @@ def round_answer(
     The same form sent twice returns the review the first one recorded.
     """
     attempt, question = answer.attempt, answer.question
-    progress = selectors.round_progress(
-        learner=learner, lesson=lesson, questions=questions, key=attempt.round_key
-    )
+    memory_read = None
+    if connection.vendor == "postgresql":  # the memory as its write needs it, with the round
+        progress, memory_read = selectors.round_progress_and_memory(
+            learner=learner,
+            lesson=lesson,
+            questions=questions,
+            key=attempt.round_key,
+            question=question,
+        )
+    else:
+        progress = selectors.round_progress(
+            learner=learner, lesson=lesson, questions=questions, key=attempt.round_key
+        )
     review = next((r for r in progress.reviews if r.attempt == attempt.key), None)
     if review is not None:
         return review, progress
@@ -154,6 +164,7 @@ def round_answer(
         # The second pass asks again what was missed after the right answer was shown.
         practice=progress.step >= len(progress.questions),
         preview=preview,
+        memory_read=memory_read,
     )
     if created:
         progress.round = progress.round or review.round
@@ -213,6 +224,7 @@ def question_answer(
     guessed: bool = False,
     practice: bool = False,
     preview: bool = False,
+    memory_read: tuple[Memory | None, str | None] | None = None,
 ) -> tuple[Review, bool]:
     """Schedule a graded answer (Question.grade) and log the review.
 
@@ -223,6 +235,9 @@ def question_answer(
     `shown_at`, when the form was shown outside a round: if the learner has reviewed the item
     since (in another tab, or before a reload), this answer is the same sitting's and records
     nothing; the earlier review is returned.
+
+    `memory_read`: the item's memory and its row version, if the caller has read them as
+    `_memory_read` would unlocked (PostgreSQL), sparing the write a round trip.
     """
     return _review_record(
         learner=learner,
@@ -241,6 +256,7 @@ def question_answer(
         finishes_round=finishes_round,
         shown_at=shown_at,
         preview=preview,
+        memory_read=memory_read,
     )
 
 
@@ -289,6 +305,7 @@ def _review_record(*, learner: Learner, attempt: str, **fields: Any) -> tuple[Re
                 transaction.on_commit(metrics.answer_recorded)
             return review, created
         except IntegrityError:
+            fields["memory_read"] = None  # read again on a second try
             existing = Review.objects.filter(learner=learner, attempt=attempt).first()
             if existing is not None:
                 return existing, False
@@ -309,15 +326,19 @@ class _Writes(NamedTuple):
     finishes_round: bool
 
 
-def _review_write(**fields: Any) -> tuple[Review, bool]:
+def _review_write(
+    *, memory_read: tuple[Memory | None, str | None] | None = None, **fields: Any
+) -> tuple[Review, bool]:
     """Write one answer (see `_writes_for` for the fields). On PostgreSQL in one statement,
-    if the item's memory is still as read when it runs (tried twice); otherwise, and on
-    SQLite, in a transaction that locks the memory first."""
+    if the item's memory is still as read (`memory_read`, if the caller read it, or read now)
+    when it runs (tried twice); otherwise, and on SQLite, in a transaction that locks the
+    memory first."""
     if connection.vendor == "postgresql":
         for _ in range(2):
-            written = _review_write_at_once(**fields)
+            written = _review_write_at_once(memory_read or _memory_read(fields, lock=False), fields)
             if written is not None:
                 return written
+            memory_read = None  # changed since it was read: read it again
     return _review_write_locked(**fields)
 
 
@@ -347,14 +368,16 @@ def _review_write_locked(**fields: Any) -> tuple[Review, bool]:
     return review, True
 
 
-def _review_write_at_once(**fields: Any) -> tuple[Review, bool] | None:
+def _review_write_at_once(
+    memory_read: tuple[Memory | None, str | None], fields: dict[str, Any]
+) -> tuple[Review, bool] | None:
     """The answer's writes in one statement, without a transaction of its own: a transaction
     costs a round trip to begin it, one for each write and one to commit, and on PostgreSQL
-    each costs more than the work. The memory is read unlocked and written only if no other
-    answer has changed it since (its row version, `xmin`, unchanged); else nothing is written
-    and None returned, to read it again. Unique constraints settle duplicates as in a
+    each costs more than the work. The memory, read unlocked (`memory_read`), is written only
+    if no other answer has changed it since (its row version, `xmin`, unchanged); else nothing
+    is written and None returned, to read it again. Unique constraints settle duplicates as in a
     transaction: the whole statement fails. The learner's row is held first (_LEARNER_HELD)."""
-    memory, version = _memory_read(fields, lock=False)
+    memory, version = memory_read
     writes = _writes_for(memory, **fields)
     if isinstance(writes, Review):
         return writes, False

@@ -70,6 +70,28 @@ def round_progress(
     if key:
         params.append(key)
     rows = rawrows.instances(_round_with_answers_sql(by_key=bool(key)), params, (Round, Review))
+    return _with_round(progress, [(round_, review) for round_, review in rows])
+
+
+def round_progress_and_memory(
+    *, learner: Learner, lesson: Lesson, questions: list[Question], key: str, question: Question
+) -> tuple[rounds.RoundProgress, tuple[Memory | None, str | None]]:
+    """The round of this key with its answers, as `round_progress` reads it, and the learner's
+    memory of `question` with its row version (`xmin`), as an answer on PostgreSQL writes it
+    (`services._review_write_at_once`): an answer's two reads in one query. PostgreSQL only."""
+    rows = rawrows.instances(
+        _round_with_answers_and_memory_sql(),
+        [learner.pk, lesson.pk, key, learner.pk, question.pk],
+        (Round, Review, Memory),
+    )
+    memory, version = cast(Memory | None, rows[0][2]), cast(str | None, rows[0][3])
+    progress = rounds.RoundProgress(questions=questions)
+    rounds_and_answers = [(round_, review) for round_, review, *_ in rows if round_ is not None]
+    return _with_round(progress, rounds_and_answers), (memory, version if memory else None)
+
+
+def _with_round(progress: rounds.RoundProgress, rows: list) -> rounds.RoundProgress:
+    """`progress` with the round and its answers read as rows of (round, review or None)."""
     if not rows:
         return progress
     progress.round = cast(Round, rows[0][0])
@@ -78,7 +100,7 @@ def round_progress(
             review = cast(Review, row)
             review.round = progress.round
             progress.reviews.append(review)
-    progress.questions = rounds.in_stored_order(questions, progress.round.question_order)
+    progress.questions = rounds.in_stored_order(progress.questions, progress.round.question_order)
     return progress
 
 
@@ -91,6 +113,23 @@ def _round_with_answers_sql(*, by_key: bool) -> str:
         f" FROM {round_table} r LEFT OUTER JOIN {review_table} v ON v.round_id = r.id"
         f" WHERE r.id = (SELECT id FROM {round_table} WHERE learner_id = %s AND lesson_id = %s"
         f" {chosen} LIMIT 1)"
+        " ORDER BY v.round_step, v.id"
+    )
+
+
+@functools.cache
+def _round_with_answers_and_memory_sql() -> str:
+    """At least one row, round or none: the round's and review's columns null without one."""
+    round_table, review_table = Round._meta.db_table, Review._meta.db_table
+    return (
+        f"SELECT {rawrows.columns(Round, 'r')}, {rawrows.columns(Review, 'v')},"
+        f" {rawrows.columns(Memory, 'm')}, m.xmin::text"
+        f" FROM (SELECT 1) AS one"
+        f" LEFT OUTER JOIN {round_table} r ON r.id = (SELECT id FROM {round_table}"
+        ' WHERE learner_id = %s AND lesson_id = %s AND "key" = %s LIMIT 1)'
+        f" LEFT OUTER JOIN {review_table} v ON v.round_id = r.id"
+        f" LEFT OUTER JOIN {Memory._meta.db_table} m"
+        " ON m.learner_id = %s AND m.question_id = %s"
         " ORDER BY v.round_step, v.id"
     )
 

@@ -124,19 +124,24 @@ def test_an_answer_whose_memory_keeps_changing_under_it_is_recorded_once(seed, m
     # As if another answer to the same item landed between each read and write: the single
     # statement writes nothing (no round, review or memory leaks out of it), and after two
     # tries the answer is written in the transaction that locks the memory.
-    from practice import services
+    from practice import selectors, services
 
     client = Client()
     for _ in range(8):
         answer(client, seed, right=True)
     question, token = current_question(client, practice_url(seed) + "?new=1")
-    read = services._memory_read
+    read, read_with_round = services._memory_read, selectors.round_progress_and_memory
 
     def read_as_changed(fields, *, lock):
         memory, version = read(fields, lock=lock)
         return memory, None if lock else "0"  # no row version is ever 0
 
+    def read_with_round_as_changed(**reads):
+        progress, (memory, version) = read_with_round(**reads)
+        return progress, (memory, "0")
+
     monkeypatch.setattr(services, "_memory_read", read_as_changed)
+    monkeypatch.setattr(selectors, "round_progress_and_memory", read_with_round_as_changed)
     response = client.post(
         practice_url(seed), {"token": token, "choice": sorted(question.correct_ids)}
     )

@@ -204,10 +204,10 @@ def test_answer_post_query_count_does_not_grow_with_history(
     question, token = current_question(client, practice_url(demo))
     data = {"token": token, "choice": sorted(question.correct_ids)}
     # the rate-limit counters' upsert, the session with the content version, the round's
-    # answers; then, in the savepoint each test's transaction needs, on PostgreSQL the memory
-    # and one statement that writes the review and the memory; on SQLite the memory (for
-    # update), the review and the memory, each a statement
-    writes = 4 if connection.vendor == "postgresql" else 5
+    # answers (on PostgreSQL with the memory); then, in the savepoint each test's transaction
+    # needs, on PostgreSQL one statement that writes the review and the memory; on SQLite the
+    # memory (for update), the review and the memory, each a statement
+    writes = 3 if connection.vendor == "postgresql" else 5
     with django_assert_num_queries(3 + writes):
         client.post(practice_url(demo), data)
     for _ in range(5):
