@@ -136,9 +136,9 @@ class QueuedWritesCursor(base.SQLiteCursorWrapper):
         return self._rows.pop(0) if self._rows else None
 
     def fetchmany(self, size=None):
-        if self._rows is None:
-            return super().fetchmany(self.arraysize if size is None else size)
         size = self.arraysize if size is None else size
+        if self._rows is None:
+            return super().fetchmany(size)
         rows, self._rows = self._rows[:size], self._rows[size:]
         return rows
 

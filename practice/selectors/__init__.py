@@ -70,7 +70,7 @@ def round_progress(
     if key:
         params.append(key)
     rows = rawrows.instances(_round_with_answers_sql(by_key=bool(key)), params, (Round, Review))
-    return _with_round(progress, [(round_, review) for round_, review in rows])
+    return _with_round(progress, rows)
 
 
 def round_progress_and_memory(
@@ -85,9 +85,9 @@ def round_progress_and_memory(
         (Round, Review, Memory),
     )
     memory, version = cast(Memory | None, rows[0][2]), cast(str | None, rows[0][3])
-    progress = rounds.RoundProgress(questions=questions)
     rounds_and_answers = [(round_, review) for round_, review, *_ in rows if round_ is not None]
-    return _with_round(progress, rounds_and_answers), (memory, version if memory else None)
+    progress = _with_round(rounds.RoundProgress(questions=questions), rounds_and_answers)
+    return progress, (memory, version)
 
 
 def _with_round(progress: rounds.RoundProgress, rows: list) -> rounds.RoundProgress:
