@@ -7,8 +7,10 @@ and learners with 0 to 10,000 reviewed items or 20 lessons started. It serves ea
 (one sync worker a core, or BENCH_WORKERS) under its own settings and
 URLs (tools/bench_settings.py: the site's, plus a page without the database) and loads it with
 wrk from Debian's packages; answers, which each need a fresh form, are fetched first by a small
-Python client and then sent by wrk. On PostgreSQL the answers are also sent to two servers at
-once. It prints figures and ratios side by side and judges nothing;
+Python client and then sent by wrk. Every endpoint is measured in turn, then again, for
+BENCH_ROUNDS rounds (3) of BENCH_SECONDS (3 s), and each ratio is read round by round. On
+PostgreSQL the answers are also sent to two servers at once. It prints figures and ratios side
+by side and judges nothing;
 docs/performance.md reads them against the targets.
 """
 
@@ -31,7 +33,11 @@ from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 WORK = ROOT / "var" / "bench"
-SECONDS = int(os.environ.get("BENCH_SECONDS", "5"))
+SECONDS = int(os.environ.get("BENCH_SECONDS", "3"))
+# Each endpoint is measured once a round, the rounds one after another, so every ratio can be
+# read round by round from figures taken seconds apart; the machine's speed drifts more between
+# the first row and the last of one pass than within a round.
+ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
 CONNECTIONS = 16
 # One sync worker a core. Production's default (gunicorn.conf.py: two a core and one more) was
 # tried: on this 2-core machine it made no figure better and every figure noisier.
@@ -407,6 +413,15 @@ def answer_load(requests: list[str], *bases: str) -> dict:
     }
 
 
+def summary(samples: list[dict]) -> dict:
+    """One row from an endpoint's rounds: the median of each figure, the rounds kept."""
+    row = {
+        figure: statistics.median(sample[figure] for sample in samples)
+        for figure in ("rps", "p50", "p95", "cpu_ms")
+    }
+    return row | {"errors": sum(sample["errors"] for sample in samples), "rounds": samples}
+
+
 def first_load(base: str) -> tuple[int, int]:
     html = urllib.request.urlopen(base + SEED).read()
     assets = re.findall(rb'(?:src|href)="(/static/[^"]+)"', html)
@@ -422,7 +437,7 @@ PRACTICE = "practice page GET, learner with progress"
 REVIEW = "/review, learner with 100 items"
 POST = "practice POST (an answer)"
 POST_TWO = "practice POST, two servers"
-ANSWERS_PER_LEARNER = 250  # 4,000 prepared answers: more than 5 s can send
+ANSWERS_PER_LEARNER = 150  # a round's 2,400 prepared answers: more than 3 s can send
 
 
 def measure() -> dict:
@@ -439,26 +454,34 @@ def measure() -> dict:
         learner = data["sessions"]["learner"]
         paths = data["practice_paths"]
         learner_20 = data["sessions"]["learner_20"]
-        rows = {
-            "static file (server ceiling)": wrk(base + static),
-            "bare view, no database (framework ceiling)": wrk(base + "/bench/bare"),
-            VISITOR: wrk(base + SEED),
-            LEARNER: wrk(base + SEED, learner),
-            PRACTICE: wrk(base + SEED + "/practice", learner),
-            REVIEW: wrk(base + "/review", learner),
-            POST: answer_load(answer_forms(paths, base, ANSWERS_PER_LEARNER), base),
-            "lesson page, learner with 20 lessons started": wrk(base + SEED, learner_20),
-            "/sky (10,000 stars), 20 lessons started": wrk(base + "/sky", learner_20),
-            "/sky (10,000 stars), new browser": wrk(base + "/sky"),
-            "/sky (10,000 stars), learner with 100 items": wrk(base + "/sky", learner),
+        forms = answer_forms(paths, base, ANSWERS_PER_LEARNER * ROUNDS)
+        endpoints = {
+            "static file (server ceiling)": lambda _: wrk(base + static),
+            "bare view, no database (framework ceiling)": lambda _: wrk(base + "/bench/bare"),
+            VISITOR: lambda _: wrk(base + SEED),
+            LEARNER: lambda _: wrk(base + SEED, learner),
+            PRACTICE: lambda _: wrk(base + SEED + "/practice", learner),
+            REVIEW: lambda _: wrk(base + "/review", learner),
+            POST: lambda n: answer_load(forms[n::ROUNDS], base),
+            "lesson page, learner with 20 lessons started": lambda _: wrk(base + SEED, learner_20),
+            "/sky (10,000 stars), 20 lessons started": lambda _: wrk(base + "/sky", learner_20),
+            "/sky (10,000 stars), new browser": lambda _: wrk(base + "/sky"),
+            "/sky (10,000 stars), learner with 100 items": lambda _: wrk(base + "/sky", learner),
         }
+        rounds: dict[str, list[dict]] = {name: [] for name in endpoints}
+        for n in range(ROUNDS):
+            for name, measure_once in endpoints.items():
+                rounds[name].append(measure_once(n))
+        rows = {name: summary(samples) for name, samples in rounds.items()}
         data["first_load"] = first_load(base)
         if database_url != SQLITE_URL:
-            # A second server on the same database, each with its own per-process caches.
+            # A second server on the same database, each with its own per-process caches (one
+            # round).
             second = gunicorn(port + 1)
             try:
-                forms = answer_forms(paths, base, ANSWERS_PER_LEARNER)  # new learners
-                rows[POST_TWO] = answer_load(forms, base, f"http://127.0.0.1:{port + 1}")
+                new_forms = answer_forms(paths, base, ANSWERS_PER_LEARNER)  # new learners
+                two = answer_load(new_forms, base, f"http://127.0.0.1:{port + 1}")
+                rows[POST_TWO] = summary([two])
             finally:
                 second.terminate()
                 second.wait()
@@ -490,8 +513,9 @@ def report(runs: dict[str, dict]) -> None:
     names = list(runs)
     print(
         f"\nLightMySky bench: gunicorn {WORKERS} sync workers, {CONNECTIONS} connections, "
-        f"{SECONDS}s each, "
+        f"{ROUNDS} rounds of {SECONDS}s each, "
         f"loopback; {' and '.join(names)}\n"
+        "req/s, p50, p95 (ms) and cpu: the median of the rounds\n"
         "cpu: ms of CPU a request took in gunicorn's and PostgreSQL's processes (not wrk's);"
         " steadier than req/s on a shared machine\n"
     )
@@ -509,9 +533,11 @@ def report(runs: dict[str, dict]) -> None:
             errors += row["errors"]
         print(f"{endpoint:48}{cells}  {errors}")
 
-    def ratio(run: dict, top: str, bottom: str) -> float:
+    def ratio(run: dict, top: str, bottom: str, figure: str = "rps") -> list[float]:
+        """The ratio in each round, of two figures measured seconds apart."""
         rows = run["rows"]
-        return rows[top]["rps"] / rows[bottom]["rps"]
+        pairs = zip(rows[top]["rounds"], rows[bottom]["rounds"], strict=True)
+        return [upper[figure] / lower[figure] for upper, lower in pairs]
 
     ratios = [
         (
@@ -534,12 +560,12 @@ def report(runs: dict[str, dict]) -> None:
         (
             "answer POST p95 / learner lesson page p95",
             "<= 3",
-            lambda r: r["rows"][POST]["p95"] / r["rows"][LEARNER]["p95"],
+            lambda r: ratio(r, POST, LEARNER, "p95"),
         ),
         (
             "/sky server time, 10,000 / 1,000 stars",
             "<= 10.5",
-            lambda r: r["sky_ms"]["10000"] / r["sky_ms"]["1000"],
+            lambda r: [r["sky_ms"]["10000"] / r["sky_ms"]["1000"]],
         ),
         (
             "/sky cost / lesson page cost, 20 lessons started",
@@ -551,15 +577,27 @@ def report(runs: dict[str, dict]) -> None:
             ),
         ),
     ]
-    print(f"\n{'ratio':48}" + "".join(f" {name:>12}" for name in names) + "   target")
+
+    def cell(values: list[float]) -> str:
+        spread = f"{min(values):.2f}-{max(values):.2f}" if len(values) > 1 else ""
+        return f" {statistics.median(values):8.2f} {spread:>9}"
+
+    print(
+        f"\nratio: the median of the {ROUNDS} rounds' ratios, then the lowest and highest\n"
+        f"{'':48}" + "".join(f" {name:>18}" for name in names) + "   target"
+    )
     for label, target, value in ratios:
-        print(f"{label:48}" + "".join(f" {value(runs[n]):12.2f}" for n in names) + f"   {target}")
+        print(f"{label:48}" + "".join(cell(value(runs[n])) for n in names) + f"   {target}")
     if POST_TWO in runs[names[-1]]["rows"]:
-        run = runs[names[-1]]
+        rows = runs[names[-1]]["rows"]
         print(
-            f"{'answer POST, two servers / one server':48} {' ' * 13 * (len(names) - 1)}"
-            f"{ratio(run, POST_TWO, POST):12.2f}"
+            f"{'answer POST, two servers / one server':48} {' ' * 19 * (len(names) - 1)}"
+            f"{rows[POST_TWO]['rps'] / rows[POST]['rps']:8.2f}"
         )
+
+    for name in names:
+        if repeated := sum(r["repeated"] for r in runs[name]["rows"][POST]["rounds"]):
+            print(f"({name}: {repeated} answers sent twice, their round ran out of forms)")
 
     for name in names:
         run = runs[name]
