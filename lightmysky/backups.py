@@ -67,7 +67,7 @@ def run(command: list[str], env: dict[str, str] | None = None, what: str = "") -
 
 
 def is_postgres(database: dict) -> bool:
-    return database["ENGINE"].endswith("postgresql")
+    return "postgresql" in database["ENGINE"]
 
 
 def local_media(settings) -> Path | None:

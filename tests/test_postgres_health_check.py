@@ -1,0 +1,65 @@
+"""A connection kept between requests on PostgreSQL is checked before each request's first
+query: one the server ended is replaced, and a sound one costs the database nothing."""
+
+from __future__ import annotations
+
+import time
+
+import psycopg
+import pytest
+from django.core.signals import request_started
+from django.db import connection
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+def another_connection() -> psycopg.Connection:
+    params = connection.get_connection_params()
+    params.pop("cursor_factory", None)
+    params.pop("context", None)
+    return psycopg.connect(**params, autocommit=True)
+
+
+def server_view_of(pid: int) -> tuple[str, str] | None:
+    """The state and last statement the server shows for a backend, or None once it is gone."""
+    with another_connection() as other:
+        return other.execute(
+            "SELECT state, query FROM pg_stat_activity WHERE pid = %s", [pid]
+        ).fetchone()
+
+
+def next_request() -> None:
+    """What the server does before its next request: Django's close_old_connections runs, and
+    the kept connection is checked again before the request's first query."""
+    request_started.send(sender=None)
+
+
+def test_a_sound_kept_connection_is_used_without_a_statement_sent(client):
+    assert client.get("/").status_code == 200
+    pid = connection.connection.info.backend_pid
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT 'the last statement before the next request'")
+
+    next_request()
+    connection.cursor().close()  # where Django checks it: a request's first cursor
+
+    assert connection.connection.info.backend_pid == pid  # the same connection, kept
+    assert server_view_of(pid) == ("idle", "SELECT 'the last statement before the next request'")
+    assert client.get("/").status_code == 200
+
+
+def test_a_connection_the_server_ended_is_replaced_before_the_next_request(client):
+    assert client.get("/").status_code == 200
+    pid = connection.connection.info.backend_pid
+    with another_connection() as other:  # as a restart, or a pooler letting go, would
+        assert other.execute("SELECT pg_terminate_backend(%s)", [pid]).fetchone() == (True,)
+    for _ in range(100):
+        if server_view_of(pid) is None:
+            break
+        time.sleep(0.05)
+
+    next_request()
+    response = client.get("/")
+
+    assert response.status_code == 200
+    assert connection.connection.info.backend_pid != pid
