@@ -145,11 +145,11 @@ def test_practice_step_get_and_post(
     with django_assert_num_queries(3):
         page = learner_client.get(practice_url(demo))
     question, token = asked_question(page), form_token(page)
-    # the rate-limit counters' upsert, the session with the content version, the round with
-    # its answers (on PostgreSQL with the memory, as read to write it); then on PostgreSQL one
-    # statement writing the review and the memory, on SQLite one transaction: the memory (for
-    # update), the review and the memory
-    with assert_max_queries(4 if connection.vendor == "postgresql" else 6):
+    # the rate-limit counters' upsert, the session with the content version (on PostgreSQL in
+    # one statement), the round with its answers (on PostgreSQL with the memory, as read to
+    # write it); then on PostgreSQL one statement writing the review and the memory, on SQLite
+    # one transaction: the memory (for update), the review and the memory
+    with assert_max_queries(3 if connection.vendor == "postgresql" else 6):
         response = learner_client.post(
             practice_url(demo), {"token": token, "choice": sorted(question.correct_ids)}
         )
@@ -160,11 +160,12 @@ def test_a_rounds_first_answer_starts_it_with_the_answers_own_writes(
     learner_client, demo, assert_max_queries
 ):
     question, token = current_question(learner_client, practice_url(demo) + "?new=1")
-    # the rate-limit counters' upsert, the session with the content version, the round with
-    # its answers (none: the order it asks in comes in the signed form; on PostgreSQL with the
-    # memory); then on PostgreSQL one statement writing the round, the review and the memory;
-    # on SQLite one transaction: the round, the memory (for update), the review and the memory
-    with assert_max_queries(4 if connection.vendor == "postgresql" else 7):
+    # the rate-limit counters' upsert, the session with the content version (on PostgreSQL in
+    # one statement), the round with its answers (none: the order it asks in comes in the
+    # signed form; on PostgreSQL with the memory); then on PostgreSQL one statement writing the
+    # round, the review and the memory; on SQLite one transaction: the round, the memory (for
+    # update), the review and the memory
+    with assert_max_queries(3 if connection.vendor == "postgresql" else 7):
         response = learner_client.post(
             practice_url(demo), {"token": token, "choice": sorted(question.correct_ids)}
         )

@@ -50,6 +50,22 @@ def test_a_flood_of_answers_gets_429_with_retry_after(client, demo, settings):
     assert Review.objects.count() == 5
 
 
+def test_a_browser_naming_a_session_that_is_gone_is_still_counted(demo, settings):
+    # On PostgreSQL the count is sent with the session's read: it must not depend on a row.
+    settings.RATE_LIMITS = settings.RATE_LIMITS | {"answer": Limit(3, 50, 60)}
+    browser = browser_at("198.51.100.20")
+    gone = get_random_string(32, "abcdefghijklmnopqrstuvwxyz0123456789")
+    _, token = current_question(Client(), practice_url(demo))
+    statuses = []
+    for _ in range(5):
+        browser.cookies["sessionid"] = gone  # sent again, though each answer deletes it
+        response = browser.post(practice_url(demo), {"token": token, "choice": "nothing shown"})
+        statuses.append(response.status_code)
+    assert 429 not in statuses[:3]
+    assert statuses[3:] == [429, 429]
+    assert not Review.objects.exists()
+
+
 def test_the_address_budget_is_shared_by_browsers_behind_it(demo, settings):
     settings.RATE_LIMITS = settings.RATE_LIMITS | {"answer": Limit(100, 3, 60)}
     statuses = []
