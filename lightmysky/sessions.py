@@ -47,14 +47,18 @@ class SessionStore(db.SessionStore):
             cursor.execute(*self._read(_SESSION_WITH_VERSION))
             return self._from_row(cursor.fetchone())
 
-    def load_along_with(self, statement: str, params: Sequence[Any]) -> list[dict] | None:
+    def load_along_with(
+        self, statement: str, params: Sequence[Any], *, using: str
+    ) -> list[dict] | None:
         """Run `statement`, which writes and returns rows (INSERT … RETURNING, say), in the round
         trip that reads this session, and return its rows as dicts; the session is loaded with
         them. None, with nothing run, when that cannot be: the session is loaded already, the
-        browser named none, or the database is not PostgreSQL (SQLite cannot write in WITH)."""
+        browser named none, sessions live in another database than `using` (the statement's)
+        or the database is not PostgreSQL (SQLite cannot write in WITH)."""
         connection = self._connection()
         if (
-            self.session_key is None
+            connection.alias != using
+            or self.session_key is None
             or hasattr(self, "_session_cache")
             or connection.vendor != "postgresql"
         ):

@@ -10,6 +10,8 @@ import pytest
 from django.core.signals import request_started
 from django.db import connection
 
+from lightmysky.postgresql_backend import base
+
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
@@ -34,18 +36,36 @@ def next_request() -> None:
     request_started.send(sender=None)
 
 
+def check_before_the_next_request() -> None:
+    next_request()
+    connection.cursor().close()  # where Django checks it: a request's first cursor
+
+
 def test_a_sound_kept_connection_is_used_without_a_statement_sent(client):
+    check_before_the_next_request()  # one request a moment ago
     assert client.get("/").status_code == 200
     pid = connection.connection.info.backend_pid
     with connection.cursor() as cursor:
         cursor.execute("SELECT 'the last statement before the next request'")
 
-    next_request()
-    connection.cursor().close()  # where Django checks it: a request's first cursor
+    check_before_the_next_request()
 
     assert connection.connection.info.backend_pid == pid  # the same connection, kept
     assert server_view_of(pid) == ("idle", "SELECT 'the last statement before the next request'")
     assert client.get("/").status_code == 200
+
+
+def test_a_connection_unused_for_a_while_is_checked_with_a_statement(client, monkeypatch):
+    # A NAT or a load balancer may have forgotten it without telling either end.
+    check_before_the_next_request()
+    assert client.get("/").status_code == 200
+    pid = connection.connection.info.backend_pid
+    monkeypatch.setattr(base, "RECENTLY", 0.0)  # every earlier check is too long ago
+
+    check_before_the_next_request()
+
+    assert connection.connection.info.backend_pid == pid
+    assert server_view_of(pid) == ("idle", "SELECT 1")
 
 
 def test_a_connection_the_server_ended_is_replaced_before_the_next_request(client):

@@ -114,7 +114,7 @@ def _increment_in_database(
     params = [value for key in keys for value in (key, window_end)]
     # One round trip instead of two, on PostgreSQL, for a POST that has not read its session.
     if isinstance(session, SessionStore) and (
-        (counted := session.load_along_with(sql, params)) is not None
+        (counted := session.load_along_with(sql, params, using=connection.alias)) is not None
     ):
         return {row["key"]: row["count"] for row in counted}
     with connection.cursor() as cursor:
