@@ -90,7 +90,7 @@ def database_from_url(url: str) -> dict:
             # Checked before each request's first query, without a round trip when the
             # connection has nothing to read (lightmysky/postgresql_backend).
             "CONN_HEALTH_CHECKS": True,
-            "OPTIONS": {**postgres_statement_options(), **options},
+            "OPTIONS": {**POSTGRES_KEEPALIVES, **postgres_statement_options(), **options},
         }
     if conn_max_age is not None:
         try:
@@ -100,6 +100,19 @@ def database_from_url(url: str) -> dict:
                 f"conn_max_age in DATABASE_URL must be a whole number, not {conn_max_age!r}."
             ) from None
     return database
+
+
+# TCP keepalives on connections to PostgreSQL (libpq's options; a parameter of the same name in
+# DATABASE_URL wins). A kept connection that sits idle is probed after a minute: the probes
+# keep a NAT's or a load balancer's entry for it alive, and a peer gone without a word is
+# found within 90 s, its socket then in error, which the health check sees
+# (lightmysky/postgresql_backend). Unix sockets ignore them.
+POSTGRES_KEEPALIVES = {
+    "keepalives": 1,
+    "keepalives_idle": 60,
+    "keepalives_interval": 10,
+    "keepalives_count": 3,
+}
 
 
 def postgres_statement_options() -> dict:

@@ -1,8 +1,10 @@
 """A connection kept between requests on PostgreSQL is checked before each request's first
-query: one the server ended is replaced, and a sound one costs the database nothing."""
+query: one the server ended is replaced, and a sound one costs the database nothing. Over TCP it
+probes an idle server with keepalives."""
 
 from __future__ import annotations
 
+import socket
 import time
 
 import psycopg
@@ -83,3 +85,16 @@ def test_a_connection_the_server_ended_is_replaced_before_the_next_request(clien
 
     assert response.status_code == 200
     assert connection.connection.info.backend_pid != pid
+
+
+def test_a_tcp_connection_probes_the_server_when_idle():
+    if connection.settings_dict["HOST"].startswith("/"):
+        pytest.skip("a Unix socket has no keepalives")
+    connection.ensure_connection()
+    sock = socket.socket(fileno=connection.connection.fileno())
+    try:
+        assert sock.getsockopt(socket.SOL_SOCKET, socket.SO_KEEPALIVE)
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPIDLE) == 60
+        assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_KEEPCNT) == 3
+    finally:
+        sock.detach()  # the socket stays the connection's

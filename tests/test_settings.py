@@ -33,9 +33,17 @@ def test_conn_max_age_in_the_url_sets_persistent_connections_not_a_driver_option
 def test_postgresql_prepares_statements_unless_a_pooler_needs_them_off(monkeypatch):
     monkeypatch.delenv("DATABASE_PREPARED_STATEMENTS", raising=False)
     options = database_from_url("postgres://sky@db/sky")["OPTIONS"]
-    assert options == {"server_side_binding": True, "prepare_threshold": 5}
+    assert (options["server_side_binding"], options["prepare_threshold"]) == (True, 5)
     monkeypatch.setenv("DATABASE_PREPARED_STATEMENTS", "0")
-    assert database_from_url("postgres://sky@db/sky")["OPTIONS"] == {}
+    options = database_from_url("postgres://sky@db/sky")["OPTIONS"]
+    assert "server_side_binding" not in options and "prepare_threshold" not in options
+
+
+def test_postgresql_connections_send_keepalives_unless_the_url_says_otherwise():
+    options = database_from_url("postgres://sky@db/sky")["OPTIONS"]
+    assert (options["keepalives"], options["keepalives_idle"]) == (1, 60)
+    options = database_from_url("postgres://sky@db/sky?keepalives_idle=20&keepalives=0")["OPTIONS"]
+    assert (options["keepalives"], options["keepalives_idle"]) == (0, 20)
 
 
 def test_a_conn_max_age_that_is_not_a_number_is_explained():
