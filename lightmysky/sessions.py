@@ -66,10 +66,11 @@ class SessionStore(db.SessionStore):
         sql, read_params = self._read(_SESSION_WITH_VERSION_ALONG, along=statement)
         with connection.cursor() as cursor:
             cursor.execute(sql, [*params, *read_params])
-            *row, rows = cursor.fetchone()
-        stored = self._from_row(None if row[0] is None else tuple(row))
-        self._session_cache = self.decode(stored.session_data) if stored else {}
-        return rows
+            *session_row, statement_rows = cursor.fetchone()
+        # No session row (the outer join's nulls) reads as none found, as in _get_session_from_db.
+        stored = self._from_row(tuple(session_row) if session_row[0] is not None else None)
+        self._session_cache = self.decode(stored.session_data) if stored else {}  # as load()
+        return statement_rows
 
     def _connection(self):
         return connections[router.db_for_read(self.model)]

@@ -3,9 +3,11 @@ from __future__ import annotations
 import io
 import os
 
+import psycopg
 import pytest
 from django.contrib.auth.models import User
 from django.core.management import call_command
+from django.db import connection
 from django.test import Client
 
 from lessons.models import Lesson
@@ -42,6 +44,15 @@ SEED_ID = "mt__e-JwIxHek"
 SEED_PATH = (
     "/learn/computing/training-across-many-devices-data-model-and-pipeline-parallelism-" + SEED_ID
 )
+
+
+def another_postgres_connection() -> psycopg.Connection:
+    """A connection of its own to the test database, as another process would open one."""
+    params = connection.get_connection_params()
+    database = {
+        key: params[key] for key in ("dbname", "user", "password", "host", "port") if key in params
+    }
+    return psycopg.connect(**database, autocommit=True)
 
 
 @pytest.fixture(autouse=True)

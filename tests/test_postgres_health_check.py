@@ -7,26 +7,19 @@ from __future__ import annotations
 import socket
 import time
 
-import psycopg
 import pytest
 from django.core.signals import request_started
 from django.db import connection
 
 from lightmysky.postgresql_backend import base
+from tests.conftest import another_postgres_connection
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
-def another_connection() -> psycopg.Connection:
-    params = connection.get_connection_params()
-    params.pop("cursor_factory", None)
-    params.pop("context", None)
-    return psycopg.connect(**params, autocommit=True)
-
-
 def server_view_of(pid: int) -> tuple[str, str] | None:
     """The state and last statement the server shows for a backend, or None once it is gone."""
-    with another_connection() as other:
+    with another_postgres_connection() as other:
         return other.execute(
             "SELECT state, query FROM pg_stat_activity WHERE pid = %s", [pid]
         ).fetchone()
@@ -73,7 +66,7 @@ def test_a_connection_unused_for_a_while_is_checked_with_a_statement(client, mon
 def test_a_connection_the_server_ended_is_replaced_before_the_next_request(client):
     assert client.get("/").status_code == 200
     pid = connection.connection.info.backend_pid
-    with another_connection() as other:  # as a restart, or a pooler letting go, would
+    with another_postgres_connection() as other:  # as a restart, or a pooler letting go, would
         assert other.execute("SELECT pg_terminate_backend(%s)", [pid]).fetchone() == (True,)
     for _ in range(100):
         if server_view_of(pid) is None:

@@ -5,12 +5,11 @@ every request until it is reloaded."""
 
 from __future__ import annotations
 
-import psycopg
 import pytest
 from django.db import connection
 from django.test import Client
 
-from tests.conftest import SEED_PATH
+from tests.conftest import SEED_PATH, another_postgres_connection
 from tests.practice.helpers import answer, practice_url
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -18,9 +17,7 @@ pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 def alter_version_column(to: str) -> None:
     """As `manage.py migrate` would, from a connection of its own."""
-    params = connection.get_connection_params()
-    database = {key: params[key] for key in ("dbname", "user", "host", "port") if key in params}
-    with psycopg.connect(**database, autocommit=True) as migrating:
+    with another_postgres_connection() as migrating:
         migrating.execute(f"ALTER TABLE lessons_contentversion ALTER COLUMN number TYPE {to}")
 
 

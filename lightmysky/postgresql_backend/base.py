@@ -36,7 +36,8 @@ class DatabaseWrapper(base.DatabaseWrapper):
         if self.connection is None or not self.health_check_enabled or self.health_check_done:
             return
         now = time.monotonic()
-        recently_checked, self._checked_at = now - self._checked_at < RECENTLY, now
+        recently_checked = now - self._checked_at < RECENTLY
+        self._checked_at = now
         if recently_checked and self._idle_with_nothing_to_read():
             self.health_check_done = True
             return
