@@ -177,12 +177,21 @@ def practice_round(
 
     learner = selectors.learner_for_request(request)
     now = timezone.now()
-    memories = None  # read once, for a new round's order and the constellation alike
+    whole_page = not request.htmx or request.htmx.history_restore_request
+    # The memories are read once, for a new round's order and the constellation alike; the
+    # whole page reads them (with the header's counter) in the round's query.
+    memories: dict | None = None
     stars = functools.partial(
         constellations.lesson_memories_and_counter, learner=learner, lesson=lesson, now=now
     )
-    progress = selectors.round_progress(learner=learner, lesson=lesson, questions=questions)
-    context: dict = {"lesson": lesson, "progress": progress}
+    context: dict = {"lesson": lesson}
+    if whole_page:
+        memories, context["sky_counter"], progress = constellations.lesson_stars_and_round(
+            learner=learner, lesson=lesson, questions=questions, now=now
+        )
+    else:
+        progress = selectors.round_progress(learner=learner, lesson=lesson, questions=questions)
+    context["progress"] = progress
     answered = small_int(request.GET.get("answered"))
     # A question's own address (?q=3): once answered, it shows its answer, never a fresh form.
     asked = small_int(request.GET.get("q"))
@@ -196,7 +205,8 @@ def practice_round(
     elif progress.finished and "summary" in request.GET:
         context["round_end"] = True  # the round's summary, on the lesson's constellation
     elif request.GET.get("new") or progress.round is None or progress.finished:
-        memories, context["sky_counter"] = stars()
+        if memories is None:
+            memories, context["sky_counter"] = stars()
         round_key = _next_round_key(request, lesson, after=progress.round)
         progress = rounds.RoundProgress(
             questions=selectors.new_round_questions(questions=questions, memories=memories, now=now)
@@ -205,7 +215,6 @@ def practice_round(
         context["progress"] = progress
     else:
         context |= _question_form(lesson, progress, progress.round.key)
-    whole_page = not request.htmx or request.htmx.history_restore_request
     if whole_page or context.get("round_end"):
         if memories is None:  # the header's counter comes with them
             memories, context["sky_counter"] = stars()

@@ -140,9 +140,9 @@ def test_lesson_page_for_a_learner(learner_client, django_assert_num_queries):
 def test_practice_step_get_and_post(
     learner_client, demo, assert_max_queries, django_assert_num_queries
 ):
-    # the session with the content version; the round with its answers (one query, begun or
-    # not); the lesson's memories with the header's counter
-    with django_assert_num_queries(3):
+    # the session with the content version; the round with its answers (begun or not), the
+    # lesson's memories and the header's counter, in one query
+    with django_assert_num_queries(2):
         page = learner_client.get(practice_url(demo))
     question, token = asked_question(page), form_token(page)
     # the rate-limit counters' upsert, the session with the content version (on PostgreSQL in
@@ -321,7 +321,7 @@ def test_after_a_round_its_summary_and_missed_practice_cost_the_same_for_1_or_50
         assert response.status_code == 200
         assert ("question" in response.context) == (page == "?missed=1")
         counts.append(len(captured))
-    assert counts == [3, 3], counts  # the session with the version, the round, the stars
+    assert counts == [2, 2], counts  # the session with the version; the round with the stars
 
 
 def test_review_with_nothing_due(client, demo, django_assert_num_queries):

@@ -62,15 +62,16 @@ def round_progress(
     *, learner: Learner | None, lesson: Lesson, questions: list[Question], key: str | None = None
 ) -> rounds.RoundProgress:
     """The learner's round of this lesson with this key, or else their latest one, with its
-    answers: one query, on every practice page and answer."""
+    answers: one query, on every answer and every practice page (whose whole page reads it
+    with the lesson's stars: `constellations.lesson_stars_and_round`)."""
     progress = rounds.RoundProgress(questions=questions)
     if learner is None:
         return progress
     params: list = [learner.pk, lesson.pk]
     if key:
         params.append(key)
-    rows = rawrows.instances(_round_with_answers_sql(by_key=bool(key)), params, (Round, Review))
-    return _with_round(progress, rows)
+    rows = rawrows.instances(round_with_answers_sql(by_key=bool(key)), params, (Round, Review))
+    return with_round(progress, rows)
 
 
 def round_progress_and_memory(
@@ -86,34 +87,40 @@ def round_progress_and_memory(
     )
     memory, version = cast(Memory | None, rows[0][2]), cast(str | None, rows[0][3])
     rounds_and_answers = [(round_, review) for round_, review, *_ in rows if round_ is not None]
-    progress = _with_round(rounds.RoundProgress(questions=questions), rounds_and_answers)
+    progress = with_round(rounds.RoundProgress(questions=questions), rounds_and_answers)
     return progress, (memory, version)
 
 
-def _with_round(progress: rounds.RoundProgress, rows: list) -> rounds.RoundProgress:
-    """`progress` with the round and its answers read as rows of (round, review or None)."""
+def with_round(progress: rounds.RoundProgress, rows: list) -> rounds.RoundProgress:
+    """`progress` with the round and its answers read as rows of (round, review or None), in
+    any order (`round_with_answers_sql`)."""
     if not rows:
         return progress
     progress.round = cast(Round, rows[0][0])
-    for _, row in rows:
-        if row is not None:
-            review = cast(Review, row)
-            review.round = progress.round
-            progress.reviews.append(review)
+    reviews = [cast(Review, review) for _, review in rows if review is not None]
+    for review in sorted(reviews, key=_in_round_order):
+        review.round = progress.round
+        progress.reviews.append(review)
     progress.questions = rounds.in_stored_order(progress.questions, progress.round.question_order)
     return progress
 
 
+def _in_round_order(review: Review) -> tuple[bool, int, int]:
+    return review.round_step is None, review.round_step or 0, review.pk
+
+
 @functools.cache
-def _round_with_answers_sql(*, by_key: bool) -> str:
+def round_with_answers_sql(*, by_key: bool, more_columns: str = "") -> str:
+    """A learner's round of a lesson (params: the learner's pk, the lesson's, and with `by_key`
+    the round's key; else their latest round) joined to its answers, one row each, with
+    `more_columns` after the models' columns."""
     round_table, review_table = Round._meta.db_table, Review._meta.db_table
     chosen = 'AND "key" = %s' if by_key else "ORDER BY started_at DESC, id DESC"
     return (
-        f"SELECT {rawrows.columns(Round, 'r')}, {rawrows.columns(Review, 'v')}"
+        f"SELECT {rawrows.columns(Round, 'r')}, {rawrows.columns(Review, 'v')}{more_columns}"
         f" FROM {round_table} r LEFT OUTER JOIN {review_table} v ON v.round_id = r.id"
         f" WHERE r.id = (SELECT id FROM {round_table} WHERE learner_id = %s AND lesson_id = %s"
         f" {chosen} LIMIT 1)"
-        " ORDER BY v.round_step, v.id"
     )
 
 
@@ -130,7 +137,6 @@ def _round_with_answers_and_memory_sql() -> str:
         f" LEFT OUTER JOIN {review_table} v ON v.round_id = r.id"
         f" LEFT OUTER JOIN {Memory._meta.db_table} m"
         " ON m.learner_id = %s AND m.question_id = %s"
-        " ORDER BY v.round_step, v.id"
     )
 
 

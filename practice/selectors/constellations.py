@@ -20,11 +20,12 @@ from lessons.models import Flashcard, Lesson, Question, Subject
 from lessons.selectors import Item, items_of, lesson_page
 from lightmysky.lib import charts, rawrows
 from lightmysky.lib.versioned import versioned_in_process
-from practice import rounds, scheduling, sky
+from practice import rounds, scheduling, selectors, sky
 from practice.models import (
     Learner,
     Memory,
     Review,
+    Round,
     learned_now,
 )
 from practice.selectors import lesson_memories
@@ -585,15 +586,26 @@ def _in_published_lesson(alias: str = "m") -> str:
     )
 
 
+# The memory columns `_memories_and_counter_sql` reads, after the row's kind (0 for a memory,
+# 1 for the counter).
+_MEMORY_COLUMNS = (
+    "id",
+    "question_id",
+    "flashcard_id",
+    *Memory.STATE_FIELDS,
+    "last_rating",
+    "evidence",
+    "lit_at",
+)
+
+
 @functools.cache
 def _memories_and_counter_sql(rows_where: str) -> str:
     """Memory rows and, after them, one row of the header counter's figures, in one query.
     Written out rather than built by the ORM on every request: building such a union cost more
     than running it (2 ms a page)."""
     memory = Memory._meta.db_table
-    fields: tuple[str, ...] = ("id", "question_id", "flashcard_id", *Memory.STATE_FIELDS)
-    fields += ("last_rating", "evidence", "lit_at")
-    columns = ", ".join(f"m.{name}" for name in fields)
+    columns = ", ".join(f"m.{name}" for name in _MEMORY_COLUMNS)
     return (
         f"SELECT 0, {columns} FROM {memory} m WHERE {rows_where} "
         "UNION ALL "
@@ -603,7 +615,7 @@ def _memories_and_counter_sql(rows_where: str) -> str:
         "SUM(CASE WHEN m.due > %s AND m.evidence > %s AND m.last_rating <> %s THEN 1 ELSE 0 END), "
         "SUM(CASE WHEN m.due <= %s THEN 1 ELSE 0 END), "
         "SUM(CASE WHEN m.lit_at IS NOT NULL THEN 1 ELSE 0 END), "
-        + ", ".join(["NULL"] * (len(fields) - 3))
+        + ", ".join(["NULL"] * (len(_MEMORY_COLUMNS) - 3))
         + f" FROM {memory} m WHERE m.learner_id = %s AND {_in_published_lesson()}"
     )
 
@@ -617,21 +629,25 @@ def _aware(value: datetime | str | None) -> datetime | None:
     return value
 
 
+def _counter_params(params: list, *, learner: Learner, now: datetime) -> list:
+    """`params` of the memory rows' condition, then the counter's."""
+    moment = connection.ops.adapt_datetimefield_value(now)
+    return [*params, moment, sky.NO_EVIDENCE, scheduling.AGAIN, moment, learner.pk]
+
+
 def _memories_and_counter(
     rows_where: str, params: list, *, learner: Learner, now: datetime
 ) -> tuple[list[MemoryRow], SkyCounter]:
-    moment = connection.ops.adapt_datetimefield_value(now)
-    params = [
-        *params,
-        moment,
-        sky.NO_EVIDENCE,
-        scheduling.AGAIN,
-        moment,
-        learner.pk,
-    ]
     with connection.cursor() as cursor:
-        cursor.execute(_memories_and_counter_sql(rows_where), params)
-        rows = cursor.fetchall()
+        cursor.execute(
+            _memories_and_counter_sql(rows_where),
+            _counter_params(params, learner=learner, now=now),
+        )
+        return _memory_rows_and_counter(cursor.fetchall())
+
+
+def _memory_rows_and_counter(rows) -> tuple[list[MemoryRow], SkyCounter]:
+    """The rows of `_memories_and_counter_sql`, read."""
     memories, counter = [], SkyCounter(learned=0, due=0, ever_lit=0)
     for is_counter, pk, question_id, flashcard_id, *rest in rows:
         if is_counter:
@@ -649,6 +665,9 @@ def _memories_and_counter(
     return memories, counter
 
 
+_OF_LESSON = "m.learner_id = %s AND m.lesson_id = %s"
+
+
 def lesson_memories_and_counter(
     *, learner: Learner | None, lesson: Lesson, now: datetime
 ) -> tuple[dict[tuple[str, int], tuple], SkyCounter | None]:
@@ -657,8 +676,46 @@ def lesson_memories_and_counter(
     if learner is None:
         return {}, None
     rows, counter = _memories_and_counter(
-        "m.learner_id = %s AND m.lesson_id = %s", [learner.pk, lesson.pk], learner=learner, now=now
+        _OF_LESSON, [learner.pk, lesson.pk], learner=learner, now=now
     )
+    return _by_item(rows), counter
+
+
+def lesson_stars_and_round(
+    *, learner: Learner | None, lesson: Lesson, questions: list[Question], now: datetime
+) -> tuple[dict[tuple[str, int], tuple], SkyCounter | None, rounds.RoundProgress]:
+    """`lesson_memories_and_counter` and the learner's latest round of the lesson
+    (`selectors.round_progress`): a whole practice page's reads, in one query."""
+    if learner is None:
+        return {}, None, rounds.RoundProgress(questions=questions)
+    of_lesson = [learner.pk, lesson.pk]
+    params = [*of_lesson, *_counter_params(of_lesson, learner=learner, now=now)]
+    rows = rawrows.instances(_stars_and_round_sql(), params, (Round, Review))
+    rounds_and_answers = [(round_, review) for round_, review, kind, *_ in rows if kind == _ROUND]
+    memories, counter = _memory_rows_and_counter(row[2:] for row in rows if row[2] != _ROUND)
+    progress = selectors.with_round(rounds.RoundProgress(questions=questions), rounds_and_answers)
+    return _by_item(memories), counter, progress
+
+
+_ROUND = 2  # the kind of a row of the round (memories are 0, the counter 1)
+
+
+@functools.cache
+def _stars_and_round_sql() -> str:
+    """The round's rows (`selectors.round_with_answers_sql`), then the memories' and the
+    counter's (`_memories_and_counter_sql`), each kind's columns null in the others' rows."""
+    round_columns = len(Round._meta.concrete_fields) + len(Review._meta.concrete_fields)
+    round_rows = selectors.round_with_answers_sql(
+        by_key=False, more_columns=f", {_ROUND}" + ", NULL" * len(_MEMORY_COLUMNS)
+    )
+    return (
+        f"{round_rows} UNION ALL SELECT {', '.join(['NULL'] * round_columns)}, stars.*"
+        f" FROM ({_memories_and_counter_sql(_OF_LESSON)}) AS stars"
+    )
+
+
+def _by_item(rows: list[MemoryRow]) -> dict[tuple[str, int], tuple]:
+    """Memories by (kind, item id), as `lesson_memories` gives them."""
     memories: dict[tuple[str, int], tuple] = {}
     for row in rows:
         key = ("question", row.question_id) if row.question_id else ("flashcard", row.flashcard_id)
@@ -668,7 +725,7 @@ def lesson_memories_and_counter(
             row.evidence,
             row.ever_lit,
         )
-    return memories, counter
+    return memories
 
 
 def next_due_and_counter(

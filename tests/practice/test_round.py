@@ -186,15 +186,37 @@ def test_a_page_from_the_back_button_is_stale_and_stores_nothing(client, demo):
 
 def test_round_pages_have_a_fixed_number_of_queries(client, demo, django_assert_num_queries):
     answer(client, demo, right=True)
-    # the session with the content version (the lesson and its questions come from the cache),
-    # the latest round's answers with the round, the constellation's memories with the header's
-    # sky counter
-    with django_assert_num_queries(3):
+    # the session with the content version (the lesson and its questions come from the cache);
+    # the latest round with its answers, the constellation's memories and the header's sky
+    # counter, in one query
+    with django_assert_num_queries(2):
         client.get(practice_url(demo))
     for _ in range(5):
         answer(client, demo, right=False)
-    with django_assert_num_queries(3):
+    with django_assert_num_queries(2):
         client.get(practice_url(demo))
+
+
+def test_a_practice_page_shows_each_answer_of_its_round_in_order(client, demo):
+    """The round, the stars and the header's counter come in one query; each answer is still
+    found at its own number, and the counter and the constellation match the lesson page's."""
+    asked = []
+    for right in (True, False, True, False, True):
+        asked.append((current_question(client, practice_url(demo))[0], right))
+        answer(client, demo, right=right)
+    for number, (question, right) in enumerate(asked, start=1):
+        feedback = client.get(practice_url(demo) + f"?answered={number}").context["feedback"]
+        assert (feedback["question"], feedback["review"].correct) == (question, right)
+    practice_page = client.get(practice_url(demo)).content.decode()
+    assert "Question 6 of 8" in practice_page
+    assert "3 learned so far" in practice_page
+
+    def stars(html: str) -> list[str]:
+        return re.findall(r"<title>((?:Question|Flashcard) \d+ of [^<]+)</title>", html)
+
+    lesson_page = client.get(SEED_PATH).content.decode()
+    assert sum(": kindled" in star for star in stars(practice_page)) == 3
+    assert stars(practice_page) == stars(lesson_page)
 
 
 def test_answer_post_query_count_does_not_grow_with_history(
