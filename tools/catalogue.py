@@ -13,7 +13,14 @@ from django.db import transaction
 
 from lessons.models import Area, ContentVersion, Lesson, Question, Subject
 from practice import sky
-from practice.models import LEARNER_PK_SESSION_KEY, LEARNER_SESSION_KEY, Learner, Memory, Review
+from practice.models import (
+    LEARNER_PK_SESSION_KEY,
+    LEARNER_SESSION_KEY,
+    Learner,
+    Memory,
+    Review,
+    Round,
+)
 
 QUESTIONS = 8
 CHOICES = [
@@ -72,11 +79,16 @@ def add_lessons(count: int, *, subjects: int = 10, offset: int = 0) -> list[Less
 
 def learner_with(questions: list[Question], now: datetime) -> Learner:
     """A learner who has answered each of these questions, their stars in every state: lit,
-    kindled, due and missed, by turns."""
+    kindled, due and missed, by turns; in a round of each lesson, as practice pages ask them
+    (finished where every question of the lesson was answered)."""
     learner = Learner.objects.create()
+    rounds = _rounds_of(learner, questions, now - timedelta(days=2))
     memories, reviews = [], []
     for n, question in enumerate(questions):
         fields = {"learner": learner, "lesson_id": question.lesson_id, "question": question}
+        round_ = rounds[question.lesson_id]
+        assert round_.question_order is not None
+        step = round_.question_order.index(question.pk)
         turn = n % 4
         memories.append(
             Memory(
@@ -94,6 +106,8 @@ def learner_with(questions: list[Question], now: datetime) -> Learner:
         reviews.append(
             Review(
                 **fields,
+                round=round_,
+                round_step=step,
                 attempt=f"catalogue-{question.pk}",
                 rating=1 if turn == 3 else 3,
                 reviewed_at=now - timedelta(days=2),
@@ -104,6 +118,30 @@ def learner_with(questions: list[Question], now: datetime) -> Learner:
     Memory.objects.bulk_create(memories)
     Review.objects.bulk_create(reviews)
     return learner
+
+
+def _rounds_of(learner: Learner, questions: list[Question], when: datetime) -> dict[int, Round]:
+    """A round by lesson for each lesson of `questions`, stored, asking its questions in order."""
+    answered = {question.pk for question in questions}
+    orders: dict[int, list[int]] = {}
+    for lesson_id, pk in (
+        Question.objects.filter(lesson_id__in={question.lesson_id for question in questions})
+        .order_by("lesson_id", "position")
+        .values_list("lesson_id", "pk")
+    ):
+        orders.setdefault(lesson_id, []).append(pk)
+    made = Round.objects.bulk_create(
+        Round(
+            learner=learner,
+            lesson_id=lesson_id,
+            key=f"catalogue-{lesson_id}",
+            started_at=when,
+            finished_at=when if answered.issuperset(order) else None,
+            question_order=order,
+        )
+        for lesson_id, order in orders.items()
+    )
+    return {round_.lesson_id: round_ for round_ in made}
 
 
 def learner_of_lessons(lessons: list[Lesson], now: datetime) -> Learner:
