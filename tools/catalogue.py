@@ -86,9 +86,6 @@ def learner_with(questions: list[Question], now: datetime) -> Learner:
     memories, reviews = [], []
     for n, question in enumerate(questions):
         fields = {"learner": learner, "lesson_id": question.lesson_id, "question": question}
-        round_ = rounds[question.lesson_id]
-        assert round_.question_order is not None
-        step = round_.question_order.index(question.pk)
         turn = n % 4
         memories.append(
             Memory(
@@ -106,8 +103,8 @@ def learner_with(questions: list[Question], now: datetime) -> Learner:
         reviews.append(
             Review(
                 **fields,
-                round=round_,
-                round_step=step,
+                round=rounds[question.lesson_id],
+                round_step=question.position - 1,  # each round asks its lesson's in order
                 attempt=f"catalogue-{question.pk}",
                 rating=1 if turn == 3 else 3,
                 reviewed_at=now - timedelta(days=2),

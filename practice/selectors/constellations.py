@@ -681,6 +681,9 @@ def lesson_memories_and_counter(
     return _by_item(rows), counter
 
 
+_ROUND = 2  # the kind of a row of the round (memories are 0, the counter 1)
+
+
 def lesson_stars_and_round(
     *, learner: Learner | None, lesson: Lesson, questions: list[Question], now: datetime
 ) -> tuple[dict[tuple[str, int], tuple], SkyCounter | None, rounds.RoundProgress]:
@@ -692,12 +695,9 @@ def lesson_stars_and_round(
     params = [*of_lesson, *_counter_params(of_lesson, learner=learner, now=now)]
     rows = rawrows.instances(_stars_and_round_sql(), params, (Round, Review))
     rounds_and_answers = [(round_, review) for round_, review, kind, *_ in rows if kind == _ROUND]
-    memories, counter = _memory_rows_and_counter(row[2:] for row in rows if row[2] != _ROUND)
+    memories, counter = _memory_rows_and_counter(star for _, _, *star in rows if star[0] != _ROUND)
     progress = selectors.with_round(rounds.RoundProgress(questions=questions), rounds_and_answers)
     return _by_item(memories), counter, progress
-
-
-_ROUND = 2  # the kind of a row of the round (memories are 0, the counter 1)
 
 
 @functools.cache
