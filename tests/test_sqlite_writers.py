@@ -175,3 +175,16 @@ def test_a_lock_file_the_site_cannot_open_leaves_writers_to_sqlite(tmp_path, cap
     finally:
         wrapper.close()
     assert "busy handler" in caplog.text
+
+
+@pytest.mark.parametrize("padding", [0, 10_000], ids=["remembered", "too long to remember"])
+def test_a_statement_sent_again_reads_its_placeholders_and_percent_signs_the_same(padding):
+    """Each statement's SQLite form is remembered (lightmysky.sqlite_backend): the second
+    sending must mean what the first did, with other values."""
+    statement = "SELECT '100%%', '%%s', %s" + " " * padding
+    with connection.cursor() as cursor:
+        for value in (1, 2):
+            cursor.execute(statement, [value])
+            assert cursor.fetchone() == ("100%", "%s", value)
+        cursor.execute("SELECT %(value)s, '5%%'", {"value": 3})
+        assert cursor.fetchone() == (3, "5%")
