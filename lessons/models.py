@@ -224,9 +224,13 @@ class Lesson(models.Model):
             # and stops at the first one that fits, instead of sorting the whole catalogue.
             models.Index(fields=["status", "title"], name="lesson_status_title"),
             # The few drafts, for the learner's counter: every memory not in one counts
-            # (practice.selectors.constellations._in_published_lesson).
+            # (practice.selectors.constellations._in_published_lesson). With the status in it,
+            # the index alone answers the query, and SQLite then prefers it to scanning the
+            # whole status index above (70 µs a page for 1,250 lessons, and growing with them).
             models.Index(
-                fields=["id"], condition=~Q(status="published"), name="lesson_unpublished"
+                fields=["id", "status"],
+                condition=~Q(status="published"),
+                name="lesson_unpublished",
             ),
         ]
         constraints = [

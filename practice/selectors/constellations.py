@@ -576,8 +576,7 @@ def _in_published_lesson(alias: str = "m") -> str:
     Written as "not in a draft" with the status as a literal: the drafts are few and their
     partial index (lesson_unpublished) finds them at once, where joining every memory to its
     lesson probed the lesson table once a memory. The same text as the index's condition, so
-    that a prepared plan on PostgreSQL uses it (SQLite reads the drafts from its status index
-    instead)."""
+    that a prepared plan on PostgreSQL uses it; SQLite uses it because it holds the status too."""
     published = Lesson.Status.PUBLISHED.value
     assert published.isalpha()  # a literal in SQL: our own constant, never input
     return (
