@@ -9,7 +9,11 @@ stopped using it, and is then listed in CONTRACTIONS with that reason.
 
 from __future__ import annotations
 
-from django.db import migrations
+import threading
+
+import pytest
+from django.core.management import call_command
+from django.db import OperationalError, connection, connections, migrations
 from django.db.migrations.loader import MigrationLoader
 from django.db.models import NOT_PROVIDED
 
@@ -63,3 +67,33 @@ def test_the_policy_catches_a_new_column_with_only_a_python_default(monkeypatch)
     assert policy_violations() == [
         "practice.9999_client: Add field client to review is NOT NULL without db_default"
     ]
+
+
+@pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's table locks")
+@pytest.mark.django_db(transaction=True)
+def test_a_migration_that_drops_an_index_gives_up_behind_a_backup_instead_of_stalling_pages():
+    """Dropping an index locks the lessons against every read; behind a backup's long
+    transaction the migration waits 5 s at most, then fails and can be run again."""
+    call_command("migrate", "lessons", "0014", verbosity=0)
+    backup = connections.create_connection("default")
+    try:
+        backup.set_autocommit(False)
+        with backup.cursor() as cursor:  # as pg_dump does: a transaction that read the table
+            cursor.execute("SELECT count(*) FROM lessons_lesson")
+        # Without the limit the migration would wait for the backup: end it after 20 s, so
+        # that the test fails rather than hangs.
+        ends = threading.Timer(20, backup.connection.rollback)
+        ends.start()
+        try:
+            with pytest.raises(OperationalError, match="lock timeout"):
+                call_command("migrate", "lessons", "0015", verbosity=0)
+        finally:
+            ends.cancel()
+        backup.rollback()
+        call_command("migrate", "lessons", "0015", verbosity=0)  # once the backup is done
+    finally:
+        backup.close()
+        call_command("migrate", "lessons", verbosity=0)
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'lesson_unpublished'")
+        assert "(id, status)" in cursor.fetchone()[0]

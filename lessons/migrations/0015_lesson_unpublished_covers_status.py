@@ -3,12 +3,22 @@
 from django.db import migrations, models
 
 
+def wait_at_most_five_seconds_for_the_table(apps, schema_editor):
+    """On PostgreSQL, dropping an index locks its table against every read until the migration
+    commits. Behind a long transaction (a backup's pg_dump reads every table) the drop would
+    wait, and every page's read of the lessons behind it: it gives up after 5 s instead, and
+    `migrate` can be run again later (docs/deploy.md, "Upgrades")."""
+    if schema_editor.connection.vendor == "postgresql":
+        schema_editor.execute("SET LOCAL lock_timeout = '5s'")
+
+
 class Migration(migrations.Migration):
     dependencies = [
         ("lessons", "0014_lesson_status_title_index"),
     ]
 
     operations = [
+        migrations.RunPython(wait_at_most_five_seconds_for_the_table, migrations.RunPython.noop),
         migrations.RemoveIndex(
             model_name="lesson",
             name="lesson_unpublished",
@@ -21,4 +31,6 @@ class Migration(migrations.Migration):
                 name="lesson_unpublished",
             ),
         ),
+        # Undone in reverse order: the same limit, before the index is dropped.
+        migrations.RunPython(migrations.RunPython.noop, wait_at_most_five_seconds_for_the_table),
     ]
