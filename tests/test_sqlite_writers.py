@@ -188,3 +188,28 @@ def test_a_statement_sent_again_reads_its_placeholders_and_percent_signs_the_sam
             assert cursor.fetchone() == ("100%", "%s", value)
         cursor.execute("SELECT %(value)s, '5%%'", {"value": 3})
         assert cursor.fetchone() == (3, "5%")
+
+
+def test_a_remembered_statement_is_what_djangos_own_conversion_makes():
+    """The site's cursor remembers Django's conversion of %s to ?, which it copies: a Django
+    upgrade that changed the conversion would show here."""
+    from django.db.backends.sqlite3.base import SQLiteCursorWrapper
+
+    from lightmysky.sqlite_backend.base import _in_qmark_style
+
+    statements = [
+        "SELECT %s",
+        "SELECT '%%s', %s",
+        "SELECT '100%%%s'",
+        "SELECT %s%s",
+        "x LIKE 'a%%'",
+    ]
+    with connection.cursor() as cursor:
+        ours = cursor.cursor
+        for statement in statements:
+            assert ours.convert_query(statement) == SQLiteCursorWrapper.convert_query(
+                ours, statement
+            )
+            remembered = _in_qmark_style.cache_info().hits
+            ours.convert_query(statement)
+            assert _in_qmark_style.cache_info().hits == remembered + 1
