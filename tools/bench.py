@@ -652,8 +652,8 @@ def report(runs: dict[str, dict]) -> None:
         )
         statement = run["statement_us"]
         print(
-            f"  one statement (SELECT 1 through Django, machine idle): {statement['wall']:.0f} µs, "
-            f"{statement['cpu']:.0f} µs of which the client's CPU"
+            "  one statement (SELECT 1 through Django, before the load): "
+            f"{statement['wall']:.0f} µs, {statement['cpu']:.0f} µs of which the client's CPU"
         )
 
 
