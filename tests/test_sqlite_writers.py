@@ -213,3 +213,15 @@ def test_a_remembered_statement_is_what_djangos_own_conversion_makes():
             remembered = _in_qmark_style.cache_info().hits
             ours.convert_query(statement)
             assert _in_qmark_style.cache_info().hits == remembered + 1
+
+
+def test_rows_written_many_at_once_keep_their_values_and_percent_signs():
+    """executemany goes through the same remembered conversion as execute."""
+    with connection.cursor() as cursor:
+        cursor.execute("CREATE TEMP TABLE many_at_once (number INTEGER, note TEXT)")
+        statement = "INSERT INTO many_at_once VALUES (%s, '50%%')"
+        for numbers in ([(1,), (2,)], [(3,)]):
+            cursor.executemany(statement, numbers)
+        cursor.execute("SELECT number, note FROM many_at_once ORDER BY number")
+        assert cursor.fetchall() == [(1, "50%"), (2, "50%"), (3, "50%")]
+        cursor.execute("DROP TABLE many_at_once")

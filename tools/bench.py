@@ -226,16 +226,17 @@ def build_data() -> None:
             cursor.execute("VACUUM ANALYZE")
             cursor.execute("CHECKPOINT")  # a superuser's, or pg_checkpoint's (PostgreSQL 15)
 
-    # The cost of a statement on this machine, round trip included: the ratios of pages that
-    # send more statements than the visitor's page follow it, and it differs between machines.
+    # The cost of a statement on this machine, round trip included. It differs between machines,
+    # and the ratios of pages that send more statements than the visitor's page depend on it.
+    statements = 2000
     with connection.cursor() as cursor:
         started, cpu_started = time.perf_counter(), time.process_time()
-        for _ in range(2000):
+        for _ in range(statements):
             cursor.execute("SELECT 1")
             cursor.fetchall()
         statement_us = {
-            "wall": (time.perf_counter() - started) * 1e6 / 2000,
-            "cpu": (time.process_time() - cpu_started) * 1e6 / 2000,
+            "wall": (time.perf_counter() - started) * 1e6 / statements,
+            "cpu": (time.process_time() - cpu_started) * 1e6 / statements,
         }
 
     print(
