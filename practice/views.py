@@ -16,7 +16,7 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_http_methods, require_POST, require_safe
-from django.views.decorators.vary import vary_on_headers
+from django.views.decorators.vary import vary_on_cookie, vary_on_headers
 from django_htmx.http import push_url
 
 from lessons.models import ContentVersion, Flashcard, Lesson, Question
@@ -24,6 +24,7 @@ from lessons.selectors import LessonPage, normalise_worksheet_code
 from lessons.shortcuts import page_or_redirect
 from lightmysky.lib.frames import framed
 from lightmysky.lib.numbers import small_int
+from lightmysky.lib.pagecache import cache_for_visitors_by
 from lightmysky.lib.qr import qr_svg
 from lightmysky.lib.ratelimit import limit_posts, retry_after, too_many_requests
 from practice import (
@@ -768,6 +769,9 @@ def progress_export(request: LearnerRequest) -> HttpResponse | StreamingHttpResp
 
 @require_safe
 @never_cache
+@vary_on_cookie
+# A new browser's sky is everyone's: the map and a forecast of days from today, all empty.
+@cache_for_visitors_by(ContentVersion.for_request, daily=True)
 def sky_page(request: LearnerRequest, table: bool = False) -> HttpResponse:
     learner = selectors.learner_for_request(request)
     version = ContentVersion.for_request(request)

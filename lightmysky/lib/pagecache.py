@@ -14,17 +14,19 @@ from functools import wraps
 from django.conf import settings
 from django.core.cache import caches
 from django.http import HttpRequest, HttpResponse
+from django.utils import timezone
 
 from lightmysky.lib.negotiation import wants_markdown
 from lightmysky.lib.versioned import LIFETIME
 
 
-def _key(request: HttpRequest, version: int) -> str:
+def _key(request: HttpRequest, version: int, daily: bool) -> str:
     variant = "|".join(
         [
             request.get_full_path(),
             "md" if wants_markdown(request) else "html",
             "htmx" if request.headers.get("HX-Request") else "page",
+            timezone.now().date().isoformat() if daily else "",
         ]
     )
     return f"v{version}:page:" + hashlib.sha256(variant.encode()).hexdigest()
@@ -33,8 +35,11 @@ def _key(request: HttpRequest, version: int) -> str:
 type View = Callable[..., HttpResponse]
 
 
-def cache_for_visitors_by(version: Callable[[HttpRequest], int]) -> Callable[[View], View]:
-    """A decorator that caches a view's page for visitors under `version(request)`."""
+def cache_for_visitors_by(
+    version: Callable[[HttpRequest], int], *, daily: bool = False
+) -> Callable[[View], View]:
+    """A decorator that caches a view's page for visitors under `version(request)`, and under
+    the day's date too if it is `daily` (a page that shows dates counted from today)."""
 
     def decorator(view: View) -> View:
         @wraps(view)
@@ -44,7 +49,7 @@ def cache_for_visitors_by(version: Callable[[HttpRequest], int]) -> Callable[[Vi
             plain = set(request.GET) <= {"mode"} and request.GET.get("mode", "agent") == "agent"
             if settings.SESSION_COOKIE_NAME in request.COOKIES or not plain:
                 return view(request, *args, **kwargs)
-            key = _key(request, version(request))
+            key = _key(request, version(request), daily)
             response = caches["pages"].get(key)
             if response is None:
                 response = view(request, *args, **kwargs)

@@ -1,9 +1,10 @@
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import UTC, datetime, timedelta
 
 import time_machine
+from django.test import Client
 from django.utils import timezone
 
 from lessons.models import Flashcard, Question
@@ -215,3 +216,35 @@ def test_an_htmx_answer_updates_the_constellation_and_counter_out_of_band(client
         f"<strong>0 lit, 1 kindled</strong>, 0 due, 0 missed, {seed_stars(demo) - 1} unlit" in html
     )
     assert '<circle class="star kindled"' in html
+
+
+def test_a_new_browsers_sky_is_shared_until_the_content_or_the_day_changes(
+    demo, assert_max_queries
+):
+    """Every new browser sees the same sky, kept whole (lightmysky.lib.pagecache); its forecast
+    counts days from today, so the kept page lasts the day, and an edit shows at once."""
+    late = datetime(2026, 12, 3, 23, 50, tzinfo=UTC)
+    with time_machine.travel(late, tick=False):
+        first = Client().get("/sky").content.decode()
+        with assert_max_queries(1):  # the content version
+            again = Client().get("/sky")
+        assert again.content.decode() == first and not again.templates  # kept, not rendered
+        table = Client().get("/sky/table").content.decode()
+    assert "<td>Fri 4 Dec</td>" in first
+
+    with time_machine.travel(late + timedelta(minutes=20), tick=False):
+        next_day = Client().get("/sky").content.decode()
+        assert "<td>Fri 4 Dec</td>" not in next_day and "<td>Sat 5 Dec</td>" in next_day
+
+        make_lesson(title="Counting Moons", slug="counting-moons", area=demo.area)
+        assert "Counting Moons" in Client().get("/sky").content.decode()
+        assert "Counting Moons" in Client().get("/sky/table").content.decode()
+    assert "Counting Moons" not in first + table
+
+
+def test_a_learners_sky_is_never_the_one_kept_for_new_browsers(client, demo):
+    assert "Stars ever lit: 0" in Client().get("/sky").content.decode()  # kept now
+    answer(client, demo, right=True)
+    html = client.get("/sky").content.decode()
+    assert "<strong>1 learned so far</strong>" in html
+    assert "Stars ever lit: 0" in Client().get("/sky").content.decode()
