@@ -79,3 +79,14 @@ def test_page_cache_entries_is_how_many_lesson_pages_a_process_keeps(demo, entri
         with CaptureQueriesContext(connection) as again:
             learner.get(SEED_PATH)
     assert (len(again) > len(steady)) is rebuilt
+
+
+@pytest.mark.parametrize("query", ["?mode=agent&", "?%6Dode=agent", "?mode=x&mode=agent", "?a=1"])
+def test_only_a_plain_address_is_kept_so_nobody_can_fill_the_cache_with_copies(demo, query):
+    """Read on /sky, whose page is rendered from its templates whenever it is not kept (a
+    lesson page's parts are kept apart anyway); the rule is the same for every kept page."""
+    for plain in ("/sky", "/sky?mode=agent"):
+        Client().get(plain)
+        assert not Client().get(plain).templates  # kept
+    for _ in range(2):
+        assert Client().get("/sky" + query).templates  # rendered each time, never kept

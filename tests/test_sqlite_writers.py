@@ -217,11 +217,15 @@ def test_a_remembered_statement_is_what_djangos_own_conversion_makes():
 
 def test_rows_written_many_at_once_keep_their_values_and_percent_signs():
     """executemany goes through the same remembered conversion as execute."""
+    from lightmysky.sqlite_backend.base import _in_qmark_style
+
     with connection.cursor() as cursor:
         cursor.execute("CREATE TEMP TABLE many_at_once (number INTEGER, note TEXT)")
         statement = "INSERT INTO many_at_once VALUES (%s, '50%%')"
-        for numbers in ([(1,), (2,)], [(3,)]):
-            cursor.executemany(statement, numbers)
+        cursor.executemany(statement, [(1,), (2,)])
+        remembered = _in_qmark_style.cache_info().hits
+        cursor.executemany(statement, [(3,)])
+        assert _in_qmark_style.cache_info().hits == remembered + 1
         cursor.execute("SELECT number, note FROM many_at_once ORDER BY number")
         assert cursor.fetchall() == [(1, "50%"), (2, "50%"), (3, "50%")]
         cursor.execute("DROP TABLE many_at_once")

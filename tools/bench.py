@@ -485,6 +485,11 @@ def measure() -> dict:
             "lesson page, learner with 20 lessons started": lambda _: wrk(base + SEED, learner_20),
             "/sky (10,000 stars), 20 lessons started": lambda _: wrk(base + "/sky", learner_20),
             "/sky (10,000 stars), new browser": lambda _: wrk(base + "/sky"),
+            # A made-up session cookie is never served the kept page: what a new browser's sky
+            # costs to render, once a day and after each edit in every process.
+            "/sky (10,000 stars), new browser, not kept": lambda _: wrk(
+                base + "/sky", "made-up-session-key"
+            ),
             "/sky (10,000 stars), learner with 100 items": lambda _: wrk(base + "/sky", learner),
         }
         rounds: dict[str, list[dict]] = {name: [] for name in endpoints}

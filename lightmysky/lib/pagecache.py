@@ -44,9 +44,10 @@ def cache_for_visitors_by(
     def decorator(view: View) -> View:
         @wraps(view)
         def cached_view(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-            # Only plain addresses (and ?mode=agent): any other query string would let anyone
-            # fill the cache with copies of one page.
-            plain = set(request.GET) <= {"mode"} and request.GET.get("mode", "agent") == "agent"
+            # Only plain addresses (and ?mode=agent), as written: any other query string, even
+            # one that reads the same (?mode=agent&, ?%6Dode=agent), would let anyone fill the
+            # cache with copies of one page.
+            plain = request.META.get("QUERY_STRING", "") in ("", "mode=agent")
             if settings.SESSION_COOKIE_NAME in request.COOKIES or not plain:
                 return view(request, *args, **kwargs)
             key = _key(request, version(request), daily)

@@ -229,6 +229,7 @@ def test_a_new_browsers_sky_is_shared_until_the_content_or_the_day_changes(
         with assert_max_queries(1):  # the content version
             again = Client().get("/sky")
         assert again.content.decode() == first and not again.templates  # kept, not rendered
+        assert "no-store" in again["Cache-Control"] and again["Vary"] == "Cookie"
         table = Client().get("/sky/table").content.decode()
     assert "<td>Fri 4 Dec</td>" in first
 
