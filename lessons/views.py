@@ -98,16 +98,23 @@ def lesson(
     markdown: bool = False,
 ) -> HttpResponse:
     url_name = "lessons:lesson_markdown" if markdown else "lessons:lesson"
+    twin = markdown or wants_markdown(request)
+    now = timezone.now()
+    # On PostgreSQL the lesson's memories are read with the session, in one round trip.
+    read = None
+    if not twin:
+        read = constellations.read_with_session(
+            request.session, lesson_public_id=public_id, now=now, page="lesson"
+        )
     page = page_or_redirect(request, subject, public_id, slug, url_name)
     if isinstance(page, HttpResponse):
         return page
-    if markdown or wants_markdown(request):
+    if twin:
         return markdown_response(request, "agent/lesson.md", page.context())
-    now = timezone.now()
     learner = selectors.learner_for_request(request)
     # The header's counter comes with the lesson's memories, in one query.
     memories, sky_counter = constellations.lesson_memories_and_counter(
-        learner=learner, lesson=page.lesson, now=now
+        learner=learner, lesson=page.lesson, now=now, read=read
     )
     constellation = constellations.constellation_for(
         learner=learner, lesson=page.lesson, items=page.items, now=now, memories=memories

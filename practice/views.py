@@ -169,6 +169,13 @@ def bad_submission(
 def practice_round(
     request: LearnerRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
+    now = timezone.now()
+    whole_page = not request.htmx or request.htmx.history_restore_request
+    read = None
+    if whole_page and request.method != "POST":
+        read = constellations.read_with_session(
+            request.session, lesson_public_id=public_id, now=now, page="practice"
+        )
     page = page_or_redirect(request, subject, public_id, slug, "practice:round")
     if isinstance(page, HttpResponse):
         return page
@@ -177,8 +184,6 @@ def practice_round(
         return _practice_answer(request, page)
 
     learner = selectors.learner_for_request(request)
-    now = timezone.now()
-    whole_page = not request.htmx or request.htmx.history_restore_request
     # The memories are read once, for a new round's order and the constellation alike; the
     # whole page reads them (with the header's counter) in the round's query.
     memories: dict | None = None
@@ -188,7 +193,7 @@ def practice_round(
     context: dict = {"lesson": lesson}
     if whole_page:
         memories, context["sky_counter"], progress = constellations.lesson_stars_and_round(
-            learner=learner, lesson=lesson, questions=questions, now=now
+            learner=learner, lesson=lesson, questions=questions, now=now, read=read
         )
     else:
         progress = selectors.round_progress(learner=learner, lesson=lesson, questions=questions)
@@ -574,6 +579,9 @@ def _interval(delta: timedelta) -> str:
 @recover_lost_learner
 def review(request: LearnerRequest) -> HttpResponse:
     now = timezone.now()
+    read = None
+    if request.method != "POST" and "reviewed" not in request.GET:
+        read = constellations.read_with_session(request.session, page="review", now=now)
     learner = selectors.learner_for_request(request)
     batch = _review_batch(request, now)
     if request.method == "POST":
@@ -599,7 +607,7 @@ def review(request: LearnerRequest) -> HttpResponse:
         first, due_count = None, 0
         if learner:
             first, due_count, context["sky_counter"] = constellations.next_due_and_counter(
-                learner=learner, now=now, version=ContentVersion.for_request(request)
+                learner=learner, now=now, version=ContentVersion.for_request(request), read=read
             )
         context["due_count"] = due_count
         if first and batch_done < selectors.REVIEW_BATCH_SIZE:

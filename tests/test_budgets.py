@@ -23,6 +23,7 @@ from practice.models import Learner, Memory, Review, Round
 from tests.conftest import SEED_PATH
 from tests.factories import make_lesson
 from tests.practice.helpers import (
+    LEARNER_PAGE_QUERIES,
     answer,
     asked_question,
     current_question,
@@ -132,17 +133,14 @@ def test_a_lesson_met_first_by_its_practice_page_is_read_in_three_queries(client
 
 
 def test_lesson_page_for_a_learner(learner_client, django_assert_num_queries):
-    # the session with the content version; this lesson's memories with the header's counter
-    with django_assert_num_queries(2):
+    with django_assert_num_queries(LEARNER_PAGE_QUERIES):
         assert learner_client.get(SEED_PATH).status_code == 200
 
 
 def test_practice_step_get_and_post(
     learner_client, demo, assert_max_queries, django_assert_num_queries
 ):
-    # the session with the content version; the round with its answers (begun or not), the
-    # lesson's memories and the header's counter, in one query
-    with django_assert_num_queries(2):
+    with django_assert_num_queries(LEARNER_PAGE_QUERIES):
         page = learner_client.get(practice_url(demo))
     question, token = asked_question(page), form_token(page)
     # the rate-limit counters' upsert, the session with the content version (on PostgreSQL in
@@ -193,8 +191,7 @@ def test_sky(learner_client, assert_max_queries):
 def test_review(learner_client, django_assert_num_queries):
     with time_machine.travel(timezone.now() + timedelta(days=10), tick=False):
         learner_client.get("/review")  # the first due item's lesson data, once in a process
-        # the session; the header's counter with the first item due, in one query
-        with django_assert_num_queries(2):
+        with django_assert_num_queries(LEARNER_PAGE_QUERIES):
             assert learner_client.get("/review").status_code == 200
 
 
@@ -321,14 +318,14 @@ def test_after_a_round_its_summary_and_missed_practice_cost_the_same_for_1_or_50
         assert response.status_code == 200
         assert ("question" in response.context) == (page == "?missed=1")
         counts.append(len(captured))
-    assert counts == [2, 2], counts  # the session with the version; the round with the stars
+    assert counts == [LEARNER_PAGE_QUERIES] * 2, counts
 
 
 def test_review_with_nothing_due(client, demo, django_assert_num_queries):
     answer(client, demo, right=True)
     client.get("/review")
-    # the session; the items due with the header's counter (none); when the next comes back;
-    # the next lesson to learn (one query, whatever the catalogue's size)
-    with django_assert_num_queries(4):
+    # the page's reads (the items due with the header's counter: none); when the next comes
+    # back; the next lesson to learn (one query, whatever the catalogue's size)
+    with django_assert_num_queries(LEARNER_PAGE_QUERIES + 2):
         html = client.get("/review").content.decode()
     assert "Nothing is due right now" in html and "Learn something new: " in html

@@ -9,10 +9,12 @@ import json
 import re
 from datetime import timedelta
 
+import pytest
 import time_machine
 from django.conf import settings
 from django.contrib.sessions.models import Session
 from django.core.files.uploadedfile import SimpleUploadedFile
+from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
@@ -21,6 +23,7 @@ from tests.conftest import SEED_PATH
 from tests.factories import make_lesson
 from tests.practice.helpers import (
     CSRF_FIELD,
+    LEARNER_PAGE_QUERIES,
     TOKEN_FIELD,
     answer,
     csrf_field,
@@ -192,3 +195,87 @@ def test_a_constellation_is_redrawn_when_a_star_changes_and_its_counts_do_not(cl
     assert today[1] == tomorrow[1] and "1 kindled" in today[1]
     assert today[0] == "kindled, next review in 2 days"
     assert tomorrow[0] == "kindled, next review in 23 hours"
+
+
+def session_learner_column(client: Client) -> int | None:
+    """The learner_id column of the browser's session row, which names the learner its data
+    names so that, on PostgreSQL, a practice page reads the session and its rows at once."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT learner_id FROM django_session WHERE session_key = %s",
+            [client.cookies[settings.SESSION_COOKIE_NAME].value],
+        )
+        return cursor.fetchone()[0]
+
+
+def set_session_learner_column(client: Client, learner_id: int | None) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "UPDATE django_session SET learner_id = %s WHERE session_key = %s",
+            [learner_id, client.cookies[settings.SESSION_COOKIE_NAME].value],
+        )
+
+
+def without_tokens(html: str) -> str:
+    """A page without its hidden fields' values, which change on every showing (the CSRF
+    token is masked afresh; the attempt token is signed with the time)."""
+    return re.sub(r'(<input type="hidden" name="[^"]+" value=")[^"]*"', r'\1"', html)
+
+
+def test_a_sessions_row_names_the_learner_its_data_names(client, demo):
+    assert not Session.objects.exists()
+    answer(client, demo, right=True)
+    learner = Learner.objects.get()
+    assert session_learner_column(client) == learner.pk
+
+    client.post("/progress/forget", {"confirm": "yes"})
+    client.get(practice_url(demo))  # a new session, with no learner yet
+    answer(client, demo, right=True)
+    assert session_learner_column(client) == Learner.objects.get().pk != learner.pk
+
+
+def shown(client: Client, demo, page: str) -> str:
+    """A learner's lesson page, practice page or /review (a month on, with items due), without
+    the hidden fields' values."""
+    path = {"lesson": SEED_PATH, "practice": practice_url(demo), "review": "/review"}[page]
+    later = timedelta(days=30 if page == "review" else 0)
+    with time_machine.travel(timezone.now() + later, tick=False):
+        return without_tokens(client.get(path).content.decode())
+
+
+LEARNER_PAGES = ["lesson", "practice", "review"]
+
+
+@pytest.mark.parametrize("page", LEARNER_PAGES)
+@time_machine.travel("2026-12-03 10:00Z", tick=False)
+def test_a_session_saved_before_its_row_named_its_learner_shows_the_same_page(
+    client, demo, page, django_assert_num_queries
+):
+    for right in (True, False, True):
+        answer(client, demo, right=right)
+    html = shown(client, demo, page)
+    assert counter_text(html).endswith(" due")
+    assert ("2 kindled" in html) == (page != "review")
+
+    set_session_learner_column(client, None)  # as every row was before the column was added
+    assert shown(client, demo, page) == html
+    # That request saved the session again, which names its learner once more.
+    assert session_learner_column(client) == Learner.objects.get().pk
+    with django_assert_num_queries(LEARNER_PAGE_QUERIES):
+        assert shown(client, demo, page) == html
+
+
+@pytest.mark.parametrize("page", LEARNER_PAGES)
+@time_machine.travel("2026-12-03 10:00Z", tick=False)
+def test_a_page_never_shows_the_rows_of_a_learner_its_session_does_not_name(demo, page):
+    mine, theirs = Client(), Client()
+    for right in (True, True, True):
+        answer(mine, demo, right=right)
+    answer(theirs, demo, right=False)
+    html = shown(mine, demo, page)
+    assert counter_text(html) != counter_text(shown(theirs, demo, page))
+    their_learner = Learner.objects.exclude(pk=session_learner_column(mine)).get()
+
+    set_session_learner_column(mine, their_learner.pk)
+    assert shown(mine, demo, page) == html
+    assert session_learner_column(mine) != their_learner.pk  # set right again

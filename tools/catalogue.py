@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from datetime import datetime, timedelta
 
-from django.contrib.sessions.backends.db import SessionStore
 from django.db import transaction
 
 from lessons.models import Area, ContentVersion, Lesson, Question, Subject
+from lightmysky.sessions import SessionStore
 from practice import sky
 from practice.models import (
     LEARNER_PK_SESSION_KEY,

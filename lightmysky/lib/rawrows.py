@@ -32,19 +32,27 @@ def instances(
     """Run `sql`, which selects `columns(model, …)` of each model in turn, and return one
     tuple of instances per row; None where an outer join found no row (its primary key null).
     Columns selected after the models' (flags, counts) follow the instances as they are."""
-    connection = connections[using]
-    with connection.cursor() as cursor:
+    with connections[using].cursor() as cursor:
         cursor.execute(sql, params)
-        rows = cursor.fetchall()
+        return from_rows(cursor.fetchall(), models, using=using)
+
+
+def from_rows(
+    rows: Sequence[Sequence[Any]], models: Sequence[type[Model]], *, using: str = "default"
+) -> list[tuple[Model | None, ...]]:
+    """The rows of a statement that selects `columns(model, …)` of each model, as `instances`
+    gives them, for rows read by other means."""
+    connection = connections[using]
     converters, slices = _reading(tuple(models), using, connection.vendor)
     if converters:
-        rows = [list(row) for row in rows]
-        for row in rows:
+        converted = [list(row) for row in rows]
+        for row in converted:
             for position, (functions, expression) in converters:
                 value = row[position]
                 for function in functions:
                     value = function(value, expression, connection)
                 row[position] = value
+        rows = converted
     after = slices[-1][2]
     return [
         tuple(

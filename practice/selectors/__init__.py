@@ -110,17 +110,20 @@ def _in_round_order(review: Review) -> tuple[bool, int, int]:
 
 
 @functools.cache
-def round_with_answers_sql(*, by_key: bool, more_columns: str = "") -> str:
+def round_with_answers_sql(
+    *, by_key: bool, more_columns: str = "", learner: str = "%s", lesson: str = "%s"
+) -> str:
     """A learner's round of a lesson (params: the learner's pk, the lesson's, and with `by_key`
     the round's key; else their latest round) joined to its answers, one row each, with
-    `more_columns` after the models' columns."""
+    `more_columns` after the models' columns. `learner` and `lesson` may name them otherwise
+    than by a parameter."""
     round_table, review_table = Round._meta.db_table, Review._meta.db_table
     chosen = 'AND "key" = %s' if by_key else "ORDER BY started_at DESC, id DESC"
     return (
         f"SELECT {rawrows.columns(Round, 'r')}, {rawrows.columns(Review, 'v')}{more_columns}"
         f" FROM {round_table} r LEFT OUTER JOIN {review_table} v ON v.round_id = r.id"
-        f" WHERE r.id = (SELECT id FROM {round_table} WHERE learner_id = %s AND lesson_id = %s"
-        f" {chosen} LIMIT 1)"
+        f" WHERE r.id = (SELECT id FROM {round_table}"
+        f" WHERE learner_id = {learner} AND lesson_id = {lesson} {chosen} LIMIT 1)"
     )
 
 

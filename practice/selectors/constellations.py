@@ -9,6 +9,7 @@ from datetime import UTC, datetime
 from functools import cached_property
 from typing import NamedTuple, cast
 
+from django.contrib.sessions.backends.base import SessionBase
 from django.db import connection, models
 from django.db.models import Q
 from django.utils import timezone
@@ -20,6 +21,7 @@ from lessons.models import Flashcard, Lesson, Question, Subject
 from lessons.selectors import Item, items_of, lesson_page
 from lightmysky.lib import charts, rawrows
 from lightmysky.lib.versioned import versioned_in_process
+from lightmysky.sessions import SessionStore
 from practice import rounds, scheduling, selectors, sky
 from practice.models import (
     Learner,
@@ -599,10 +601,11 @@ _MEMORY_COLUMNS = (
 
 
 @functools.cache
-def _memories_and_counter_sql(rows_where: str) -> str:
+@functools.cache
+def _memories_and_counter_sql(rows_where: str, learner: str = "%s") -> str:
     """Memory rows and, after them, one row of the header counter's figures, in one query.
     Written out rather than built by the ORM on every request: building such a union cost more
-    than running it (2 ms a page)."""
+    than running it (2 ms a page). `learner` names the learner in the counter's condition."""
     memory = Memory._meta.db_table
     columns = ", ".join(f"m.{name}" for name in _MEMORY_COLUMNS)
     return (
@@ -615,7 +618,7 @@ def _memories_and_counter_sql(rows_where: str) -> str:
         "SUM(CASE WHEN m.due <= %s THEN 1 ELSE 0 END), "
         "SUM(CASE WHEN m.lit_at IS NOT NULL THEN 1 ELSE 0 END), "
         + ", ".join(["NULL"] * (len(_MEMORY_COLUMNS) - 3))
-        + f" FROM {memory} m WHERE m.learner_id = %s AND {_in_published_lesson()}"
+        + f" FROM {memory} m WHERE m.learner_id = {learner} AND {_in_published_lesson()}"
     )
 
 
@@ -628,21 +631,10 @@ def _aware(value: datetime | str | None) -> datetime | None:
     return value
 
 
-def _counter_params(params: list, *, learner: Learner, now: datetime) -> list:
-    """`params` of the memory rows' condition, then the counter's."""
+def _counter_params(now: datetime) -> list:
+    """The counter's parameters in `_memories_and_counter_sql`, but the learner's."""
     moment = connection.ops.adapt_datetimefield_value(now)
-    return [*params, moment, sky.NO_EVIDENCE, scheduling.AGAIN, moment, learner.pk]
-
-
-def _memories_and_counter(
-    rows_where: str, params: list, *, learner: Learner, now: datetime
-) -> tuple[list[MemoryRow], SkyCounter]:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            _memories_and_counter_sql(rows_where),
-            _counter_params(params, learner=learner, now=now),
-        )
-        return _memory_rows_and_counter(cursor.fetchall())
+    return [moment, sky.NO_EVIDENCE, scheduling.AGAIN, moment]
 
 
 def _memory_rows_and_counter(rows) -> tuple[list[MemoryRow], SkyCounter]:
@@ -664,35 +656,95 @@ def _memory_rows_and_counter(rows) -> tuple[list[MemoryRow], SkyCounter]:
     return memories, counter
 
 
-_OF_LESSON = "m.learner_id = %s AND m.lesson_id = %s"
+def _of_lesson(learner: str = "%s", lesson: str = "%s") -> str:
+    return f"m.learner_id = {learner} AND m.lesson_id = {lesson}"
 
 
 def lesson_memories_and_counter(
-    *, learner: Learner | None, lesson: Lesson, now: datetime
+    *, learner: Learner | None, lesson: Lesson, now: datetime, read: ReadWithSession | None = None
 ) -> tuple[dict[tuple[str, int], tuple], SkyCounter | None]:
     """The learner's memories of a lesson's items (as `lesson_memories`) and the header's
-    counter (as `sky_counter`), in one query."""
+    counter (as `sky_counter`), in one query, or none when they were `read` with the
+    session."""
     if learner is None:
         return {}, None
-    rows, counter = _memories_and_counter(
-        _OF_LESSON, [learner.pk, lesson.pk], learner=learner, now=now
-    )
-    return _by_item(rows), counter
+    if read is not None and read.serves(learner, "lesson", lesson, now):
+        rows = read.rows
+    else:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                _memories_and_counter_sql(_of_lesson()),
+                [learner.pk, lesson.pk, *_counter_params(now), learner.pk],
+            )
+            rows = cursor.fetchall()
+    memories, counter = _memory_rows_and_counter(rows)
+    return _by_item(memories), counter
 
 
 _ROUND = 2  # the kind of a row of the round (memories are 0, the counter 1)
 
 
+@dataclass(frozen=True)
+class ReadWithSession:
+    """A learner's page's reads (`read_with_session`), made in the round trip that read the
+    session: for the learner the session's row names, and for what was `asked` (the page, the
+    lesson's public id or None, the moment)."""
+
+    rows: list[tuple]
+    learner_id: int | None
+    asked: tuple[str, str | None, datetime]
+
+    def serves(self, learner: Learner, page: str, lesson: Lesson | None, now: datetime) -> bool:
+        asked = (page, lesson.public_id if lesson else None, now)
+        return self.learner_id == learner.pk and self.asked == asked
+
+
+def read_with_session(
+    session: SessionBase, *, page: str, now: datetime, lesson_public_id: str | None = None
+) -> ReadWithSession | None:
+    """On PostgreSQL, a learner's page's reads made as the browser's session is read: one round
+    trip instead of two. The `page` is "lesson" (`lesson_memories_and_counter`), "practice"
+    (`lesson_stars_and_round`) or "review" (`next_due_and_counter`). None when the session
+    cannot be read so (SessionStore's `load_with_learners_rows`)."""
+    if not isinstance(session, SessionStore):
+        return None
+    learner = SessionStore.LEARNER_ID
+    lesson = f"(SELECT id FROM {Lesson._meta.db_table} WHERE public_id = %s)"
+    if page == "practice":
+        sql = _stars_and_round_sql(learner, lesson)
+        params = [lesson_public_id, lesson_public_id, *_counter_params(now)]
+    elif page == "lesson":
+        sql = _memories_and_counter_sql(_of_lesson(learner, lesson), learner)
+        params = [lesson_public_id, *_counter_params(now)]
+    else:
+        sql = _counter_and_first_due_sql(connection.vendor, learner)
+        moment = connection.ops.adapt_datetimefield_value(now)
+        params = [*_counter_params(now), moment, moment]
+    read = session.load_with_learners_rows(sql, params, using=connection.alias)
+    if read is None:
+        return None
+    rows, learner_id = read
+    return ReadWithSession(rows, learner_id, (page, lesson_public_id, now))
+
+
 def lesson_stars_and_round(
-    *, learner: Learner | None, lesson: Lesson, questions: list[Question], now: datetime
+    *,
+    learner: Learner | None,
+    lesson: Lesson,
+    questions: list[Question],
+    now: datetime,
+    read: ReadWithSession | None = None,
 ) -> tuple[dict[tuple[str, int], tuple], SkyCounter | None, rounds.RoundProgress]:
     """`lesson_memories_and_counter` and the learner's latest round of the lesson
-    (`selectors.round_progress`): a whole practice page's reads, in one query."""
+    (`selectors.round_progress`): a whole practice page's reads, in one query, or none when
+    they were `read` with the session."""
     if learner is None:
         return {}, None, rounds.RoundProgress(questions=questions)
-    of_lesson = [learner.pk, lesson.pk]
-    params = [*of_lesson, *_counter_params(of_lesson, learner=learner, now=now)]
-    rows = rawrows.instances(_stars_and_round_sql(), params, (Round, Review))
+    if read is not None and read.serves(learner, "practice", lesson, now):
+        rows = rawrows.from_rows(read.rows, (Round, Review))
+    else:
+        params = [learner.pk, lesson.pk, learner.pk, lesson.pk, *_counter_params(now), learner.pk]
+        rows = rawrows.instances(_stars_and_round_sql(), params, (Round, Review))
     rounds_and_answers = [(round_, review) for round_, review, kind, *_ in rows if kind == _ROUND]
     memories, counter = _memory_rows_and_counter(star for _, _, *star in rows if star[0] != _ROUND)
     progress = selectors.with_round(rounds.RoundProgress(questions=questions), rounds_and_answers)
@@ -700,16 +752,19 @@ def lesson_stars_and_round(
 
 
 @functools.cache
-def _stars_and_round_sql() -> str:
+def _stars_and_round_sql(learner: str = "%s", lesson: str = "%s") -> str:
     """The round's rows (`selectors.round_with_answers_sql`), then the memories' and the
     counter's (`_memories_and_counter_sql`), each kind's columns null in the others' rows."""
     round_columns = len(Round._meta.concrete_fields) + len(Review._meta.concrete_fields)
     round_rows = selectors.round_with_answers_sql(
-        by_key=False, more_columns=f", {_ROUND}" + ", NULL" * len(_MEMORY_COLUMNS)
+        by_key=False,
+        more_columns=f", {_ROUND}" + ", NULL" * len(_MEMORY_COLUMNS),
+        learner=learner,
+        lesson=lesson,
     )
     return (
         f"{round_rows} UNION ALL SELECT {', '.join(['NULL'] * round_columns)}, stars.*"
-        f" FROM ({_memories_and_counter_sql(_OF_LESSON)}) AS stars"
+        f" FROM ({_memories_and_counter_sql(_of_lesson(learner, lesson), learner)}) AS stars"
     )
 
 
@@ -728,18 +783,22 @@ def _by_item(rows: list[MemoryRow]) -> dict[tuple[str, int], tuple]:
 
 
 def next_due_and_counter(
-    *, learner: Learner, now: datetime, version: int
+    *, learner: Learner, now: datetime, version: int, read: ReadWithSession | None = None
 ) -> tuple[Memory | None, int, SkyCounter]:
     """The item to review first (the least likely to be remembered), how many are due, and the
-    header's counter, whose due items are those /review asks: in one query, which reads no due
-    item but the first, however many are due. The item's lesson and question come from the
-    page data of content `version` (`_with_lesson_and_item`)."""
-    moment = connection.ops.adapt_datetimefield_value(now)
-    params = [moment, sky.NO_EVIDENCE, scheduling.AGAIN, moment, learner.pk]
-    params += [learner.pk, moment, moment]
-    [(memory, flashcard, public_id, *counts)] = rawrows.instances(
-        _counter_and_first_due_sql(connection.vendor), params, (Memory, Flashcard)
-    )
+    header's counter, whose due items are those /review asks: in one query (or none, when they
+    were `read` with the session), which reads no due item but the first, however many are
+    due. The item's lesson and question come from the page data of content `version`
+    (`_with_lesson_and_item`)."""
+    if read is not None and read.serves(learner, "review", None, now):
+        rows = rawrows.from_rows(read.rows, (Memory, Flashcard))
+    else:
+        moment = connection.ops.adapt_datetimefield_value(now)
+        params = [*_counter_params(now), learner.pk, learner.pk, moment, moment]
+        rows = rawrows.instances(
+            _counter_and_first_due_sql(connection.vendor), params, (Memory, Flashcard)
+        )
+    [(memory, flashcard, public_id, *counts)] = rows
     learned, due, ever_lit = (cast(int | None, count) or 0 for count in counts)
     counter = SkyCounter(learned=learned, due=due, ever_lit=ever_lit)
     if memory is None:
@@ -751,7 +810,7 @@ def next_due_and_counter(
 
 
 @functools.cache
-def _counter_and_first_due_sql(vendor: str) -> str:
+def _counter_and_first_due_sql(vendor: str, learner: str = "%s") -> str:
     """The header counter's figures (as `_memories_and_counter_sql` counts them), with the due
     item least likely to be remembered (`scheduling.retrievability`), its flashcard if it is
     one and its lesson's public id: an item with no review or no stability first, then the
@@ -770,9 +829,9 @@ def _counter_and_first_due_sql(vendor: str) -> str:
         " AS learned, "
         "SUM(CASE WHEN m.due <= %s THEN 1 ELSE 0 END) AS due, "
         "SUM(CASE WHEN m.lit_at IS NOT NULL THEN 1 ELSE 0 END) AS ever_lit"
-        f" FROM {memory} m WHERE m.learner_id = %s AND {_in_published_lesson()}) c"
+        f" FROM {memory} m WHERE m.learner_id = {learner} AND {_in_published_lesson()}) c"
         f" LEFT OUTER JOIN {memory} m ON m.id = (SELECT d.id FROM {memory} d"
-        f" WHERE d.learner_id = %s AND d.due <= %s AND {_in_published_lesson('d')}"
+        f" WHERE d.learner_id = {learner} AND d.due <= %s AND {_in_published_lesson('d')}"
         " ORDER BY CASE WHEN d.last_review IS NULL OR d.stability IS NULL OR d.stability = 0"
         f" THEN 0 ELSE 1 END, {days} / NULLIF(d.stability, 0) DESC, d.due, d.id LIMIT 1)"
         f" LEFT OUTER JOIN {Lesson._meta.db_table} l ON l.id = m.lesson_id"

@@ -11,6 +11,7 @@ from practice.models import Learner, Memory, Review, Round
 from tests.conftest import SEED_PATH
 from tests.factories import make_lesson
 from tests.practice.helpers import (
+    LEARNER_PAGE_QUERIES,
     answer,
     asked_question,
     current_question,
@@ -186,14 +187,12 @@ def test_a_page_from_the_back_button_is_stale_and_stores_nothing(client, demo):
 
 def test_round_pages_have_a_fixed_number_of_queries(client, demo, django_assert_num_queries):
     answer(client, demo, right=True)
-    # the session with the content version (the lesson and its questions come from the cache);
-    # the latest round with its answers, the constellation's memories and the header's sky
-    # counter, in one query
-    with django_assert_num_queries(2):
+    # the lesson and its questions come from the cache
+    with django_assert_num_queries(LEARNER_PAGE_QUERIES):
         client.get(practice_url(demo))
     for _ in range(5):
         answer(client, demo, right=False)
-    with django_assert_num_queries(2):
+    with django_assert_num_queries(LEARNER_PAGE_QUERIES):
         client.get(practice_url(demo))
 
 
