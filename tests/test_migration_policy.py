@@ -71,29 +71,44 @@ def test_the_policy_catches_a_new_column_with_only_a_python_default(monkeypatch)
 
 @pytest.mark.skipif(connection.vendor != "postgresql", reason="PostgreSQL's table locks")
 @pytest.mark.django_db(transaction=True)
-def test_a_migration_that_drops_an_index_gives_up_behind_a_backup_instead_of_stalling_pages():
-    """Dropping an index locks the lessons against every read; behind a backup's long
-    transaction the migration waits 5 s at most, then fails and can be run again."""
-    call_command("migrate", "lessons", "0014", verbosity=0)
+@pytest.mark.parametrize(
+    "app, before, migration, table",
+    [
+        ("lessons", "0014", "0015", "lessons_lesson"),  # drops and rebuilds an index
+        ("lightmysky", "0002", "0003", "django_session"),  # adds a column
+    ],
+)
+def test_a_migration_that_locks_a_table_gives_up_behind_a_backup_instead_of_stalling_pages(
+    app, before, migration, table
+):
+    """Dropping an index or adding a column locks the table against every read; behind a
+    backup's long transaction the migration waits 5 s at most, then fails and can be run
+    again."""
+    call_command("migrate", app, before, verbosity=0)
     backup = connections.create_connection("default")
     try:
         backup.set_autocommit(False)
         with backup.cursor() as cursor:  # as pg_dump does: a transaction that read the table
-            cursor.execute("SELECT count(*) FROM lessons_lesson")
+            cursor.execute(f"SELECT count(*) FROM {table}")
         # Without the limit the migration would wait for the backup: end it after 20 s, so
         # that the test fails rather than hangs.
         ends = threading.Timer(20, backup.connection.rollback)
         ends.start()
         try:
             with pytest.raises(OperationalError, match="lock timeout"):
-                call_command("migrate", "lessons", "0015", verbosity=0)
+                call_command("migrate", app, migration, verbosity=0)
         finally:
             ends.cancel()
         backup.rollback()
-        call_command("migrate", "lessons", "0015", verbosity=0)  # once the backup is done
+        call_command("migrate", app, migration, verbosity=0)  # once the backup is done
     finally:
         backup.close()
-        call_command("migrate", "lessons", verbosity=0)
+        call_command("migrate", app, verbosity=0)
     with connection.cursor() as cursor:
         cursor.execute("SELECT indexdef FROM pg_indexes WHERE indexname = 'lesson_unpublished'")
         assert "(id, status)" in cursor.fetchone()[0]
+        cursor.execute(
+            "SELECT data_type FROM information_schema.columns"
+            " WHERE table_name = 'django_session' AND column_name = 'learner_id'"
+        )
+        assert cursor.fetchone() == ("bigint",)
