@@ -32,9 +32,14 @@ def instances(
     """Run `sql`, which selects `columns(model, …)` of each model in turn, and return one
     tuple of instances per row; None where an outer join found no row (its primary key null).
     Columns selected after the models' (flags, counts) follow the instances as they are."""
+    return from_rows(fetch(sql, params, using=using), models, using=using)
+
+
+def fetch(sql: str, params: Sequence[Any], *, using: str = "default") -> list[tuple]:
+    """The rows of `sql` as the database gives them, for `from_rows` to read in part."""
     with connections[using].cursor() as cursor:
         cursor.execute(sql, params)
-        return from_rows(cursor.fetchall(), models, using=using)
+        return cursor.fetchall()
 
 
 def from_rows(

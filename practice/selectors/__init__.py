@@ -4,6 +4,7 @@ items. The sky is read in `constellations`, the learner's progress across lesson
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from datetime import datetime
 from typing import cast
 
@@ -70,8 +71,7 @@ def round_progress(
     params: list = [learner.pk, lesson.pk]
     if key:
         params.append(key)
-    rows = rawrows.instances(round_with_answers_sql(by_key=bool(key)), params, (Round, Review))
-    return with_round(progress, rows)
+    return with_round(progress, rawrows.fetch(round_with_answers_sql(by_key=bool(key)), params))
 
 
 def round_progress_and_memory(
@@ -80,24 +80,43 @@ def round_progress_and_memory(
     """The round of this key with its answers, as `round_progress` reads it, and the learner's
     memory of `question` with its row version (`xmin`), as an answer on PostgreSQL writes it
     (`services._review_write_at_once`): an answer's two reads in one query. PostgreSQL only."""
-    rows = rawrows.instances(
+    rows = rawrows.fetch(
         _round_with_answers_and_memory_sql(),
         [learner.pk, lesson.pk, key, learner.pk, question.pk],
-        (Round, Review, Memory),
     )
-    memory, version = cast(Memory | None, rows[0][2]), cast(str | None, rows[0][3])
-    rounds_and_answers = [(round_, review) for round_, review, *_ in rows if round_ is not None]
-    progress = with_round(rounds.RoundProgress(questions=questions), rounds_and_answers)
-    return progress, (memory, version)
+    # The memory and its version are the same on every row: read from the first.
+    at = _round_width() + len(Review._meta.concrete_fields)
+    memory_end = at + len(Memory._meta.concrete_fields)
+    [(memory,)] = rawrows.from_rows([rows[0][at:memory_end]], (Memory,))
+    progress = with_round(rounds.RoundProgress(questions=questions), rows)
+    return progress, (cast(Memory | None, memory), cast(str | None, rows[0][memory_end]))
 
 
-def with_round(progress: rounds.RoundProgress, rows: list) -> rounds.RoundProgress:
-    """`progress` with the round and its answers read as rows of (round, review or None), in
-    any order (`round_with_answers_sql`)."""
+@functools.cache
+def _round_width() -> int:
+    return len(Round._meta.concrete_fields)
+
+
+@functools.cache
+def _round_pk_at() -> int:
+    return [field.attname for field in Round._meta.concrete_fields].index(Round._meta.pk.attname)
+
+
+def with_round(progress: rounds.RoundProgress, rows: Sequence[Sequence]) -> rounds.RoundProgress:
+    """`progress` with the round and its answers, from rows of the round's columns, then an
+    answer's (null without one), then any others, in any order (`round_with_answers_sql`);
+    rows whose round's columns are null are no round. The round, the same on every row, is
+    made once: making it on each row was a third of the practice page's reading."""
+    width = _round_width()
+    pk_at = _round_pk_at()
+    rows = [row for row in rows if row[pk_at] is not None]
     if not rows:
         return progress
-    progress.round = cast(Round, rows[0][0])
-    reviews = [cast(Review, review) for _, review in rows if review is not None]
+    [(round_,)] = rawrows.from_rows([rows[0][:width]], (Round,))
+    progress.round = cast(Round, round_)
+    answers_end = width + len(Review._meta.concrete_fields)
+    answers = rawrows.from_rows([row[width:answers_end] for row in rows], (Review,))
+    reviews = [cast(Review, review) for (review,) in answers if review is not None]
     for review in sorted(reviews, key=_in_round_order):
         review.round = progress.round
         progress.reviews.append(review)

@@ -741,21 +741,30 @@ def lesson_stars_and_round(
     if learner is None:
         return {}, None, rounds.RoundProgress(questions=questions)
     if read is not None and read.serves(learner, "practice", lesson, now):
-        rows = rawrows.from_rows(read.rows, (Round, Review))
+        rows = read.rows
     else:
         params = [learner.pk, lesson.pk, learner.pk, lesson.pk, *_counter_params(now), learner.pk]
-        rows = rawrows.instances(_stars_and_round_sql(), params, (Round, Review))
-    rounds_and_answers = [(round_, review) for round_, review, kind, *_ in rows if kind == _ROUND]
-    memories, counter = _memory_rows_and_counter(star for _, _, *star in rows if star[0] != _ROUND)
-    progress = selectors.with_round(rounds.RoundProgress(questions=questions), rounds_and_answers)
+        rows = rawrows.fetch(_stars_and_round_sql(), params)
+    kind_at = _round_and_answer_width()
+    memories, counter = _memory_rows_and_counter(
+        row[kind_at:] for row in rows if row[kind_at] != _ROUND
+    )
+    progress = selectors.with_round(
+        rounds.RoundProgress(questions=questions), [row for row in rows if row[kind_at] == _ROUND]
+    )
     return _by_item(memories), counter, progress
+
+
+@functools.cache
+def _round_and_answer_width() -> int:
+    return len(Round._meta.concrete_fields) + len(Review._meta.concrete_fields)
 
 
 @functools.cache
 def _stars_and_round_sql(learner: str = "%s", lesson: str = "%s") -> str:
     """The round's rows (`selectors.round_with_answers_sql`), then the memories' and the
     counter's (`_memories_and_counter_sql`), each kind's columns null in the others' rows."""
-    round_columns = len(Round._meta.concrete_fields) + len(Review._meta.concrete_fields)
+    round_columns = _round_and_answer_width()
     round_rows = selectors.round_with_answers_sql(
         by_key=False,
         more_columns=f", {_ROUND}" + ", NULL" * len(_MEMORY_COLUMNS),
