@@ -5,7 +5,10 @@ Nearly every page reads both the browser's session and the content version (the 
 cached page and lesson). Read apart they are two round trips to the database; here loading the
 session also reads the version, and `ContentVersion.for_request` takes it from the session, so
 a learner's page starts with one query. On PostgreSQL a write can ride along too
-(`load_along_with`): a POST's rate-limit count is sent with the session's read. The session is
+(`load_along_with`): a POST's rate-limit count is sent with the session's read. So can a read of
+the learner's own rows (`load_with_learners_rows`): the session's row names its learner in a
+`learner_id` column of the site's own (migration lightmysky.0003), which `save` keeps to the
+learner the data names, so a learner's page is one statement. The session is
 still read from the database on every request, so every server sees another's write at once,
 and "Forget everything" (which deletes the row) ends the session everywhere; docs/performance.md
 says why Django's `cached_db` engine would not, with the per-process cache.
