@@ -41,16 +41,19 @@ _SESSION_WITH_VERSION_ALONG = (
 # having none). Each row of `rows` comes with the session's columns after its own; there is no
 # row at all when the session is gone, and the rows' columns are null when it has expired.
 _SESSION_WITH_VERSION_AND_ROWS = (
-    "SELECT learners_rows.*, s.session_data, s.version, s.live, s.learner_id FROM"
+    "SELECT learners_rows.*, browser_session.session_data, browser_session.version,"
+    " browser_session.live, browser_session.learner_id FROM"
     " (SELECT session_data, (SELECT number FROM {version} WHERE id = 1) AS version,"
-    " expire_date > %s AS live, learner_id FROM {session} WHERE session_key = %s) AS s"
-    " LEFT OUTER JOIN LATERAL ({rows}) AS learners_rows ON s.live"
+    " expire_date > %s AS live, learner_id FROM {session} WHERE session_key = %s)"
+    " AS browser_session"
+    " LEFT OUTER JOIN LATERAL ({rows}) AS learners_rows ON browser_session.live"
 )
+_SESSION_COLUMNS = 4  # after the rows' own, as `_from_row` reads them
 
 
 class SessionStore(db.SessionStore):
     # In a statement of `load_with_learners_rows`: the learner the session's row names.
-    LEARNER_ID = "s.learner_id"
+    LEARNER_ID = "browser_session.learner_id"
 
     _content_version: int | None = None
     # The session row's learner_id column as read, which save() keeps to the data's learner.
@@ -109,8 +112,8 @@ class SessionStore(db.SessionStore):
         with connection.cursor() as cursor:
             cursor.execute(sql, [*read_params, *params])
             rows = cursor.fetchall()
-        self._load_from_row(tuple(rows[0][-4:]) if rows else None)
-        return [row[:-4] for row in rows], self._learner_column
+        self._load_from_row(tuple(rows[0][-_SESSION_COLUMNS:]) if rows else None)
+        return [row[:-_SESSION_COLUMNS] for row in rows], self._learner_column
 
     def load(self) -> dict[str, Any]:
         return self._loaded(self._get_session_from_db())
@@ -160,6 +163,8 @@ class SessionStore(db.SessionStore):
         (one more statement, only when that learner changes)."""
         from practice.models import LEARNER_PK_SESSION_KEY
 
+        if must_create:  # a new row (a new session, or `cycle_key`'s), its column null
+            self._learner_column = None
         super().save(must_create)
         learner_id = self.get(LEARNER_PK_SESSION_KEY)
         if learner_id != self._learner_column:

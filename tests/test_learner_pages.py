@@ -16,6 +16,7 @@ from django.contrib.sessions.models import Session
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.db import connection
 from django.test import Client
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from practice.models import Learner, Review
@@ -279,3 +280,42 @@ def test_a_page_never_shows_the_rows_of_a_learner_its_session_does_not_name(demo
     set_session_learner_column(mine, their_learner.pk)
     assert shown(mine, demo, page) == html
     assert session_learner_column(mine) != their_learner.pk  # set right again
+
+
+def test_a_learner_who_signs_in_as_an_editor_keeps_the_session_naming_them(
+    client, demo, django_user_model
+):
+    # Signing in gives the session a new key (a new row, the learner's data copied over).
+    answer(client, demo, right=True)
+    learner = Learner.objects.get()
+    old_key = client.cookies[settings.SESSION_COOKIE_NAME].value
+    client.force_login(django_user_model.objects.create_user("editor", is_staff=True))
+    assert client.cookies[settings.SESSION_COOKIE_NAME].value != old_key
+    assert session_learner_column(client) == learner.pk
+
+
+def test_a_session_without_a_learner_is_not_written_by_reading_pages(
+    client, demo, django_user_model
+):
+    client.force_login(django_user_model.objects.create_user("editor", is_staff=True))
+    assert session_learner_column(client) is None
+    for path in (SEED_PATH, practice_url(demo), "/review", "/sky"):
+        with CaptureQueriesContext(connection) as captured:
+            assert client.get(path).status_code == 200
+        writes = [q["sql"] for q in captured if q["sql"].split()[0] in ("INSERT", "UPDATE")]
+        assert writes == [], path
+
+
+def test_rows_read_with_the_session_serve_only_the_page_lesson_and_moment_they_were_read_for(
+    demo,
+):
+    from practice.selectors.constellations import ReadWithSession
+
+    now = timezone.now()
+    learner, other_lesson = Learner.objects.create(), make_lesson()
+    read = ReadWithSession(rows=[], learner_id=learner.pk, asked=("practice", demo.public_id, now))
+    assert read.serves(learner, "practice", demo, now)
+    assert not read.serves(Learner.objects.create(), "practice", demo, now)
+    assert not read.serves(learner, "lesson", demo, now)
+    assert not read.serves(learner, "practice", other_lesson, now)
+    assert not read.serves(learner, "practice", demo, now + timedelta(seconds=1))

@@ -601,7 +601,6 @@ _MEMORY_COLUMNS = (
 
 
 @functools.cache
-@functools.cache
 def _memories_and_counter_sql(rows_where: str, learner: str = "%s") -> str:
     """Memory rows and, after them, one row of the header counter's figures, in one query.
     Written out rather than built by the ORM on every request: building such a union cost more
@@ -716,10 +715,12 @@ def read_with_session(
     elif page == "lesson":
         sql = _memories_and_counter_sql(_of_lesson(learner, lesson), learner)
         params = [lesson_public_id, *_counter_params(now)]
-    else:
+    elif page == "review":
         sql = _counter_and_first_due_sql(connection.vendor, learner)
         moment = connection.ops.adapt_datetimefield_value(now)
         params = [*_counter_params(now), moment, moment]
+    else:
+        raise ValueError(f"No reads with the session for a {page!r} page.")
     read = session.load_with_learners_rows(sql, params, using=connection.alias)
     if read is None:
         return None
