@@ -73,17 +73,10 @@ class SessionStore(db.SessionStore):
     ) -> list[dict] | None:
         """Run `statement`, which writes and returns rows (INSERT … RETURNING, say), in the round
         trip that reads this session, and return its rows as dicts; the session is loaded with
-        them. None, with nothing run, when that cannot be: the session is loaded already, the
-        browser named none, sessions live in another database than `using` (the statement's)
-        or the database is not PostgreSQL (SQLite cannot write in WITH)."""
-        connection = self._connection()
-        if (
-            connection.alias != using
-            or self.session_key is None
-            or hasattr(self, "_session_cache")
-            or connection.vendor != "postgresql"
-        ):
+        them. None, with nothing run, when that cannot be (`_can_load_along`)."""
+        if not self._can_load_along(using):
             return None
+        connection = self._connection()
         sql, read_params = self._read(_SESSION_WITH_VERSION_ALONG, along=statement)
         with connection.cursor() as cursor:
             cursor.execute(sql, [*params, *read_params])
@@ -99,21 +92,28 @@ class SessionStore(db.SessionStore):
         (`LEARNER_ID`), in the round trip that reads this session, and return its rows with the
         learner they are of: the caller uses them only if that is the learner the session's
         data names (a session saved before the column was added names none). None, with
-        nothing run, when that cannot be, as for `load_along_with`."""
-        connection = self._connection()
-        if (
-            connection.alias != using
-            or self.session_key is None
-            or hasattr(self, "_session_cache")
-            or connection.vendor != "postgresql"
-        ):
+        nothing run, when that cannot be (`_can_load_along`)."""
+        if not self._can_load_along(using):
             return None
+        connection = self._connection()
         sql, read_params = self._read(_SESSION_WITH_VERSION_AND_ROWS, rows=statement)
         with connection.cursor() as cursor:
             cursor.execute(sql, [*read_params, *params])
             rows = cursor.fetchall()
         self._load_from_row(tuple(rows[0][-_SESSION_COLUMNS:]) if rows else None)
         return [row[:-_SESSION_COLUMNS] for row in rows], self._learner_column
+
+    def _can_load_along(self, using: str) -> bool:
+        """Whether a statement on database `using` can be sent with this session's read: the
+        session is not loaded yet, the browser named one, sessions live in that database, and
+        it is PostgreSQL (SQLite has no round trip to save, nor writes in WITH or LATERAL)."""
+        connection = self._connection()
+        return (
+            connection.alias == using
+            and self.session_key is not None
+            and not hasattr(self, "_session_cache")
+            and connection.vendor == "postgresql"
+        )
 
     def load(self) -> dict[str, Any]:
         return self._loaded(self._get_session_from_db())
