@@ -670,12 +670,8 @@ def lesson_memories_and_counter(
     if read is not None and read.serves(learner, "lesson", lesson, now):
         rows = read.rows
     else:
-        with connection.cursor() as cursor:
-            cursor.execute(
-                _memories_and_counter_sql(_of_lesson()),
-                [learner.pk, lesson.pk, *_counter_params(now), learner.pk],
-            )
-            rows = cursor.fetchall()
+        params = [learner.pk, lesson.pk, *_counter_params(now), learner.pk]
+        rows = rawrows.fetch(_memories_and_counter_sql(_of_lesson()), params)
     memories, counter = _memory_rows_and_counter(rows)
     return _by_item(memories), counter
 
