@@ -6,12 +6,12 @@ cached page and lesson). Read apart they are two round trips to the database; he
 session also reads the version, and `ContentVersion.for_request` takes it from the session, so
 a learner's page starts with one query. On PostgreSQL a write can ride along too
 (`load_along_with`): a POST's rate-limit count is sent with the session's read. So can a read of
-the learner's own rows (`load_with_learners_rows`): the session's row names its learner in a
-`learner_id` column of the site's own (migration lightmysky.0003), which `save` keeps to the
-learner the data names, so a learner's page is one statement. The session is
-still read from the database on every request, so every server sees another's write at once,
-and "Forget everything" (which deletes the row) ends the session everywhere; docs/performance.md
-says why Django's `cached_db` engine would not, with the per-process cache.
+the learner's own rows (`read_along`): the session's row names its learner in a `learner_id`
+column of the site's own (migration lightmysky.0003), which `save` keeps to the learner the data
+names, so a learner's page is one statement, and an answer's count and reads are one. The
+session is still read from the database on every request, so every server sees another's write
+at once, and "Forget everything" (which deletes the row) ends the session everywhere;
+docs/performance.md says why Django's `cached_db` engine would not, with the per-process cache.
 """
 
 from __future__ import annotations
@@ -23,36 +23,26 @@ from django.contrib.sessions.backends import db
 from django.db import connections, router
 from django.utils import timezone
 
-_SESSION_WITH_VERSION = (
-    "SELECT session_data, (SELECT number FROM {version} WHERE id = 1), expire_date > %s,"
-    " learner_id FROM {session} WHERE session_key = %s"
-)
-# The same read after a statement that writes, whose rows come back as JSON. A statement in WITH
-# runs once, to completion, whether or not the query reads its rows; the outer join gives one
-# row also when the session is gone.
-_SESSION_WITH_VERSION_ALONG = (
-    "WITH along AS ({along})"
-    " SELECT s.session_data, (SELECT number FROM {version} WHERE id = 1), s.expire_date > %s,"
-    " s.learner_id, (SELECT coalesce(json_agg(along), '[]') FROM along)"
-    " FROM (SELECT 1) AS one LEFT OUTER JOIN {session} s ON s.session_key = %s"
-)
-# The same read with a read of the session's learner's rows: `rows` names the learner as
-# `SessionStore.LEARNER_ID` and gives at least one row (or none, which reads as the learner's
-# having none). Each row of `rows` comes with the session's columns after its own; there is no
-# row at all when the session is gone, and the rows' columns are null when it has expired.
-_SESSION_WITH_VERSION_AND_ROWS = (
-    "SELECT learners_rows.*, browser_session.session_data, browser_session.version,"
-    " browser_session.live, browser_session.learner_id FROM"
-    " (SELECT session_data, (SELECT number FROM {version} WHERE id = 1) AS version,"
+# The session's row with the content version, whether it has expired, and the learner it names.
+_SESSION = (
+    "(SELECT session_data, (SELECT number FROM {version} WHERE id = 1) AS version,"
     " expire_date > %s AS live, learner_id FROM {session} WHERE session_key = %s)"
     " AS browser_session"
-    " LEFT OUTER JOIN LATERAL ({rows}) AS learners_rows ON browser_session.live"
 )
-_SESSION_COLUMNS = 4  # after the rows' own, as `_from_row` reads them
+_SESSION_COLUMNS = 4  # as `_from_row` reads them
+# After a statement that writes (`along`), whose rows come back as JSON in the last column. A
+# statement in WITH runs once, to completion, whether or not the query reads its rows; the outer
+# join gives one row also when the session is gone.
+_ALONG = "WITH along AS ({along}) "
+_ALONG_ROWS = "(SELECT coalesce(json_agg(along), '[]') FROM along)"
+# With a read of the session's learner's rows (`rows`), which names the learner as
+# `SessionStore.LEARNER_ID`, in the first columns: one row each, and their columns null when
+# it has none or the session has expired.
+_LEARNERS_ROWS = " LEFT OUTER JOIN LATERAL ({rows}) AS learners_rows ON browser_session.live"
 
 
 class SessionStore(db.SessionStore):
-    # In a statement of `load_with_learners_rows`: the learner the session's row names.
+    # In a statement read along with the session (`read_along`): the learner its row names.
     LEARNER_ID = "browser_session.learner_id"
 
     _content_version: int | None = None
@@ -62,11 +52,12 @@ class SessionStore(db.SessionStore):
     # everything" (its row deleted at once), since its cookie lapses with its expiry.
     ended = False
 
+    # A read of the learner's rows asked for (`read_along`), and what it read once made.
+    _rows_to_read: tuple[str, list] | None = None
+    _rows_read: tuple[str, list, list[tuple]] | None = None
+
     def _get_session_from_db(self):
-        with self._connection().cursor() as cursor:
-            # Written out, not built with the ORM: compiling the query cost more than running it.
-            cursor.execute(*self._read(_SESSION_WITH_VERSION))
-            return self._from_row(cursor.fetchone())
+        return self._from_row(self._read()[0])
 
     def load_along_with(
         self, statement: str, params: Sequence[Any], *, using: str
@@ -76,32 +67,76 @@ class SessionStore(db.SessionStore):
         them. None, with nothing run, when that cannot be (`_can_load_along`)."""
         if not self._can_load_along(using):
             return None
-        connection = self._connection()
-        sql, read_params = self._read(_SESSION_WITH_VERSION_ALONG, along=statement)
-        with connection.cursor() as cursor:
-            cursor.execute(sql, [*params, *read_params])
-            *session_row, statement_rows = cursor.fetchone()
-        # No session row (the outer join's nulls) reads as none found, as in _get_session_from_db.
-        self._load_from_row(tuple(session_row) if session_row[0] is not None else None)
-        return statement_rows
+        session_row, written = self._read(along=(statement, params))
+        self._session_cache = self._loaded(self._from_row(session_row))
+        return written
+
+    def read_along(self, statement: str, params: Sequence[Any], *, using: str) -> bool:
+        """Have the read of this session, when it comes, also run `statement`: a read of the
+        rows of the learner the session's row names (`LEARNER_ID`), giving at least one row.
+        False, with nothing asked, when that cannot be (`_can_load_along`)."""
+        if not self._can_load_along(using):
+            return False
+        self._rows_to_read = (statement, list(params))
+        return True
+
+    def rows_read_along(
+        self, statement: str, params: Sequence[Any]
+    ) -> tuple[list[tuple], int | None] | None:
+        """The rows of `statement` with `params`, if the session's read ran it (`read_along`),
+        with the learner they are of: the caller uses them only if that is the learner the
+        session's data names (a session saved before the column was added names none). No
+        rows at all means the session was gone. None when it was not run."""
+        if self._rows_read is None or self._rows_read[:2] != (statement, list(params)):
+            return None
+        return self._rows_read[2], self._learner_column
 
     def load_with_learners_rows(
         self, statement: str, params: Sequence[Any], *, using: str
     ) -> tuple[list[tuple], int | None] | None:
-        """Run `statement`, a read of the rows of the learner the session's row names
-        (`LEARNER_ID`), in the round trip that reads this session, and return its rows with the
-        learner they are of: the caller uses them only if that is the learner the session's
-        data names (a session saved before the column was added names none). None, with
-        nothing run, when that cannot be (`_can_load_along`)."""
-        if not self._can_load_along(using):
+        """Load this session with a read of its learner's rows (`read_along`) and return them
+        as `rows_read_along` does; None, with nothing run, when that cannot be."""
+        if not self.read_along(statement, params, using=using):
             return None
+        self.keys()  # loads the session
+        return self.rows_read_along(statement, params)
+
+    def _read(self, along: tuple[str, Sequence[Any]] | None = None) -> tuple[tuple | None, Any]:
+        """Read the session's row in one statement, running the write `along` before it and the
+        read `read_along` asked for with it. Return the session's columns (None when the row is
+        gone) and the write's rows."""
+        from lessons.models import ContentVersion
+
+        # Written out, not built with the ORM: compiling the query cost more than running it.
         connection = self._connection()
-        sql, read_params = self._read(_SESSION_WITH_VERSION_AND_ROWS, rows=statement)
+        ops = connection.ops
+        source = _SESSION.format(
+            session=ops.quote_name(self.model._meta.db_table),
+            version=ops.quote_name(ContentVersion._meta.db_table),
+        )
+        params = [ops.adapt_datetimefield_value(timezone.now()), self.session_key]
+        if along:
+            source = f"(SELECT 1) AS one LEFT OUTER JOIN {source} ON true"
+        rows, self._rows_to_read = self._rows_to_read, None
+        if rows:
+            source += _LEARNERS_ROWS.format(rows=rows[0])
+            params += rows[1]
+        columns = f"{'learners_rows.*, ' if rows else ''}browser_session.*"
+        sql = f"SELECT {columns}{', ' + _ALONG_ROWS if along else ''} FROM {source}"
+        if along:
+            sql = _ALONG.format(along=along[0]) + sql
+            params = [*along[1], *params]
         with connection.cursor() as cursor:
-            cursor.execute(sql, [*read_params, *params])
-            rows = cursor.fetchall()
-        self._load_from_row(tuple(rows[0][-_SESSION_COLUMNS:]) if rows else None)
-        return [row[:-_SESSION_COLUMNS] for row in rows], self._learner_column
+            cursor.execute(sql, params)
+            fetched = cursor.fetchall()
+        width = len(fetched[0]) - _SESSION_COLUMNS - bool(along) if fetched else 0
+        if rows:
+            self._rows_read = (*rows, [row[:width] for row in fetched])
+        session_row = tuple(fetched[0][width : width + _SESSION_COLUMNS]) if fetched else None
+        # The outer join's nulls, for a session that is gone, read as no row.
+        if session_row is not None and session_row[0] is None:
+            session_row = None
+        return session_row, fetched[0][-1] if along else None
 
     def _can_load_along(self, using: str) -> bool:
         """Whether a statement on database `using` can be sent with this session's read: the
@@ -118,9 +153,6 @@ class SessionStore(db.SessionStore):
     def load(self) -> dict[str, Any]:
         return self._loaded(self._get_session_from_db())
 
-    def _load_from_row(self, row: tuple | None) -> None:
-        self._session_cache = self._loaded(self._from_row(row))
-
     def _loaded(self, stored) -> dict[str, Any]:
         """The data of the session row `stored` (or none), as `load` gives it. A row whose
         learner_id column is not the data's learner (saved before the column was added) is
@@ -134,18 +166,6 @@ class SessionStore(db.SessionStore):
 
     def _connection(self):
         return connections[router.db_for_read(self.model)]
-
-    def _read(self, template: str, along: str = "", rows: str = "") -> tuple[str, list]:
-        from lessons.models import ContentVersion
-
-        ops = self._connection().ops
-        sql = template.format(
-            session=ops.quote_name(self.model._meta.db_table),
-            version=ops.quote_name(ContentVersion._meta.db_table),
-            along=along,
-            rows=rows,
-        )
-        return sql, [ops.adapt_datetimefield_value(timezone.now()), self.session_key]
 
     def _from_row(self, row: tuple | None):
         """The session from (data, content version, unexpired), as Django's `load` wants it:

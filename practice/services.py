@@ -113,11 +113,13 @@ def round_answer(
     answer: QuestionAnswer,
     now: datetime,
     preview: bool = False,
+    session: SessionBase | None = None,
 ) -> tuple[Review, rounds.RoundProgress]:
     """Answer the current question of a practice round: load the round, refuse an answer to
     a step that is not the current one, record it, and finish the round after its last answer.
 
-    The same form sent twice returns the review the first one recorded.
+    The same form sent twice returns the review the first one recorded. The browser's
+    `session` may have read the round already (`selectors.read_answer_along`).
     """
     attempt, question = answer.attempt, answer.question
     memory_read = None
@@ -128,6 +130,7 @@ def round_answer(
             questions=questions,
             key=attempt.round_key,
             question=question,
+            session=session,
         )
     else:
         progress = selectors.round_progress(

@@ -161,10 +161,27 @@ def bad_submission(
     return render(request, _page_or_partial(request, template, "error-card"), context, status=400)
 
 
+def _read_answer_along(request: LearnerRequest, subject: str, public_id: str, **_) -> None:
+    """Before an answer's rate-limit count reads the session: have that read also read the
+    round and memory the answer writes (on PostgreSQL, one round trip for the three). A token
+    that does not read is refused later, with its message."""
+    try:
+        attempt = read_attempt(request.POST)
+    except BadSubmission:
+        return
+    if attempt.kind == "question" and attempt.round_key and not attempt.practice:
+        selectors.read_answer_along(
+            request.session,
+            lesson_public_id=public_id,
+            key=attempt.round_key,
+            question_id=attempt.item_id,
+        )
+
+
 @vary_on_headers("HX-Request")
 @require_http_methods(["GET", "HEAD", "POST"])
 @never_cache
-@limit_posts("answer")
+@limit_posts("answer", read_along=_read_answer_along)
 @recover_lost_learner
 def practice_round(
     request: LearnerRequest, subject: str, public_id: str, slug: str | None = None
@@ -405,6 +422,7 @@ def _practice_answer(request: LearnerRequest, page: LessonPage) -> HttpResponse:
             answer=answer,
             now=now,
             preview=_is_preview(request, lesson),
+            session=request.session,
         )
     except BadSubmission as error:
         return bad_submission(request, str(error), back_url=practice_url, target="practice-card")

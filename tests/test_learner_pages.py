@@ -319,3 +319,27 @@ def test_rows_read_with_the_session_serve_only_the_page_lesson_and_moment_they_w
     assert not read.serves(learner, "lesson", demo, now)
     assert not read.serves(learner, "practice", other_lesson, now)
     assert not read.serves(learner, "practice", demo, now + timedelta(seconds=1))
+
+
+@pytest.mark.parametrize("column", ["none", "another learner"])
+def test_an_answer_is_recorded_in_its_own_round_whatever_its_session_row_names(demo, column):
+    """On PostgreSQL an answer's round and memory are read with its session, by the learner
+    the session's row names: a row naming none, or another learner, must not change where the
+    answer goes."""
+    mine, theirs = Client(), Client()
+    for right in (True, False):
+        answer(mine, demo, right=right)
+    answer(theirs, demo, right=True)
+    my_learner = Learner.objects.get(pk=session_learner_column(mine))
+    their_learner = Learner.objects.exclude(pk=my_learner.pk).get()
+
+    question, token = current_question(mine, practice_url(demo))
+    set_session_learner_column(mine, None if column == "none" else their_learner.pk)
+    answered = mine.post(practice_url(demo), {"token": token, "choice": right_choices(question)})
+    assert answered.status_code == 302
+
+    mine_recorded = Review.objects.filter(learner=my_learner).order_by("pk")
+    assert [review.round_step for review in mine_recorded] == [0, 1, 2]
+    assert Review.objects.filter(learner=their_learner).count() == 1
+    assert "3 of 8 answered" in mine.get(practice_url(demo)).content.decode()
+    assert session_learner_column(mine) == my_learner.pk  # set right again

@@ -11,6 +11,7 @@ import hashlib
 import logging
 import math
 import time
+from collections.abc import Callable
 from functools import cache, wraps
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -154,14 +155,20 @@ def too_many_requests(request: HttpRequest, wait: int) -> HttpResponse:
     return response
 
 
-def limit_posts(scope: str):
-    """Rate-limit a view's POSTs per browser and address: a flood gets 429 with Retry-After."""
+def limit_posts(scope: str, *, read_along: Callable[..., None] | None = None):
+    """Rate-limit a view's POSTs per browser and address: a flood gets 429 with Retry-After.
+
+    `read_along`, called with the view's arguments before the count, may ask for reads to be
+    made with the session's (`SessionStore.read_along`), which the count's statement reads."""
 
     def decorator(view):
         @wraps(view)
         def limited(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-            if request.method == "POST" and (wait := retry_after(request, scope)):
-                return too_many_requests(request, wait)
+            if request.method == "POST":
+                if read_along is not None:
+                    read_along(request, *args, **kwargs)
+                if wait := retry_after(request, scope):
+                    return too_many_requests(request, wait)
             return view(request, *args, **kwargs)
 
         return limited

@@ -9,12 +9,14 @@ from datetime import datetime
 from typing import cast
 
 from django.contrib.sessions.backends.base import SessionBase
+from django.db import connection
 from django.db.models import Q
 from django.http import HttpRequest
 
 from lessons.models import Flashcard, Lesson, Question, Subject
 from lightmysky.lib import rawrows
 from lightmysky.lib.http import SiteRequest
+from lightmysky.sessions import SessionStore
 from practice import rounds, scheduling
 from practice.models import (
     LEARNER_PK_SESSION_KEY,
@@ -75,21 +77,52 @@ def round_progress(
 
 
 def round_progress_and_memory(
-    *, learner: Learner, lesson: Lesson, questions: list[Question], key: str, question: Question
+    *,
+    learner: Learner,
+    lesson: Lesson,
+    questions: list[Question],
+    key: str,
+    question: Question,
+    session: SessionBase | None = None,
 ) -> tuple[rounds.RoundProgress, tuple[Memory | None, str | None]]:
     """The round of this key with its answers, as `round_progress` reads it, and the learner's
     memory of `question` with its row version (`xmin`), as an answer on PostgreSQL writes it
-    (`services._review_write_at_once`): an answer's two reads in one query. PostgreSQL only."""
-    rows = rawrows.fetch(
-        _round_with_answers_and_memory_sql(),
-        [learner.pk, lesson.pk, key, learner.pk, question.pk],
-    )
+    (`services._review_write_at_once`): an answer's two reads in one query, or none when they
+    were read with the browser's `session` (`read_answer_along`). PostgreSQL only."""
+    read = None
+    if isinstance(session, SessionStore):
+        read = session.rows_read_along(*_answer_read(lesson.public_id, key, question.pk))
+    if read is not None and read[0] and read[1] == learner.pk:
+        rows = read[0]
+    else:
+        rows = rawrows.fetch(
+            _round_with_answers_and_memory_sql(),
+            [learner.pk, lesson.pk, key, learner.pk, question.pk],
+        )
     # The memory and its version are the same on every row: read from the first.
     at = _round_width() + len(Review._meta.concrete_fields)
     memory_end = at + len(Memory._meta.concrete_fields)
     [(memory,)] = rawrows.from_rows([rows[0][at:memory_end]], (Memory,))
     progress = with_round(rounds.RoundProgress(questions=questions), rows)
     return progress, (cast(Memory | None, memory), cast(str | None, rows[0][memory_end]))
+
+
+def read_answer_along(
+    session: SessionBase, *, lesson_public_id: str, key: str, question_id: int
+) -> None:
+    """Have the read of the browser's session (on PostgreSQL, with a POST's rate-limit count)
+    also read what `round_progress_and_memory` reads for an answer to this question of this
+    round: the answer's reads and count in one round trip. The learner is the one the session's
+    row names, and is trusted only if the session's data names them too."""
+    if isinstance(session, SessionStore):
+        statement, params = _answer_read(lesson_public_id, key, question_id)
+        session.read_along(statement, params, using=connection.alias)
+
+
+def _answer_read(lesson_public_id: str, key: str, question_id: int) -> tuple[str, list]:
+    lesson = f"(SELECT id FROM {Lesson._meta.db_table} WHERE public_id = %s)"
+    sql = _round_with_answers_and_memory_sql(learner=SessionStore.LEARNER_ID, lesson=lesson)
+    return sql, [lesson_public_id, key, question_id]
 
 
 @functools.cache
@@ -147,18 +180,19 @@ def round_with_answers_sql(
 
 
 @functools.cache
-def _round_with_answers_and_memory_sql() -> str:
-    """At least one row, round or none: the round's and review's columns null without one."""
+def _round_with_answers_and_memory_sql(*, learner: str = "%s", lesson: str = "%s") -> str:
+    """At least one row, round or none: the round's and review's columns null without one.
+    `learner` and `lesson` may name them otherwise than by a parameter."""
     round_table, review_table = Round._meta.db_table, Review._meta.db_table
     return (
         f"SELECT {rawrows.columns(Round, 'r')}, {rawrows.columns(Review, 'v')},"
         f" {rawrows.columns(Memory, 'm')}, m.xmin::text"
         f" FROM (SELECT 1) AS one"
         f" LEFT OUTER JOIN {round_table} r ON r.id = (SELECT id FROM {round_table}"
-        ' WHERE learner_id = %s AND lesson_id = %s AND "key" = %s LIMIT 1)'
+        f' WHERE learner_id = {learner} AND lesson_id = {lesson} AND "key" = %s LIMIT 1)'
         f" LEFT OUTER JOIN {review_table} v ON v.round_id = r.id"
         f" LEFT OUTER JOIN {Memory._meta.db_table} m"
-        " ON m.learner_id = %s AND m.question_id = %s"
+        f" ON m.learner_id = {learner} AND m.question_id = %s"
     )
 
 

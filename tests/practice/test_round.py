@@ -224,11 +224,11 @@ def test_answer_post_query_count_does_not_grow_with_history(
     answer(client, demo, right=True)
     question, token = current_question(client, practice_url(demo))
     data = {"token": token, "choice": sorted(question.correct_ids)}
-    # the rate-limit counters' upsert, the session with the content version (on PostgreSQL one
-    # statement), the round's answers (on PostgreSQL with the memory); then, in the savepoint
+    # the rate-limit counters' upsert, the session with the content version and the round's
+    # answers (on PostgreSQL one statement, with the memory too); then, in the savepoint
     # each test's transaction needs, on PostgreSQL one statement that writes the review and the
     # memory; on SQLite the memory (for update), the review and the memory, each a statement
-    reads = 2 if connection.vendor == "postgresql" else 3
+    reads = 1 if connection.vendor == "postgresql" else 3
     writes = 3 if connection.vendor == "postgresql" else 5
     with django_assert_num_queries(reads + writes):
         client.post(practice_url(demo), data)
