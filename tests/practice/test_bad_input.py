@@ -2,14 +2,24 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+import time_machine
 from django.core import signing
 from django.test import Client
+from django.utils import timezone
 
 from practice import attempts
 from practice.models import Learner, Memory, Review, Round
 from tests.factories import make_lesson
-from tests.practice.helpers import asked_question, current_question, form_token, practice_url
+from tests.practice.helpers import (
+    asked_question,
+    current_question,
+    form_token,
+    practice_url,
+    right_choices,
+)
 
 
 def assert_rejected(response, message: str) -> None:
@@ -92,6 +102,18 @@ def test_an_expired_token_is_refused(client, demo, settings):
     _, token = current_question(client, practice_url(demo))
     settings.ATTEMPT_TOKEN_MAX_AGE = -1
     assert_rejected(client.post(practice_url(demo), {"token": token, "choice": "A"}), "too old")
+
+
+def test_a_token_read_a_moment_ago_is_refused_once_it_is_too_old(client, demo, settings):
+    # An answer's token is read twice per request; the second read may reuse the first's.
+    question, token = current_question(client, practice_url(demo))
+    data = {"token": token, "choice": right_choices(question)}
+    assert client.post(practice_url(demo), data).status_code == 302
+    later = timezone.now() + timedelta(seconds=settings.ATTEMPT_TOKEN_MAX_AGE + 1)
+    with time_machine.travel(later, tick=False):
+        response = client.post(practice_url(demo), data)
+    assert response.status_code == 400
+    assert "too old" in response.content.decode()
 
 
 def test_a_token_for_a_later_step_is_stale(client, demo):
