@@ -35,9 +35,9 @@ _SESSION_COLUMNS = 4  # as `_from_row` reads them
 # join gives one row also when the session is gone.
 _ALONG = "WITH along AS ({along}) "
 _ALONG_ROWS = "(SELECT coalesce(json_agg(along), '[]') FROM along)"
-# With a read of the session's learner's rows (`rows`), which names the learner as
-# `SessionStore.LEARNER_ID`, in the first columns: one row each, and their columns null when
-# it has none or the session has expired.
+# With a read of the session's learner's rows (`rows`, naming the learner as
+# `SessionStore.LEARNER_ID`): each of its rows comes with the session's columns after its own,
+# and there is one row of nulls in its place when it gives none or the session has expired.
 _LEARNERS_ROWS = " LEFT OUTER JOIN LATERAL ({rows}) AS learners_rows ON browser_session.live"
 
 
@@ -52,9 +52,10 @@ class SessionStore(db.SessionStore):
     # everything" (its row deleted at once), since its cookie lapses with its expiry.
     ended = False
 
-    # A read of the learner's rows asked for (`read_along`), and what it read once made.
+    # A read of the learner's rows asked for (`read_along`), and once made: the statement, its
+    # params, its rows and the learner they are of (the column as it was read).
     _rows_to_read: tuple[str, list] | None = None
-    _rows_read: tuple[str, list, list[tuple]] | None = None
+    _rows_read: tuple[str, list, list[tuple], int | None] | None = None
 
     def _get_session_from_db(self):
         return self._from_row(self._read()[0])
@@ -85,11 +86,12 @@ class SessionStore(db.SessionStore):
     ) -> tuple[list[tuple], int | None] | None:
         """The rows of `statement` with `params`, if the session's read ran it (`read_along`),
         with the learner they are of: the caller uses them only if that is the learner the
-        session's data names (a session saved before the column was added names none). No
-        rows at all means the session was gone. None when it was not run."""
+        session's data names (a session saved before the column was added names none). When
+        the session was gone there are no rows, or (with a write along) one of nulls, and no
+        learner. None when it was not run."""
         if self._rows_read is None or self._rows_read[:2] != (statement, list(params)):
             return None
-        return self._rows_read[2], self._learner_column
+        return self._rows_read[2], self._rows_read[3]
 
     def load_with_learners_rows(
         self, statement: str, params: Sequence[Any], *, using: str
@@ -130,12 +132,13 @@ class SessionStore(db.SessionStore):
             cursor.execute(sql, params)
             fetched = cursor.fetchall()
         width = len(fetched[0]) - _SESSION_COLUMNS - bool(along) if fetched else 0
-        if rows:
-            self._rows_read = (*rows, [row[:width] for row in fetched])
         session_row = tuple(fetched[0][width : width + _SESSION_COLUMNS]) if fetched else None
         # The outer join's nulls, for a session that is gone, read as no row.
         if session_row is not None and session_row[0] is None:
             session_row = None
+        if rows:
+            learner = session_row[3] if session_row and session_row[2] else None
+            self._rows_read = (*rows, [row[:width] for row in fetched], learner)
         return session_row, fetched[0][-1] if along else None
 
     def _can_load_along(self, using: str) -> bool:

@@ -118,8 +118,8 @@ def read(token: str | None) -> Attempt:
 
 
 def _still_valid_for() -> float:
-    # The signature's own time is taken a moment before the token's "t": a second's margin.
-    return settings.ATTEMPT_TOKEN_MAX_AGE - 1
+    # The signature keeps whole seconds, up to one before the token's "t"; one more for margin.
+    return settings.ATTEMPT_TOKEN_MAX_AGE - 2
 
 
 def _read(token: str | None) -> Attempt:

@@ -159,7 +159,8 @@ def limit_posts(scope: str, *, read_along: Callable[..., None] | None = None):
     """Rate-limit a view's POSTs per browser and address: a flood gets 429 with Retry-After.
 
     `read_along`, called with the view's arguments before the count, may ask for reads to be
-    made with the session's (`SessionStore.read_along`), which the count's statement reads."""
+    made with the session's (`SessionStore.read_along`), which the count's statement reads; a
+    POST refused for its rate has them made all the same."""
 
     def decorator(view):
         @wraps(view)
