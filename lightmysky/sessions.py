@@ -82,26 +82,32 @@ class SessionStore(db.SessionStore):
         return True
 
     def rows_read_along(
-        self, statement: str, params: Sequence[Any]
-    ) -> tuple[list[tuple], int | None] | None:
-        """The rows of `statement` with `params`, if the session's read ran it (`read_along`),
-        with the learner they are of: the caller uses them only if that is the learner the
-        session's data names (a session saved before the column was added names none). When
-        the session was gone there are no rows, or (with a write along) one of nulls, and no
-        learner. None when it was not run."""
-        if self._rows_read is None or self._rows_read[:2] != (statement, list(params)):
-            return None
-        return self._rows_read[2], self._rows_read[3]
+        self, statement: str, params: Sequence[Any], *, learner_id: int
+    ) -> list[tuple] | None:
+        """The rows of `statement` with `params`, if the session's read ran it (`read_along`)
+        for the learner `learner_id`: the caller passes the learner the session's data names,
+        since the row's column may name none (saved before the column was added) or another.
+        None otherwise, and when the session was gone."""
+        read = self._read_along_for(statement, params)
+        return read[0] if read and read[0] and read[1] == learner_id else None
 
     def load_with_learners_rows(
         self, statement: str, params: Sequence[Any], *, using: str
     ) -> tuple[list[tuple], int | None] | None:
         """Load this session with a read of its learner's rows (`read_along`) and return them
-        as `rows_read_along` does; None, with nothing run, when that cannot be."""
+        with the learner they are of (for the caller to check, as `rows_read_along` does);
+        None, with nothing run, when that cannot be. No rows when the session was gone."""
         if not self.read_along(statement, params, using=using):
             return None
         self.keys()  # loads the session
-        return self.rows_read_along(statement, params)
+        return self._read_along_for(statement, params)
+
+    def _read_along_for(
+        self, statement: str, params: Sequence[Any]
+    ) -> tuple[list[tuple], int | None] | None:
+        if self._rows_read is None or self._rows_read[:2] != (statement, list(params)):
+            return None
+        return self._rows_read[2], self._rows_read[3]
 
     def _read(self, along: tuple[str, Sequence[Any]] | None = None) -> tuple[tuple | None, Any]:
         """Read the session's row in one statement, running the write `along` before it and the

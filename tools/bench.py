@@ -339,6 +339,16 @@ def wrk(url: str, cookie: str | None = None) -> dict:
     return wrk_figures(output, cpu)
 
 
+def answer_body(browser, url: str) -> dict | None:
+    """The form data answering the question the practice page at `url` shows, or None."""
+    from tools.http_client import answer_form
+
+    form = answer_form(browser.request(url)[1])
+    if form is None:
+        return None
+    return {"csrfmiddlewaretoken": browser.csrf(), "token": form[0], "choice": form[1]}
+
+
 def answer_forms(
     practice_paths: list[str], base: str, per_learner: int, *, second: bool = False
 ) -> list[str]:
@@ -352,7 +362,7 @@ def answer_forms(
     cookies, so only the answers are timed."""
     from urllib.parse import urlencode
 
-    from tools.http_client import Browser, answer_form
+    from tools.http_client import Browser
 
     learners = CONNECTIONS
     prepared: list[list[str]] = [[] for _ in range(learners)]
@@ -362,19 +372,17 @@ def answer_forms(
         start = n * len(practice_paths) // learners  # each lesson answered by few learners
         for index in range(start, start + per_learner + 1):
             path = practice_paths[index % len(practice_paths)]
-            form = answer_form(browser.request(base + path)[1])
-            if form is None:
+            body = answer_body(browser, base + path)
+            if body is None:
                 continue
-            body = {"csrfmiddlewaretoken": browser.csrf(), "token": form[0], "choice": form[1]}
             if not any(cookie.name == "sessionid" for cookie in browser.cookies):
                 browser.request(base + path, body)  # the first answer makes the learner
                 continue
             if second:
                 browser.request(base + path, body)
-                form = answer_form(browser.request(base + path)[1])
-                if form is None:
+                body = answer_body(browser, base + path)
+                if body is None:
                     continue
-                body = {"csrfmiddlewaretoken": browser.csrf(), "token": form[0], "choice": form[1]}
             cookies = "; ".join(f"{c.name}={c.value}" for c in browser.cookies)
             prepared[n].append(
                 f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1\r\nCookie: {cookies}\r\n"

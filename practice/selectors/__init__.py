@@ -89,12 +89,11 @@ def round_progress_and_memory(
     memory of `question` with its row version (`xmin`), as an answer on PostgreSQL writes it
     (`services._review_write_at_once`): an answer's two reads in one query, or none when they
     were read with the browser's `session` (`read_answer_along`). PostgreSQL only."""
-    read = None
+    rows = None
     if isinstance(session, SessionStore):
-        read = session.rows_read_along(*_answer_read(lesson.public_id, key, question.pk))
-    if read is not None and read[0] and read[1] == learner.pk:
-        rows = read[0]
-    else:
+        statement, params = _answer_read(lesson.public_id, key, question.pk)
+        rows = session.rows_read_along(statement, params, learner_id=learner.pk)
+    if rows is None:
         rows = rawrows.fetch(
             _round_with_answers_and_memory_sql(),
             [learner.pk, lesson.pk, key, learner.pk, question.pk],
