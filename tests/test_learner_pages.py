@@ -198,6 +198,37 @@ def test_a_constellation_is_redrawn_when_a_star_changes_and_its_counts_do_not(cl
     assert tomorrow[0] == "kindled, next review in 23 hours"
 
 
+def test_a_lesson_not_started_is_drawn_alike_for_every_learner_until_their_first_answer(demo):
+    """A lesson no one has answered in looks the same to every learner, at every moment, and
+    is drawn once: one learner's first answer changes their drawing alone, and an edit shows
+    in everyone's."""
+    other_lesson = make_lesson(slug="other-lesson", title="Another Lesson")
+    first, second = Client(), Client()
+    for client in (first, second):  # learners, with sessions, who have not started the demo
+        assert answer(client, other_lesson, right=True).status_code == 302
+
+    def stars(client: Client) -> tuple[str, list[str]]:
+        html = client.get(SEED_PATH).content.decode()
+        figure = html[html.index(f'<figure id="constellation-{demo.public_id}"') :]
+        figure = figure[: figure.index("</figure>")]
+        caption = re.search(r"<figcaption>(.*?)</figcaption>", figure, re.S)
+        assert caption, figure
+        return caption[1], re.findall(r"<title>(Question \d+ of [^<]*)</title>", figure)
+
+    caption, titles = stars(first)
+    assert stars(second) == (caption, titles)
+    assert "0 kindled" in caption and "16 unlit" in caption and len(titles) == 8
+    assert titles[0] == f"Question 1 of {demo.title}: unlit, not answered yet"
+
+    answer(first, demo, right=True)
+    assert "1 kindled" in stars(first)[0]
+    assert stars(second) == (caption, titles)  # the drawing they shared is unchanged
+
+    demo.title = "A freshly edited title"
+    demo.save()
+    assert stars(second)[1][0] == "Question 1 of A freshly edited title: unlit, not answered yet"
+
+
 def session_learner_column(client: Client) -> int | None:
     """The learner_id column of the browser's session row, which names the learner its data
     names so that, on PostgreSQL, a practice page reads the session and its rows at once."""

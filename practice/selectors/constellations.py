@@ -527,16 +527,37 @@ def constellation_for(
     memories: dict[tuple[str, int], tuple] | None = None,
 ) -> Constellation:
     """One lesson's stars for this learner, laid out on their own, in one query (none when
-    the lesson's memories are given)."""
+    the lesson's memories are given). Never change it: a lesson not started is the same for
+    every learner at every moment, and is drawn once (`_unstarted_constellation`)."""
     if memories is None:
         memories = lesson_memories(learner=learner, lesson=lesson)
+    drawn = (lesson.pk, lesson.public_id, lesson.title, lesson.get_absolute_url(), tuple(items))
+    if not memories:
+        return _unstarted_constellation(*drawn)
+    return _constellation(*drawn, memories, now)
+
+
+@functools.lru_cache(maxsize=4096)  # keyed by all it shows: an edited lesson is drawn anew
+def _unstarted_constellation(
+    lesson_id: int, public_id: str, title: str, url: str, items: tuple[Item, ...]
+) -> Constellation:
+    return _constellation(lesson_id, public_id, title, url, items, {}, None)
+
+
+def _constellation(
+    lesson_id: int,
+    public_id: str,
+    title: str,
+    url: str,
+    items: tuple[Item, ...],
+    memories: dict[tuple[str, int], tuple],
+    now: datetime | None,
+) -> Constellation:
     config = scheduling.SchedulerSettings.from_django()
-    constellation = Constellation(
-        lesson.pk, lesson.public_id, lesson.title, lesson.get_absolute_url(), [], x=80, y=70
-    )
-    offsets = sky.star_offsets(lesson.public_id, tuple(item.key for item in items), radius=60)
+    constellation = Constellation(lesson_id, public_id, title, url, [], x=80, y=70)
+    offsets = sky.star_offsets(public_id, tuple(item.key for item in items), radius=60)
     for (_, kind, pk, key, number), (dx, dy) in zip(items, offsets, strict=True):
-        star = _star(kind, pk, key, number, lesson.title, memories, now, config)
+        star = _star(kind, pk, key, number, title, memories, now, config)
         star.x, star.y = round(80 + dx, 1), round(70 + dy, 1)
         constellation.stars.append(star)
     return constellation
