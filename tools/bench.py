@@ -139,6 +139,7 @@ def build_data() -> None:
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
+    from django.urls import resolve
     from django.utils import timezone
 
     from lessons.models import ContentVersion, Question
@@ -146,11 +147,13 @@ def build_data() -> None:
     from practice.models import Learner
     from tools import catalogue
 
-    def make_learner(items: int) -> str:
-        questions = list(
+    def make_questions(items: int) -> list[Question]:
+        return list(
             Question.objects.filter(lesson__public_id__startswith="mt_cat").order_by("pk")[:items]
         )
-        return catalogue.session_of(catalogue.learner_with(questions, timezone.now()))
+
+    def make_learner(items: int) -> str:
+        return catalogue.session_of(catalogue.learner_with(make_questions(items), timezone.now()))
 
     def client_of(session_key: str | None) -> Client:
         client = Client()
@@ -193,6 +196,15 @@ def build_data() -> None:
     learner_10k = make_learner(10_000)
     sky_10k = sky_ms(learner_10k)
     learner_100 = make_learner(100)
+    seed_questions = list(
+        Question.objects.filter(lesson__public_id=resolve(SEED).kwargs["public_id"]).order_by(
+            "position"
+        )
+    )
+    assert seed_questions, "the bench's lesson has no questions"
+    learner_started = catalogue.session_of(
+        catalogue.learner_with(seed_questions + make_questions(100), timezone.now())
+    )
     learner_0 = make_learner(0)
     # Two lessons started in each of the ten subjects.
     learner_20 = catalogue.session_of(catalogue.learner_of_lessons(lessons[:20], timezone.now()))
@@ -242,7 +254,11 @@ def build_data() -> None:
     print(
         json.dumps(
             {
-                "sessions": {"learner": learner_100, "learner_20": learner_20},
+                "sessions": {
+                    "learner": learner_100,
+                    "learner_20": learner_20,
+                    "learner_started": learner_started,
+                },
                 "practice_paths": [lesson.get_absolute_url() + "/practice" for lesson in lessons],
                 "queries": {
                     "visitor": queries(None),
@@ -471,6 +487,10 @@ def first_load(base: str) -> tuple[int, int]:
 VISITOR = "lesson page, visitor without a session"
 LEARNER = "lesson page, learner with progress"
 PRACTICE = "practice page GET, learner with progress"
+# The same learner's progress and, in this lesson too, every question answered: a constellation
+# of their own (the learner above has not started this lesson, whose drawing is everyone's).
+LEARNER_STARTED = "lesson page, learner who has started it"
+PRACTICE_STARTED = "practice page GET, learner who has started it"
 REVIEW = "/review, learner with 100 items"
 POST = "practice POST (an answer)"
 POST_SECOND = "practice POST, a round's second answer"
@@ -495,6 +515,7 @@ def measure() -> dict:
         learner = data["sessions"]["learner"]
         paths = data["practice_paths"]
         learner_20 = data["sessions"]["learner_20"]
+        learner_started = data["sessions"]["learner_started"]
         forms = answer_forms(paths, base, ANSWERS_PER_LEARNER * ROUNDS)
         second_forms = answer_forms(paths, base, SECOND_ANSWERS_PER_LEARNER * ROUNDS, second=True)
         endpoints = {
@@ -503,6 +524,8 @@ def measure() -> dict:
             VISITOR: lambda _: wrk(base + SEED),
             LEARNER: lambda _: wrk(base + SEED, learner),
             PRACTICE: lambda _: wrk(base + SEED + "/practice", learner),
+            LEARNER_STARTED: lambda _: wrk(base + SEED, learner_started),
+            PRACTICE_STARTED: lambda _: wrk(base + SEED + "/practice", learner_started),
             REVIEW: lambda _: wrk(base + "/review", learner),
             POST: lambda n: answer_load(forms[n::ROUNDS], base),
             POST_SECOND: lambda n: answer_load(second_forms[n::ROUNDS], base),
@@ -604,7 +627,18 @@ def report(runs: dict[str, dict]) -> None:
             lambda r: ratio(r, PRACTICE, VISITOR),
         ),
         ("/review / visitor lesson page", ">= 0.5", lambda r: ratio(r, REVIEW, VISITOR)),
+        (
+            "the same, a learner who has started the lesson: lesson page",
+            "-",
+            lambda r: ratio(r, LEARNER_STARTED, VISITOR),
+        ),
+        ("  and practice page", "-", lambda r: ratio(r, PRACTICE_STARTED, VISITOR)),
         ("answer POST / learner lesson page", ">= 0.5", lambda r: ratio(r, POST, LEARNER)),
+        (
+            "answer POST / started lesson's learner page",
+            "-",
+            lambda r: ratio(r, POST, LEARNER_STARTED),
+        ),
         (
             "a round's second answer / learner lesson page",
             "-",
