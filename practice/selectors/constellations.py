@@ -537,7 +537,9 @@ def constellation_for(
     return _constellation(*drawn, memories, now)
 
 
-@functools.lru_cache(maxsize=4096)  # keyed by all it shows: an edited lesson is drawn anew
+# Keyed by all it shows, so an edited lesson is drawn anew; a few KB each, and a catalogue of
+# 2,048 lessons fits.
+@functools.lru_cache(maxsize=2048)
 def _unstarted_constellation(
     lesson_id: int, public_id: str, title: str, url: str, items: tuple[Item, ...]
 ) -> Constellation:
@@ -551,7 +553,7 @@ def _constellation(
     url: str,
     items: tuple[Item, ...],
     memories: dict[tuple[str, int], tuple],
-    now: datetime | None,
+    now: datetime | None,  # None only without memories: a star with none shows no time
 ) -> Constellation:
     config = scheduling.SchedulerSettings.from_django()
     constellation = Constellation(lesson_id, public_id, title, url, [], x=80, y=70)
