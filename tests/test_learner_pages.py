@@ -21,7 +21,7 @@ from django.utils import timezone
 
 from practice.models import Learner, Review
 from tests.conftest import SEED_PATH
-from tests.factories import make_lesson
+from tests.factories import make_lesson, make_question
 from tests.practice.helpers import (
     CSRF_FIELD,
     LEARNER_PAGE_QUERIES,
@@ -176,6 +176,13 @@ def test_two_browsers_shown_the_same_question_each_get_their_own_form(demo):
     assert Learner.objects.count() == 2
 
 
+def constellation_figure(client: Client, lesson) -> str:
+    """The lesson's constellation as its lesson page shows this browser."""
+    html = client.get(lesson.get_absolute_url()).content.decode()
+    figure = html[html.index(f'<figure id="constellation-{lesson.public_id}"') :]
+    return figure[: figure.index("</figure>")]
+
+
 def test_a_constellation_is_redrawn_when_a_star_changes_and_its_counts_do_not(client, demo):
     """A learner's constellation is remembered by what it shows: a star's words change as its
     review comes nearer while the counts under the drawing stay the same."""
@@ -183,9 +190,7 @@ def test_a_constellation_is_redrawn_when_a_star_changes_and_its_counts_do_not(cl
 
     def constellation_at(later: timedelta) -> tuple[str, str]:
         with time_machine.travel(timezone.now() + later, tick=False):
-            html = client.get(SEED_PATH).content.decode()
-        figure = html[html.index(f'<figure id="constellation-{demo.public_id}"') :]
-        figure = figure[: figure.index("</figure>")]
+            figure = constellation_figure(client, demo)
         star = re.search(r"<title>Question 1 of [^<]*: (kindled[^<]*)</title>", figure)
         caption = re.search(r"<figcaption>(.*?)</figcaption>", figure, re.S)
         assert star and caption, figure
@@ -199,34 +204,34 @@ def test_a_constellation_is_redrawn_when_a_star_changes_and_its_counts_do_not(cl
 
 
 def test_a_lesson_not_started_is_drawn_alike_for_every_learner_until_their_first_answer(demo):
-    """A lesson no one has answered in looks the same to every learner, at every moment, and
-    is drawn once: one learner's first answer changes their drawing alone, and an edit shows
-    in everyone's."""
+    """A lesson a learner has not answered in looks the same to every learner, at every moment,
+    and is drawn once: one learner's first answer changes their drawing alone, and an edit (a
+    title, a question more) shows in everyone's."""
     other_lesson = make_lesson(slug="other-lesson", title="Another Lesson")
     first, second = Client(), Client()
     for client in (first, second):  # learners, with sessions, who have not started the demo
         assert answer(client, other_lesson, right=True).status_code == 302
 
     def stars(client: Client) -> tuple[str, list[str]]:
-        html = client.get(SEED_PATH).content.decode()
-        figure = html[html.index(f'<figure id="constellation-{demo.public_id}"') :]
-        figure = figure[: figure.index("</figure>")]
+        figure = constellation_figure(client, demo)
         caption = re.search(r"<figcaption>(.*?)</figcaption>", figure, re.S)
         assert caption, figure
         return caption[1], re.findall(r"<title>(Question \d+ of [^<]*)</title>", figure)
 
     caption, titles = stars(first)
-    assert stars(second) == (caption, titles)
+    assert constellation_figure(second, demo) == constellation_figure(first, demo)
     assert "0 kindled" in caption and "16 unlit" in caption and len(titles) == 8
     assert titles[0] == f"Question 1 of {demo.title}: unlit, not answered yet"
 
-    answer(first, demo, right=True)
+    assert answer(first, demo, right=True).status_code == 302
     assert "1 kindled" in stars(first)[0]
     assert stars(second) == (caption, titles)  # the drawing they shared is unchanged
 
     demo.title = "A freshly edited title"
     demo.save()
     assert stars(second)[1][0] == "Question 1 of A freshly edited title: unlit, not answered yet"
+    make_question(demo, position=9)
+    assert len(stars(second)[1]) == 9
 
 
 def session_learner_column(client: Client) -> int | None:

@@ -531,19 +531,25 @@ def constellation_for(
     every learner at every moment, and is drawn once (`_unstarted_constellation`)."""
     if memories is None:
         memories = lesson_memories(learner=learner, lesson=lesson)
-    drawn = (lesson.pk, lesson.public_id, lesson.title, lesson.get_absolute_url(), tuple(items))
+    lesson_shown = (
+        lesson.pk,
+        lesson.public_id,
+        lesson.title,
+        lesson.get_absolute_url(),
+        tuple(items),
+    )
     if not memories:
-        return _unstarted_constellation(*drawn)
-    return _constellation(*drawn, memories, now)
+        return _unstarted_constellation(*lesson_shown)
+    return _constellation(*lesson_shown, memories=memories, now=now)
 
 
-# Keyed by all it shows, so an edited lesson is drawn anew; a few KB each, and a catalogue of
-# 2,048 lessons fits.
-@functools.lru_cache(maxsize=2048)
+# Keyed by all it shows of the lesson, so an edited lesson is drawn anew. About 15 KB each:
+# 8 MB a process at most; a lesson past the 512 most recently shown is drawn again.
+@functools.lru_cache(maxsize=512)
 def _unstarted_constellation(
     lesson_id: int, public_id: str, title: str, url: str, items: tuple[Item, ...]
 ) -> Constellation:
-    return _constellation(lesson_id, public_id, title, url, items, {}, None)
+    return _constellation(lesson_id, public_id, title, url, items, memories={}, now=None)
 
 
 def _constellation(
@@ -552,6 +558,7 @@ def _constellation(
     title: str,
     url: str,
     items: tuple[Item, ...],
+    *,
     memories: dict[tuple[str, int], tuple],
     now: datetime | None,  # None only without memories: a star with none shows no time
 ) -> Constellation:
