@@ -19,6 +19,7 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
+from lessons.models import Lesson
 from practice.models import Learner, Review
 from tests.conftest import SEED_PATH
 from tests.factories import make_lesson, make_question
@@ -176,7 +177,7 @@ def test_two_browsers_shown_the_same_question_each_get_their_own_form(demo):
     assert Learner.objects.count() == 2
 
 
-def constellation_figure(client: Client, lesson) -> str:
+def constellation_figure(client: Client, lesson: Lesson) -> str:
     """The lesson's constellation as its lesson page shows this browser."""
     html = client.get(lesson.get_absolute_url()).content.decode()
     figure = html[html.index(f'<figure id="constellation-{lesson.public_id}"') :]
