@@ -19,8 +19,10 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from lessons.models import Lesson
+from lessons.models import ContentVersion, Lesson
+from lessons.selectors import lesson_page
 from practice.models import Learner, Review
+from practice.selectors.constellations import constellation_for
 from tests.conftest import SEED_PATH
 from tests.factories import make_lesson, make_question
 from tests.practice.helpers import (
@@ -233,6 +235,24 @@ def test_a_lesson_not_started_is_drawn_alike_for_every_learner_until_their_first
     assert stars(second)[1][0] == "Question 1 of A freshly edited title: unlit, not answered yet"
     make_question(demo, position=9)
     assert len(stars(second)[1]) == 9
+
+
+def test_the_drawing_learners_share_cannot_be_changed_by_one_of_them(demo):
+    """The drawing of a lesson not started is one object that every learner's page shows: a
+    change to it (a star moved, a star added) fails rather than shows in another's page."""
+    page = lesson_page(demo.public_id, ContentVersion.for_request())
+    drawn = [
+        constellation_for(learner=None, lesson=page.lesson, items=page.items, now=timezone.now())
+        for _ in range(2)
+    ]
+    assert drawn[0] is drawn[1]
+    star = drawn[0].stars[0]
+    with pytest.raises(AttributeError):
+        star.x = 0.0
+    with pytest.raises(AttributeError):
+        drawn[0].stars.append(star)
+    with pytest.raises(AttributeError):
+        drawn[0].title = "Someone else's title"
 
 
 def session_learner_column(client: Client) -> int | None:

@@ -33,15 +33,17 @@ from practice.models import (
 from practice.selectors import lesson_memories
 
 
-@dataclass
+# Frozen, as is Constellation: a lesson not started is one drawing shared by every learner
+# (_unstarted_constellation), so a change to one learner's would show in everyone's.
+@dataclass(frozen=True, slots=True)
 class Star:
     kind: str
     number: int
     key: str
     label: str
     state: sky.StarState
-    x: float = 0.0
-    y: float = 0.0
+    x: float
+    y: float
     ever_lit: bool = False
 
     @property
@@ -73,7 +75,7 @@ STAR_RADIUS = {sky.UNLIT: 2.6, sky.MISSED: 3.4, sky.KINDLED: 4.2, sky.LIT: 5.5, 
 class StarCounts:
     """How many stars are in each state, for anything that has `stars`."""
 
-    stars: list[Star]
+    stars: Sequence[Star]
 
     def _count(self, word: str) -> int:
         return sum(1 for star in self.stars if star.state.word == word)
@@ -109,13 +111,13 @@ class StarCounts:
         return sum(1 for star in self.stars if star.ever_lit)
 
 
-@dataclass
+@dataclass(frozen=True)
 class Constellation(StarCounts):
     lesson_id: int
     public_id: str
     title: str
     url: str
-    stars: list[Star]
+    stars: tuple[Star, ...]
     x: float = 0.0
     y: float = 0.0
 
@@ -233,13 +235,25 @@ class SkyView(StarCounts):
         return charts.bars(self.forecast, left=4, step=30, width=22)
 
 
-def _star(kind: str, pk: int, key: str, number: int, title: str, memories: dict, now, config):
+def _star(
+    kind: str,
+    pk: int,
+    key: str,
+    number: int,
+    title: str,
+    memories: dict,
+    now,
+    config,
+    *,
+    x: float,
+    y: float,
+) -> Star:
     memory, last_rating, evidence, ever_lit = memories.get(
         (kind, pk), (None, None, sky.NO_EVIDENCE, False)
     )
     state = sky.star_state(memory, last_rating, now, config, evidence=evidence)
     label = f"{kind.capitalize()} {number} of {title}: {state.describe(now)}"
-    return Star(kind, number, key, label, state, ever_lit=ever_lit)
+    return Star(kind, number, key, label, state, x, y, ever_lit=ever_lit)
 
 
 @functools.cache
@@ -450,14 +464,21 @@ def sky_for(*, learner: Learner | None, now: datetime, version: int) -> SkyView:
     constellations = []
     for pk in drawn:
         entry = layout.lesson_by_id[pk]
-        constellation = Constellation(
-            pk, entry["public_id"], entry["title"], entry["url"], [], x=entry["x"], y=entry["y"]
+        stars = tuple(
+            _star(kind, item_pk, key, number, entry["title"], memories, now, config, x=x, y=y)
+            for _, kind, item_pk, key, number, x, y in layout.items_by_lesson[pk]
         )
-        for _, kind, item_pk, key, number, x, y in layout.items_by_lesson[pk]:
-            star = _star(kind, item_pk, key, number, constellation.title, memories, now, config)
-            star.x, star.y = x, y
-            constellation.stars.append(star)
-        constellations.append(constellation)
+        constellations.append(
+            Constellation(
+                pk,
+                entry["public_id"],
+                entry["title"],
+                entry["url"],
+                stars,
+                x=entry["x"],
+                y=entry["y"],
+            )
+        )
     started_in: dict[str, int] = {}
     for pk in started_ids:
         slug = layout.lesson_by_id[pk]["subject"]
@@ -528,7 +549,8 @@ def constellation_for(
 ) -> Constellation:
     """One lesson's stars for this learner, laid out on their own, in one query (none when
     the lesson's memories are given). Never change it: a lesson not started is the same for
-    every learner at every moment, and is drawn once (`_unstarted_constellation`)."""
+    every learner at every moment, and is drawn once (`_unstarted_constellation`); it and its
+    stars are frozen."""
     if memories is None:
         memories = lesson_memories(learner=learner, lesson=lesson)
     lesson_shown = (
@@ -563,13 +585,23 @@ def _constellation(
     now: datetime | None,  # None only without memories: a star with none shows no time
 ) -> Constellation:
     config = scheduling.SchedulerSettings.from_django()
-    constellation = Constellation(lesson_id, public_id, title, url, [], x=80, y=70)
     offsets = sky.star_offsets(public_id, tuple(item.key for item in items), radius=60)
-    for (_, kind, pk, key, number), (dx, dy) in zip(items, offsets, strict=True):
-        star = _star(kind, pk, key, number, title, memories, now, config)
-        star.x, star.y = round(80 + dx, 1), round(70 + dy, 1)
-        constellation.stars.append(star)
-    return constellation
+    stars = tuple(
+        _star(
+            kind,
+            pk,
+            key,
+            number,
+            title,
+            memories,
+            now,
+            config,
+            x=round(80 + dx, 1),
+            y=round(70 + dy, 1),
+        )
+        for (_, kind, pk, key, number), (dx, dy) in zip(items, offsets, strict=True)
+    )
+    return Constellation(lesson_id, public_id, title, url, stars, x=80, y=70)
 
 
 @dataclass(frozen=True)
