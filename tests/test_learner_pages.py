@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from dataclasses import FrozenInstanceError
 from datetime import timedelta
 
 import pytest
@@ -238,20 +239,22 @@ def test_a_lesson_not_started_is_drawn_alike_for_every_learner_until_their_first
 
 
 def test_the_drawing_learners_share_cannot_be_changed_by_one_of_them(demo):
-    """The drawing of a lesson not started is one object that every learner's page shows: a
-    change to it (a star moved, a star added) fails rather than shows in another's page."""
+    """The drawing of a lesson not started is one object that the pages of every learner who
+    has not started it show: a change to it (a star moved, a star added, a title) fails rather
+    than shows in another learner's page."""
     page = lesson_page(demo.public_id, ContentVersion.for_request())
+    first, second = Learner.objects.create(), Learner.objects.create()
     drawn = [
-        constellation_for(learner=None, lesson=page.lesson, items=page.items, now=timezone.now())
-        for _ in range(2)
+        constellation_for(learner=learner, lesson=page.lesson, items=page.items, now=timezone.now())
+        for learner in (first, second)
     ]
     assert drawn[0] is drawn[1]
     star = drawn[0].stars[0]
-    with pytest.raises(AttributeError):
+    with pytest.raises(FrozenInstanceError):
         star.x = 0.0
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError):  # a tuple
         drawn[0].stars.append(star)
-    with pytest.raises(AttributeError):
+    with pytest.raises(FrozenInstanceError):
         drawn[0].title = "Someone else's title"
 
 

@@ -382,12 +382,18 @@ def answer_forms(
 
     from tools.http_client import Browser
 
+    if per_learner >= len(practice_paths):  # a learner's answers, each in a lesson of its own
+        raise SystemExit(
+            f"{per_learner} answers a learner need more than the {len(practice_paths)} lessons: "
+            "set a smaller BENCH_ROUNDS"
+        )
     learners = CONNECTIONS
     prepared: list[list[str]] = [[] for _ in range(learners)]
 
     def learner(n: int) -> None:
         browser = Browser()
-        start = n * len(practice_paths) // learners  # each lesson answered by few learners
+        # The learners' shares overlap: each lesson is answered by several learners, each once.
+        start = n * len(practice_paths) // learners
         for index in range(start, start + per_learner + 1):
             path = practice_paths[index % len(practice_paths)]
             body = answer_body(browser, base + path)
