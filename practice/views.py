@@ -490,7 +490,7 @@ def flashcards(
                 again.append(card)
         next_url = _flashcards_url(url, position + 2, again)
         if not request.htmx:
-            return redirect(next_url)
+            return HttpResponseRedirect(next_url)
         context = _flashcard_context(request, lesson, cards, position + 1, again, now)
         response = render(request, "practice/flashcards.html#flashcard-card", context)
         return push_url(response, next_url)
