@@ -134,6 +134,22 @@ def prepare() -> dict:
     return json.loads(out.strip().splitlines()[-1])
 
 
+def analyze() -> None:
+    """On PostgreSQL, the part of autovacuum's work that a running server does once a table
+    has grown by a tenth and that the answer depends on: fresh statistics for the planner.
+    The bench's own answers grow the learners' tables thirtyfold (1,400 rounds when the data
+    is built, 40,000 by the end), and a server with autovacuum off (as CI's is) would plan
+    every later read with the small tables' statistics: the answer's read of its round then
+    went through every round of its lesson, not the learner's one (docs/performance.md,
+    nineteenth pass)."""
+    if database_url == SQLITE_URL:
+        return  # SQLite keeps no statistics until ANALYZE runs, which nothing here does
+    import psycopg
+
+    with psycopg.connect(database_url, autocommit=True) as connection:
+        connection.execute("ANALYZE")
+
+
 def build_data() -> None:
     """Runs inside Django: 1,250 lessons (10,000 stars) and the learners to measure."""
     from django.db import connection
@@ -551,6 +567,7 @@ def measure() -> dict:
         }
         rounds: dict[str, list[dict]] = {name: [] for name in endpoints}
         for n in range(ROUNDS):
+            analyze()  # after the answers of the forms' making and of the round before
             for name, measure_once in endpoints.items():
                 rounds[name].append(measure_once(n))
         rows = {name: summary(samples) for name, samples in rounds.items()}
@@ -561,6 +578,7 @@ def measure() -> dict:
             second = gunicorn(port + 1)
             try:
                 new_forms = answer_forms(paths, base, ANSWERS_PER_LEARNER)  # new learners
+                analyze()
                 two = answer_load(new_forms, base, f"http://127.0.0.1:{port + 1}")
                 rows[POST_TWO] = summary([two])
             finally:
