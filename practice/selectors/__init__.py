@@ -70,9 +70,7 @@ def round_progress(
     progress = rounds.RoundProgress(questions=questions)
     if learner is None:
         return progress
-    params: list = [learner.pk, lesson.pk]
-    if key:
-        params.append(key)
+    params: list = [learner.pk, key, lesson.pk] if key else [learner.pk, lesson.pk]
     return with_round(progress, rawrows.fetch(round_with_answers_sql(by_key=bool(key)), params))
 
 
@@ -96,7 +94,7 @@ def round_progress_and_memory(
     if rows is None:
         rows = rawrows.fetch(
             _round_with_answers_and_memory_sql(),
-            [learner.pk, lesson.pk, key, learner.pk, question.pk],
+            [learner.pk, key, lesson.pk, learner.pk, question.pk],
         )
     # The memory and its version are the same on every row: read from the first.
     at = _round_width() + len(Review._meta.concrete_fields)
@@ -121,7 +119,7 @@ def read_answer_along(
 def _answer_read(lesson_public_id: str, key: str, question_id: int) -> tuple[str, list]:
     lesson = f"(SELECT id FROM {Lesson._meta.db_table} WHERE public_id = %s)"
     sql = _round_with_answers_and_memory_sql(learner=SessionStore.LEARNER_ID, lesson=lesson)
-    return sql, [lesson_public_id, key, question_id]
+    return sql, [key, lesson_public_id, question_id]
 
 
 @functools.cache
@@ -164,35 +162,49 @@ def _in_round_order(review: Review) -> tuple[bool, int, int]:
 def round_with_answers_sql(
     *, by_key: bool, more_columns: str = "", learner: str = "%s", lesson: str = "%s"
 ) -> str:
-    """A learner's round of a lesson (params: the learner's pk, the lesson's, and with `by_key`
-    the round's key; else their latest round) joined to its answers, one row each, with
-    `more_columns` after the models' columns. `learner` and `lesson` may name them otherwise
-    than by a parameter."""
+    """A learner's round of a lesson (params: the learner's pk and the lesson's, with `by_key`
+    the learner's pk, the round's key and the lesson's; else their latest round) joined to its
+    answers, one row each, with `more_columns` after the models' columns. `learner` and
+    `lesson` may name them otherwise than by a parameter."""
     round_table, review_table = Round._meta.db_table, Review._meta.db_table
-    chosen = 'AND "key" = %s' if by_key else "ORDER BY started_at DESC, id DESC"
+    if by_key:
+        chosen = f"r.id = ({_round_by_key(learner)}) AND r.lesson_id = {lesson}"
+    else:
+        chosen = (
+            f"r.id = (SELECT id FROM {round_table} WHERE learner_id = {learner}"
+            f" AND lesson_id = {lesson} ORDER BY started_at DESC, id DESC LIMIT 1)"
+        )
     return (
         f"SELECT {rawrows.columns(Round, 'r')}, {rawrows.columns(Review, 'v')}{more_columns}"
         f" FROM {round_table} r LEFT OUTER JOIN {review_table} v ON v.round_id = r.id"
-        f" WHERE r.id = (SELECT id FROM {round_table}"
-        f" WHERE learner_id = {learner} AND lesson_id = {lesson} {chosen} LIMIT 1)"
+        f" WHERE {chosen}"
     )
 
 
 @functools.cache
 def _round_with_answers_and_memory_sql(*, learner: str = "%s", lesson: str = "%s") -> str:
     """At least one row, round or none: the round's and review's columns null without one.
-    `learner` and `lesson` may name them otherwise than by a parameter."""
+    Params: the learner's pk, the round's key, the lesson's, the learner's again and the
+    question's. `learner` and `lesson` may name them otherwise than by a parameter."""
     round_table, review_table = Round._meta.db_table, Review._meta.db_table
     return (
         f"SELECT {rawrows.columns(Round, 'r')}, {rawrows.columns(Review, 'v')},"
         f" {rawrows.columns(Memory, 'm')}, m.xmin::text"
         f" FROM (SELECT 1) AS one"
-        f" LEFT OUTER JOIN {round_table} r ON r.id = (SELECT id FROM {round_table}"
-        f' WHERE learner_id = {learner} AND lesson_id = {lesson} AND "key" = %s LIMIT 1)'
+        f" LEFT OUTER JOIN {round_table} r"
+        f" ON r.id = ({_round_by_key(learner)}) AND r.lesson_id = {lesson}"
         f" LEFT OUTER JOIN {review_table} v ON v.round_id = r.id"
         f" LEFT OUTER JOIN {Memory._meta.db_table} m"
         f" ON m.learner_id = {learner} AND m.question_id = %s"
     )
+
+
+def _round_by_key(learner: str) -> str:
+    """The learner's round of a key (a parameter), found by the key's unique index whatever the
+    planner's statistics say; its lesson is checked outside. With the lesson inside, stale
+    statistics once had PostgreSQL read every round of the lesson (docs/performance.md,
+    nineteenth pass)."""
+    return f'SELECT id FROM {Round._meta.db_table} WHERE learner_id = {learner} AND "key" = %s'
 
 
 def memories_of(learner: Learner | None, **filters) -> dict[tuple[str, int], tuple]:
