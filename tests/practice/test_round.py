@@ -7,6 +7,8 @@ from django.db import connection
 from django.test import Client
 from django.utils.html import escape
 
+from lessons.models import Lesson
+from practice import selectors
 from practice.models import Learner, Memory, Review, Round
 from tests.conftest import SEED_PATH
 from tests.factories import make_lesson
@@ -238,6 +240,29 @@ def test_answer_post_query_count_does_not_grow_with_history(
     # the last answer also marks the round finished: in the same statement on PostgreSQL
     with django_assert_num_queries(reads + writes + (connection.vendor != "postgresql")):
         client.post(practice_url(demo), {"token": token, "choice": sorted(question.correct_ids)})
+
+
+def test_a_rounds_key_finds_its_round_in_its_lesson_only(client, demo):
+    """A round is looked up by its key, which is unique to the learner, and its lesson is
+    checked beside it: the key of one lesson's round names no round of another lesson."""
+    answer(client, demo, right=True)
+    round_ = Round.objects.get()
+    other = Lesson.objects.exclude(pk=round_.lesson_id).first()
+    for lesson, found in ((demo, round_), (other, None)):
+        questions = list(lesson.questions.order_by("position"))
+        reads = [selectors.round_progress]
+        if connection.vendor == "postgresql":  # the answer's read there, with the memory
+            reads.append(
+                lambda **kwargs: selectors.round_progress_and_memory(
+                    **kwargs, question=kwargs["questions"][0]
+                )[0]
+            )
+        for read in reads:
+            progress = read(
+                learner=round_.learner, lesson=lesson, questions=questions, key=round_.key
+            )
+            assert progress.round == found
+            assert len(progress.reviews) == (1 if found else 0)
 
 
 def test_a_draft_lessons_round_is_hidden(client, db):
