@@ -38,7 +38,7 @@ SECONDS = int(os.environ.get("BENCH_SECONDS", "3"))
 # read round by round from figures taken seconds apart; the machine's speed drifts more between
 # the first row and the last of one pass than within a round.
 ROUNDS = int(os.environ.get("BENCH_ROUNDS", "3"))
-CROWD = 400  # learners besides the measured ones (`build_data`)
+CROWD = 400  # learners besides the measured ones (`build_data`), each with three lessons begun
 CONNECTIONS = 16
 # One sync worker a core. Production's default (gunicorn.conf.py: two a core and one more) was
 # tried: on this 2-core machine it made no figure better and every figure noisier.
@@ -136,13 +136,12 @@ def prepare() -> dict:
 
 
 def analyze() -> None:
-    """On PostgreSQL, the part of autovacuum's work that a running server does once a table
-    has grown by a tenth and that the answer depends on: fresh statistics for the planner.
-    The bench's own answers grow the learners' tables thirtyfold (1,400 rounds when the data
-    is built, 40,000 by the end), and a server with autovacuum off (as CI's is) would plan
-    every later read with the small tables' statistics: the answer's read of its round then
-    went through every round of its lesson, not the learner's one (docs/performance.md,
-    nineteenth pass)."""
+    """On PostgreSQL, what autovacuum does for the planner on a running server once a table
+    has grown by a tenth: fresh statistics. The bench's own answers grow the learners' tables
+    thirtyfold (1,400 rounds when the data is built, some 40,000 by the end), and a server with
+    autovacuum off (as CI's is) would plan every later read with the small tables' statistics:
+    the answer's read of its round once went through every round of its lesson that way
+    (docs/performance.md, nineteenth pass)."""
     if database_url == SQLITE_URL:
         return  # SQLite keeps no statistics until ANALYZE runs, which nothing here does
     import psycopg
@@ -152,7 +151,8 @@ def analyze() -> None:
 
 
 def build_data() -> None:
-    """Runs inside Django: 1,250 lessons (10,000 stars), the learners to measure and 400 more."""
+    """Runs inside Django: 1,250 lessons (10,000 stars), the learners to measure and `CROWD`
+    others."""
     from django.db import connection
     from django.test import Client
     from django.test.utils import CaptureQueriesContext
@@ -252,9 +252,10 @@ def build_data() -> None:
     # answering learners) to have one memory: the answer's read of its memory then tied the
     # learner's other indexes with the unique one, and read all the learner's memories.
     everyone = catalogue_questions(10_000)
+    three_lessons = 24
     for n in range(CROWD):
-        start = n * 24 % (len(everyone) - 24)
-        catalogue.learner_with(everyone[start : start + 24], now)
+        start = n * three_lessons % (len(everyone) - three_lessons)
+        catalogue.learner_with(everyone[start : start + three_lessons], now)
 
     if connection.vendor == "postgresql":
         # What a server that has run for a while has done since the bulk inserts: autovacuum

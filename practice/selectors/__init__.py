@@ -162,10 +162,10 @@ def _in_round_order(review: Review) -> tuple[bool, int, int]:
 def round_with_answers_sql(
     *, by_key: bool, more_columns: str = "", learner: str = "%s", lesson: str = "%s"
 ) -> str:
-    """A learner's round of a lesson (params: the learner's pk and the lesson's, with `by_key`
-    the learner's pk, the round's key and the lesson's; else their latest round) joined to its
-    answers, one row each, with `more_columns` after the models' columns. `learner` and
-    `lesson` may name them otherwise than by a parameter."""
+    """A learner's round of a lesson joined to its answers, one row each, with `more_columns`
+    after the models' columns: with `by_key` the round of a key (params: the learner's pk, the
+    key, the lesson's pk), else the latest (params: the learner's pk, the lesson's). `learner`
+    and `lesson` may name them otherwise than by a parameter."""
     round_table, review_table = Round._meta.db_table, Review._meta.db_table
     if by_key:
         chosen = f"r.id = ({_round_by_key(learner)}) AND r.lesson_id = {lesson}"

@@ -248,15 +248,15 @@ def test_a_rounds_key_finds_its_round_in_its_lesson_only(client, demo):
     answer(client, demo, right=True)
     round_ = Round.objects.get()
     other = Lesson.objects.exclude(pk=round_.lesson_id).first()
+
+    def as_an_answer_reads_it(**kwargs):  # on PostgreSQL, with the memory of the question
+        return selectors.round_progress_and_memory(**kwargs, question=kwargs["questions"][0])[0]
+
+    reads = [selectors.round_progress]
+    if connection.vendor == "postgresql":
+        reads.append(as_an_answer_reads_it)
     for lesson, found in ((demo, round_), (other, None)):
         questions = list(lesson.questions.order_by("position"))
-        reads = [selectors.round_progress]
-        if connection.vendor == "postgresql":  # the answer's read there, with the memory
-            reads.append(
-                lambda **kwargs: selectors.round_progress_and_memory(
-                    **kwargs, question=kwargs["questions"][0]
-                )[0]
-            )
         for read in reads:
             progress = read(
                 learner=round_.learner, lesson=lesson, questions=questions, key=round_.key
