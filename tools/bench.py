@@ -252,10 +252,10 @@ def build_data() -> None:
     # answering learners) to have one memory: the answer's read of its memory then tied the
     # learner's other indexes with the unique one, and read all the learner's memories.
     everyone = catalogue_questions(10_000)
-    three_lessons = 24
+    questions_of_three_lessons = 3 * 8
     for n in range(CROWD):
-        start = n * three_lessons % (len(everyone) - three_lessons)
-        catalogue.learner_with(everyone[start : start + three_lessons], now)
+        start = n * questions_of_three_lessons % (len(everyone) - questions_of_three_lessons)
+        catalogue.learner_with(everyone[start : start + questions_of_three_lessons], now)
 
     if connection.vendor == "postgresql":
         # What a server that has run for a while has done since the bulk inserts: autovacuum
