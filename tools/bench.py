@@ -252,7 +252,7 @@ def build_data() -> None:
     # answering learners) to have one memory: the answer's read of its memory then tied the
     # learner's other indexes with the unique one, and read all the learner's memories.
     everyone = catalogue_questions(10_000)
-    questions_of_three_lessons = 3 * 8
+    questions_of_three_lessons = 3 * catalogue.QUESTIONS
     for n in range(CROWD):
         start = n * questions_of_three_lessons % (len(everyone) - questions_of_three_lessons)
         catalogue.learner_with(everyone[start : start + questions_of_three_lessons], now)
