@@ -9,8 +9,9 @@ URLs (tools/bench_settings.py: the site's, plus a page without the database) and
 wrk from Debian's packages; answers, which each need a fresh form, are fetched first by a small
 Python client and then sent by wrk. Every endpoint is measured in turn, then again, for
 BENCH_ROUNDS rounds (3) of BENCH_SECONDS (3 s), and each ratio is read round by round. On
-PostgreSQL the answers are also sent to two servers at once. It prints figures and ratios side
-by side and judges nothing;
+PostgreSQL the answers are also sent to two servers at once. Before each endpoint it times a
+fixed piece of Python, to show how steady the machine's CPU was. It prints figures and ratios
+side by side and judges nothing;
 docs/performance.md reads them against the targets.
 """
 
@@ -510,6 +511,17 @@ def summary(samples: list[dict]) -> dict:
     return row | {"errors": sum(sample["errors"] for sample in samples), "rounds": samples}
 
 
+def cpu_check_ms() -> float:
+    """Milliseconds of this process's CPU for the same pure Python every time. On a shared
+    virtual machine it moved by nearly half from one moment to the next (docs/performance.md,
+    twenty-second pass), and a ratio of two figures measured seconds apart moves with it."""
+    began = time.process_time()
+    total = 0
+    for number in range(300_000):
+        total += number * number
+    return (time.process_time() - began) * 1000
+
+
 def first_load(base: str) -> tuple[int, int]:
     html = urllib.request.urlopen(base + SEED).read()
     assets = re.findall(rb'(?:src|href)="(/static/[^"]+)"', html)
@@ -577,9 +589,11 @@ def measure() -> dict:
             "/sky (10,000 stars), learner with 100 items": lambda _: wrk(base + "/sky", learner),
         }
         rounds: dict[str, list[dict]] = {name: [] for name in endpoints}
+        data["cpu_check_ms"] = []
         for n in range(ROUNDS):
             analyze()  # after the answers of the forms' making and of the round before
             for name, measure_once in endpoints.items():
+                data["cpu_check_ms"].append(cpu_check_ms())
                 rounds[name].append(measure_once(n))
         rows = {name: summary(samples) for name, samples in rounds.items()}
         data["first_load"] = first_load(base)
@@ -731,7 +745,13 @@ def report(runs: dict[str, dict]) -> None:
         sizes = run["sky_bytes"]
         transfer, requests = run["first_load"]
         answer = run["answer_ms"]
+        checks = run["cpu_check_ms"]
         print(f"\n{name}:")
+        print(
+            f"  the machine's CPU: the same Python took {statistics.median(checks):.0f} ms "
+            f"before each endpoint, from {min(checks):.0f} to {max(checks):.0f} ms; a ratio "
+            "moves with it"
+        )
         print(
             f"  /sky server time in-process: {sky['1000']:.0f} ms for a learner with 1,000 items, "
             f"{sky['10000']:.0f} ms with 10,000; of the 10,000-star catalogue, "
