@@ -513,7 +513,7 @@ def summary(samples: list[dict]) -> dict:
 
 def cpu_check_ms() -> float:
     """Milliseconds of this process's CPU for the same pure Python every time. On a shared
-    virtual machine it moved by nearly half from one moment to the next (docs/performance.md,
+    virtual machine it took up to twice as long at one moment as at another (docs/performance.md,
     twenty-second pass), and a ratio of two figures measured seconds apart moves with it."""
     began = time.process_time()
     total = 0
