@@ -15,7 +15,7 @@ PYTHON := $(shell for p in $(PYTHON_CANDIDATES); do \
 # Local runs are in debug mode; production sets its own environment (see .env.example).
 export DEBUG ?= 1
 
-.PHONY: setup run test screenshots bench lighthouse lint clean python-path
+.PHONY: setup run test screenshots bench bench-ab wrk lighthouse lint clean python-path
 
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "Python 3.12 or newer is needed and none was found." >&2; exit 1; }
@@ -42,10 +42,18 @@ screenshots: setup
 	LIGHTMYSKY_SCREENSHOTS=1 REQUIRE_BROWSER=1 $(BIN)/python -m pytest -q tests/browser/test_screenshots.py
 
 # Speed and size figures (wrk from Debian's packages drives the load).
-bench: setup
-	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk >/dev/null) \
-		|| { echo "make bench needs wrk: apt-get install wrk" >&2; exit 1; }
+bench: setup wrk
 	$(BIN)/python -m tools.bench
+
+# Two servers in turns on the bench's PostgreSQL data: B is this checkout with AB_ENV added to its
+# environment, or another checkout (AB_ROOT), to tell a small lever from the machine's drift.
+bench-ab: setup wrk
+	$(BIN)/python -m tools.ab
+
+# The load generator both benches drive the site with, from Debian's packages.
+wrk:
+	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk >/dev/null) \
+		|| { echo "the bench needs wrk: apt-get install wrk" >&2; exit 1; }
 
 # Lighthouse's four scores for the budget's pages (npm fetches Lighthouse; Debian's Chromium runs it).
 lighthouse: setup

@@ -316,7 +316,11 @@ def build_data() -> None:
     )
 
 
-def gunicorn(port: int) -> subprocess.Popen:
+def gunicorn(
+    port: int, *, root: Path = ROOT, extra_env: dict[str, str] | None = None
+) -> subprocess.Popen:
+    """The site served from the checkout at `root`, with the bench's environment and
+    `extra_env`, once it answers."""
     process = subprocess.Popen(
         [
             str(Path(sys.executable).with_name("gunicorn")),
@@ -324,8 +328,10 @@ def gunicorn(port: int) -> subprocess.Popen:
             "gunicorn.conf.py",
             "lightmysky.wsgi",
         ],
-        cwd=ROOT,
-        env=env() | {"BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": str(WORKERS)},
+        cwd=root,
+        env=env()
+        | {"BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": str(WORKERS)}
+        | (extra_env or {}),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
@@ -339,21 +345,40 @@ def gunicorn(port: int) -> subprocess.Popen:
     raise SystemExit("gunicorn did not start")
 
 
-def server_cpu_seconds() -> float:
-    """CPU seconds used so far by every gunicorn and PostgreSQL process on this machine (their
-    workers and backends), from /proc; 0 where there is none. What a request costs the server
-    and the database in CPU moves less than its rate with what else the machine runs."""
-    total = 0.0
+SERVER_PROCESSES = ("gunicorn", "postgres")
+
+
+def process_cpu() -> dict[int, tuple[str, float]]:
+    """The name and the CPU seconds used so far of every gunicorn and PostgreSQL process on
+    this machine (their workers and backends), by process id, from /proc."""
+    processes = {}
     for stat in Path("/proc").glob("[0-9]*/stat"):
         try:
             text = stat.read_text()
         except OSError:  # the process ended meanwhile
             continue
         name = text[text.index("(") + 1 : text.rindex(")")]
-        if name.startswith(("gunicorn", "postgres")):
+        if name.startswith(SERVER_PROCESSES):
             fields = text[text.rindex(")") + 2 :].split()
-            total += int(fields[11]) + int(fields[12])  # utime, stime: in clock ticks
-    return total / os.sysconf("SC_CLK_TCK")
+            ticks = int(fields[11]) + int(fields[12])  # utime, stime
+            processes[int(stat.parent.name)] = (name, ticks / os.sysconf("SC_CLK_TCK"))
+    return processes
+
+
+def cpu_between(
+    before: dict[int, tuple[str, float]],
+    after: dict[int, tuple[str, float]],
+    kinds: tuple[str, ...] = SERVER_PROCESSES,
+) -> float:
+    """CPU seconds the processes whose names start with one of `kinds` used between two
+    `process_cpu` readings. A process there only at the second counts whole; one that ended
+    in between (a database connection closed just before the load) counts nothing, where
+    subtracting two totals would have taken its whole life away from the load's figure."""
+    return sum(
+        seconds - before.get(pid, (name, 0.0))[1]
+        for pid, (name, seconds) in after.items()
+        if name.startswith(kinds)
+    )
 
 
 def wrk_figures(output: str, cpu_seconds: float) -> dict:
@@ -378,9 +403,9 @@ def wrk(url: str, cookie: str | None = None) -> dict:
         # A learner's browser also sends the CSRF cookie its first form set; without it every
         # page would mint a new secret and set the cookie again, which no browser asks for.
         command[1:1] = ["-H", f"Cookie: sessionid={cookie}; csrftoken={BENCH_CSRF_SECRET}"]
-    cpu_before = server_cpu_seconds()
+    cpu_before = process_cpu()
     output = subprocess.run(command, capture_output=True, text=True).stdout
-    cpu = server_cpu_seconds() - cpu_before
+    cpu = cpu_between(cpu_before, process_cpu())
     os.unlink(script.name)
     return wrk_figures(output, cpu)
 
@@ -473,7 +498,7 @@ def answer_load(requests: list[str], *bases: str) -> dict:
     each server in `bases` at once; the figures are summed over the servers."""
     results = []
     processes = []
-    cpu_before = server_cpu_seconds()
+    cpu_before = process_cpu()
     for index, base in enumerate(bases):
         share = requests[index :: len(bases)]
         script = ANSWERS_SCRIPT % ",".join(json.dumps(request) for request in share)
@@ -486,7 +511,7 @@ def answer_load(requests: list[str], *bases: str) -> dict:
     outputs = [
         (name, available, process.communicate()[0]) for name, available, process in processes
     ]
-    cpu = server_cpu_seconds() - cpu_before
+    cpu = cpu_between(cpu_before, process_cpu())
     for name, available, output in outputs:
         os.unlink(name)
         results.append(wrk_figures(output, 0.0) | {"available": available})

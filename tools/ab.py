@@ -1,0 +1,137 @@
+"""`make bench-ab`: the learner's lesson page and the answer POST on two servers, A and B, in
+turns, on the bench's PostgreSQL data.
+
+On a shared virtual machine the CPU's speed drifts by more than any lever left to the answer is
+worth (docs/performance.md, twenty-second pass): two `make bench` runs, minutes apart, cannot
+tell a change of a tenth. Here both servers run at once on the same database and are measured
+in turns, A B B A, AB_TURNS times (3), each turn the learner's lesson page for AB_SECONDS (2)
+and then as many seconds of answers (each a round's first, as in the bench), so drift falls on
+both alike.
+
+A is this checkout. B is this checkout with AB_ENV's variables added to its environment
+(AB_ENV="PGOPTIONS=-c synchronous_commit=off"), or another checkout (AB_ROOT=/path, a
+`git worktree` of another commit, say), or both. The database is the one `make bench` built
+(BENCH_DATABASE_URL, by default the local lightmysky_bench); when it has no lessons it is
+built here as the bench builds it. It prints each turn and each server's medians: requests a
+second, the answer's rate over the page's, and the CPU a request took in the servers' processes
+and in PostgreSQL's apart.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import statistics
+import sys
+from pathlib import Path
+
+from tools import bench
+from tools.http_client import Browser
+
+TURNS = int(os.environ.get("AB_TURNS", "3"))
+bench.SECONDS = int(os.environ.get("AB_SECONDS", "2"))
+# A learner's items, as the bench's learner with progress has them: in other lessons than the
+# measured one, 8 in each.
+LESSONS_LEARNED = 13
+ANSWERS_PER_SECOND = 1_000  # more than either server answers here, so none is sent twice
+
+
+def practice_paths() -> list[str]:
+    """The published lessons' practice pages; the bench's data built first if there are none."""
+    script = (
+        "import json; from lessons.models import Lesson; "
+        "print(json.dumps([l.get_practice_url() for l in Lesson.objects.published()]))"
+    )
+    paths = json.loads(bench.manage("shell", "--no-imports", "-c", script).splitlines()[-1])
+    if len(paths) < 100:
+        bench.prepare()
+        paths = json.loads(bench.manage("shell", "--no-imports", "-c", script).splitlines()[-1])
+    return paths
+
+
+def learner_with_progress(base: str, paths: list[str]) -> str:
+    """The session of a new learner who answered every question of a few lessons, none of them
+    the measured one."""
+    browser = Browser()
+    for path in [path for path in paths if bench.SEED not in path][:LESSONS_LEARNED]:
+        for _ in range(8):
+            body = bench.answer_body(browser, base + path)
+            if body is None:
+                break
+            browser.request(base + path, body)
+    return next(cookie.value or "" for cookie in browser.cookies if cookie.name == "sessionid")
+
+
+def measured(load) -> dict:
+    """`load`'s figures, with the CPU a request took in gunicorn's and PostgreSQL's processes."""
+    before = bench.process_cpu()
+    figures = load()
+    after = bench.process_cpu()
+    sent = max(1.0, figures["rps"] * bench.SECONDS)
+    return figures | {
+        "server_ms": bench.cpu_between(before, after, ("gunicorn",)) * 1000 / sent,
+        "database_ms": bench.cpu_between(before, after, ("postgres",)) * 1000 / sent,
+    }
+
+
+def turn(base: str, session: str, answers: list[str]) -> dict:
+    page = measured(lambda: bench.wrk(base + bench.SEED, session))
+    answer = measured(lambda: bench.answer_load(answers, base))
+    return {"page": page, "answer": answer, "ratio": answer["rps"] / page["rps"]}
+
+
+def describe(turns: list[dict]) -> str:
+    def median(part: str, figure: str) -> float:
+        return statistics.median(t[part][figure] for t in turns)
+
+    ratios = [t["ratio"] for t in turns]
+    repeated = sum(t["answer"]["repeated"] for t in turns)
+    return (
+        f"page {median('page', 'rps'):6.0f}/s (cpu {median('page', 'server_ms'):.2f}"
+        f" + {median('page', 'database_ms'):.2f} ms)  answer {median('answer', 'rps'):5.0f}/s"
+        f" (cpu {median('answer', 'server_ms'):.2f} + {median('answer', 'database_ms'):.2f} ms)"
+        f"  answer / page {statistics.median(ratios):.2f}"
+        + (f" ({min(ratios):.2f}-{max(ratios):.2f})" if len(turns) > 1 else "")
+        + (f"; {repeated} answers sent twice (cheaper): more forms needed" if repeated else "")
+    )
+
+
+def main() -> None:
+    extra_env = dict(item.split("=", 1) for item in shlex.split(os.environ.get("AB_ENV", "")))
+    root_b = Path(os.environ.get("AB_ROOT") or bench.ROOT).resolve()
+    if not extra_env and root_b == bench.ROOT:
+        raise SystemExit("Name what B changes: AB_ENV='NAME=value …' and/or AB_ROOT=/checkout")
+    bench.database_url = bench.postgres_url() or sys.exit("make bench-ab needs PostgreSQL")
+    if root_b != bench.ROOT:
+        extra_env["PYTHONPATH"] = str(root_b)
+    paths = practice_paths()
+    port = 8300 + os.getpid() % 500
+    bases = {"A": f"http://127.0.0.1:{port}", "B": f"http://127.0.0.1:{port + 1}"}
+    servers = [bench.gunicorn(port), bench.gunicorn(port + 1, root=root_b, extra_env=extra_env)]
+    try:
+        session = learner_with_progress(bases["A"], paths)
+        # Each learner answers a lesson once: the slowest turns get fewer than a second's worth.
+        per_learner = min(
+            2 * TURNS * ANSWERS_PER_SECOND * bench.SECONDS // bench.CONNECTIONS, len(paths) - 1
+        )
+        forms = {name: bench.answer_forms(paths, base, per_learner) for name, base in bases.items()}
+        bench.analyze()
+        print(f"A: {bench.ROOT}\nB: {root_b} {' '.join(f'{k}={v}' for k, v in extra_env.items())}")
+        turns: dict[str, list[dict]] = {"A": [], "B": []}
+        for number in range(TURNS):
+            for name in ("A", "B", "B", "A"):
+                done = len(turns[name])
+                measured_turn = turn(bases[name], session, forms[name][done :: 2 * TURNS])
+                turns[name].append(measured_turn)
+                print(f"turn {number + 1} {name}: {describe([measured_turn])}", flush=True)
+        for name, its_turns in turns.items():
+            print(f"{name}, medians of {len(its_turns)} turns: {describe(its_turns)}")
+    finally:
+        for server in servers:
+            server.terminate()
+            server.wait()
+
+
+if __name__ == "__main__":
+    main()
