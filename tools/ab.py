@@ -10,11 +10,11 @@ both alike.
 
 A is this checkout. B is this checkout with AB_ENV's variables added to its environment
 (AB_ENV="PGOPTIONS=-c synchronous_commit=off"), or another checkout (AB_ROOT=/path, a
-`git worktree` of another commit, say), or both. The database is the one `make bench` built
-(BENCH_DATABASE_URL, by default the local lightmysky_bench); when it has no lessons it is
-built here as the bench builds it. It prints each turn and each server's medians: requests a
-second, the answer's rate over the page's, and the CPU a request took in the servers' processes
-and in PostgreSQL's apart.
+`git worktree` of another commit, say, with the same migrations), or both. The database is the
+one `make bench` built (BENCH_DATABASE_URL, by default the local lightmysky_bench); without the
+bench's catalogue it is built here as the bench builds it. It prints each turn and each
+server's medians: requests a second, the answer's rate over the page's, and the CPU a request
+took in the servers' processes and in PostgreSQL's apart.
 """
 
 from __future__ import annotations
@@ -38,16 +38,26 @@ ANSWERS_PER_SECOND = 1_000  # more than either server answers here, so none is s
 
 
 def practice_paths() -> list[str]:
-    """The published lessons' practice pages; the bench's data built first if there are none."""
+    """The published lessons' practice pages, once the bench's data is there."""
+    if not catalogue_built():
+        bench.prepare()
     script = (
         "import json; from lessons.models import Lesson; "
         "print(json.dumps([l.get_practice_url() for l in Lesson.objects.published()]))"
     )
-    paths = json.loads(bench.manage("shell", "--no-imports", "-c", script).splitlines()[-1])
-    if len(paths) < 100:
-        bench.prepare()
-        paths = json.loads(bench.manage("shell", "--no-imports", "-c", script).splitlines()[-1])
-    return paths
+    return json.loads(bench.manage("shell", "--no-imports", "-c", script).splitlines()[-1])
+
+
+def catalogue_built() -> bool:
+    """Whether the database holds the bench's catalogue (a thousand lessons and more)."""
+    import psycopg
+
+    try:
+        with psycopg.connect(bench.database_url, connect_timeout=2) as connection:
+            row = connection.execute("SELECT count(*) FROM lessons_lesson").fetchone()
+    except psycopg.Error:  # no such database, or no such table
+        return False
+    return row is not None and row[0] >= 1_000
 
 
 def learner_with_progress(base: str, paths: list[str]) -> str:
