@@ -121,7 +121,7 @@ def main() -> None:
     servers = [bench.gunicorn(port), bench.gunicorn(port + 1, root=root_b, extra_env=extra_env)]
     try:
         session = learner_with_progress(bases["A"], paths)
-        # Each learner answers a lesson once: the slowest turns get fewer than a second's worth.
+        # A learner answers a lesson once at most (answer_forms); a turn short of forms says so.
         per_learner = min(
             2 * TURNS * ANSWERS_PER_SECOND * bench.SECONDS // bench.CONNECTIONS, len(paths) - 1
         )
