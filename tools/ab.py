@@ -4,17 +4,18 @@ turns, on the bench's PostgreSQL data.
 On a shared virtual machine the CPU's speed drifts by more than any lever left to the answer is
 worth (docs/performance.md, twenty-second pass): two `make bench` runs, minutes apart, cannot
 tell a change of a tenth. Here both servers run at once on the same database and are measured
-in turns, A B B A, AB_TURNS times (3), each turn the learner's lesson page for AB_SECONDS (2)
-and then as many seconds of answers (each a round's first, as in the bench), so drift falls on
-both alike.
+in turns, A B B A in each of AB_ROUNDS rounds (3); a turn is the learner's lesson page for
+AB_SECONDS (2) and then as many seconds of answers (each a round's first, as in the bench), so
+drift falls on both alike.
 
 A is this checkout. B is this checkout with AB_ENV's variables added to its environment
-(AB_ENV="PGOPTIONS=-c synchronous_commit=off"), or another checkout (AB_ROOT=/path, a
-`git worktree` of another commit, say, with the same migrations), or both. The database is the
-one `make bench` built (BENCH_DATABASE_URL, by default the local lightmysky_bench); without the
-bench's catalogue it is built here as the bench builds it. It prints each turn and each
-server's medians: requests a second, the answer's rate over the page's, and the CPU a request
-took in the servers' processes and in PostgreSQL's apart.
+(AB_ENV="PGOPTIONS='-c synchronous_commit=off'", quoted as a shell would), or another checkout
+(AB_ROOT=/path, a `git worktree` of another commit, say, with the same migrations; its static
+files are collected apart), or both. The database is the one `make bench` built
+(BENCH_DATABASE_URL, by default the local lightmysky_bench); without the bench's catalogue it
+is built here as the bench builds it. It prints each turn and each server's medians: requests
+a second, the answer's rate over the page's, the CPU a request took in the servers' processes
+and in PostgreSQL's apart, and any errors.
 """
 
 from __future__ import annotations
@@ -22,17 +23,18 @@ from __future__ import annotations
 import json
 import os
 import shlex
+import shutil
 import statistics
+import subprocess
 import sys
 from pathlib import Path
 
 from tools import bench
 from tools.http_client import Browser
 
-TURNS = int(os.environ.get("AB_TURNS", "3"))
+ROUNDS = int(os.environ.get("AB_ROUNDS", "3"))
 bench.SECONDS = int(os.environ.get("AB_SECONDS", "2"))
-# A learner's items, as the bench's learner with progress has them: in other lessons than the
-# measured one, 8 in each.
+# About as the bench's learner with progress: a hundred items, none in the measured lesson.
 LESSONS_LEARNED = 13
 ANSWERS_PER_SECOND = 1_000  # more than either server answers here, so none is sent twice
 
@@ -49,15 +51,45 @@ def practice_paths() -> list[str]:
 
 
 def catalogue_built() -> bool:
-    """Whether the database holds the bench's catalogue (a thousand lessons and more)."""
+    """Whether the database holds the bench's catalogue (a thousand lessons and more). Only a
+    database or a table that is not there says no: the bench's data is rebuilt from nothing."""
     import psycopg
+    from psycopg import errors
 
+    server, name = bench.server_and_name(bench.database_url)
+    with psycopg.connect(server) as connection:
+        query = "SELECT 1 FROM pg_database WHERE datname = %s"
+        if connection.execute(query, [name]).fetchone() is None:
+            return False
     try:
-        with psycopg.connect(bench.database_url, connect_timeout=2) as connection:
+        with psycopg.connect(bench.database_url) as connection:
             row = connection.execute("SELECT count(*) FROM lessons_lesson").fetchone()
-    except psycopg.Error:  # no such database, or no such table
+    except errors.UndefinedTable:
         return False
     return row is not None and row[0] >= 1_000
+
+
+def environment_b() -> dict[str, str]:
+    """AB_ENV's variables, as a shell would split them."""
+    variables = {}
+    for item in shlex.split(os.environ.get("AB_ENV", "")):
+        name, equals, value = item.partition("=")
+        if not equals:
+            raise SystemExit(f"AB_ENV: {item!r} is not NAME=value (quote a value with spaces)")
+        variables[name] = value
+    return variables
+
+
+def collect_static(root: Path, extra_env: dict[str, str]) -> dict[str, str]:
+    """The static files of the checkout at `root`, collected under its own var/bench/."""
+    static_root = {"STATIC_ROOT": str(root / "var" / "bench" / "static")}
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--no-input", "-v0"],
+        cwd=root,
+        env=bench.env() | extra_env | static_root,
+        check=True,
+    )
+    return static_root
 
 
 def learner_with_progress(base: str, paths: list[str]) -> str:
@@ -73,21 +105,9 @@ def learner_with_progress(base: str, paths: list[str]) -> str:
     return next(cookie.value or "" for cookie in browser.cookies if cookie.name == "sessionid")
 
 
-def measured(load) -> dict:
-    """`load`'s figures, with the CPU a request took in gunicorn's and PostgreSQL's processes."""
-    before = bench.process_cpu()
-    figures = load()
-    after = bench.process_cpu()
-    sent = max(1.0, figures["rps"] * bench.SECONDS)
-    return figures | {
-        "server_ms": bench.cpu_between(before, after, ("gunicorn",)) * 1000 / sent,
-        "database_ms": bench.cpu_between(before, after, ("postgres",)) * 1000 / sent,
-    }
-
-
 def turn(base: str, session: str, answers: list[str]) -> dict:
-    page = measured(lambda: bench.wrk(base + bench.SEED, session))
-    answer = measured(lambda: bench.answer_load(answers, base))
+    page = bench.wrk(base + bench.SEED, session)
+    answer = bench.answer_load(answers, base)
     return {"page": page, "answer": answer, "ratio": answer["rps"] / page["rps"]}
 
 
@@ -96,6 +116,7 @@ def describe(turns: list[dict]) -> str:
         return statistics.median(t[part][figure] for t in turns)
 
     ratios = [t["ratio"] for t in turns]
+    errors = sum(t[part]["errors"] for t in turns for part in ("page", "answer"))
     repeated = sum(t["answer"]["repeated"] for t in turns)
     return (
         f"page {median('page', 'rps'):6.0f}/s (cpu {median('page', 'server_ms'):.2f}"
@@ -103,38 +124,43 @@ def describe(turns: list[dict]) -> str:
         f" (cpu {median('answer', 'server_ms'):.2f} + {median('answer', 'database_ms'):.2f} ms)"
         f"  answer / page {statistics.median(ratios):.2f}"
         + (f" ({min(ratios):.2f}-{max(ratios):.2f})" if len(turns) > 1 else "")
+        + (f"; {errors} ERRORS: the figures are not the site's" if errors else "")
         + (f"; {repeated} answers sent twice (cheaper): more forms needed" if repeated else "")
     )
 
 
 def main() -> None:
-    extra_env = dict(item.split("=", 1) for item in shlex.split(os.environ.get("AB_ENV", "")))
+    if not shutil.which("wrk"):
+        raise SystemExit("wrk is needed: apt-get install -y wrk")
+    extra_env = environment_b()
     root_b = Path(os.environ.get("AB_ROOT") or bench.ROOT).resolve()
     if not extra_env and root_b == bench.ROOT:
         raise SystemExit("Name what B changes: AB_ENV='NAME=value …' and/or AB_ROOT=/checkout")
     bench.database_url = bench.postgres_url() or sys.exit("make bench-ab needs PostgreSQL")
-    if root_b != bench.ROOT:
-        extra_env["PYTHONPATH"] = str(root_b)
     paths = practice_paths()
+    print(f"A: {bench.ROOT}\nB: {root_b} {shlex.join(f'{k}={v}' for k, v in extra_env.items())}")
+    if root_b != bench.ROOT:
+        extra_env |= collect_static(root_b, extra_env)
     port = 8300 + os.getpid() % 500
     bases = {"A": f"http://127.0.0.1:{port}", "B": f"http://127.0.0.1:{port + 1}"}
-    servers = [bench.gunicorn(port), bench.gunicorn(port + 1, root=root_b, extra_env=extra_env)]
+    servers = []
     try:
+        servers.append(bench.gunicorn(port))
+        servers.append(bench.gunicorn(port + 1, root=root_b, extra_env=extra_env))
         session = learner_with_progress(bases["A"], paths)
         # A learner answers a lesson once at most (answer_forms); a turn short of forms says so.
         per_learner = min(
-            2 * TURNS * ANSWERS_PER_SECOND * bench.SECONDS // bench.CONNECTIONS, len(paths) - 1
+            2 * ROUNDS * ANSWERS_PER_SECOND * bench.SECONDS // bench.CONNECTIONS, len(paths) - 1
         )
         forms = {name: bench.answer_forms(paths, base, per_learner) for name, base in bases.items()}
         bench.analyze()
-        print(f"A: {bench.ROOT}\nB: {root_b} {' '.join(f'{k}={v}' for k, v in extra_env.items())}")
         turns: dict[str, list[dict]] = {"A": [], "B": []}
-        for number in range(TURNS):
+        for number in range(ROUNDS):
             for name in ("A", "B", "B", "A"):
                 done = len(turns[name])
-                measured_turn = turn(bases[name], session, forms[name][done :: 2 * TURNS])
-                turns[name].append(measured_turn)
-                print(f"turn {number + 1} {name}: {describe([measured_turn])}", flush=True)
+                measured = turn(bases[name], session, forms[name][done :: 2 * ROUNDS])
+                turns[name].append(measured)
+                print(f"round {number + 1}, {name}: {describe([measured])}", flush=True)
         for name, its_turns in turns.items():
             print(f"{name}, medians of {len(its_turns)} turns: {describe(its_turns)}")
     finally:

@@ -82,13 +82,17 @@ def postgres_url() -> str | None:
     return LOCAL_POSTGRES_URL
 
 
+def server_and_name(url: str) -> tuple[str, str]:
+    """A PostgreSQL URL's server (as the URL of its `postgres` database) and database name."""
+    return url.rsplit("/", 1)[0] + "/postgres", url.rsplit("/", 1)[1].split("?")[0]
+
+
 def recreate_postgres(url: str) -> None:
     """An empty database of this URL's name, on its server."""
     import psycopg
     from psycopg import sql
 
-    name = url.rsplit("/", 1)[1].split("?")[0]
-    server = url.rsplit("/", 1)[0] + "/postgres"
+    server, name = server_and_name(url)
     with psycopg.connect(server, autocommit=True) as connection:
         connection.execute(
             sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name))
@@ -381,8 +385,8 @@ def cpu_between(
     )
 
 
-def wrk_figures(output: str, cpu_seconds: float) -> dict:
-    """wrk's RESULT line (see WRK_REPORT), with the server's CPU per request in ms."""
+def wrk_figures(output: str) -> dict:
+    """wrk's RESULT line (see WRK_REPORT)."""
     line = next(line for line in output.splitlines() if line.startswith("RESULT"))
     rps, p50, p95, errors, count = line.split()[1:]
     return {
@@ -391,7 +395,20 @@ def wrk_figures(output: str, cpu_seconds: float) -> dict:
         "p95": float(p95),
         "errors": int(errors),
         "sent": int(count),
-        "cpu_ms": cpu_seconds * 1000 / max(1, int(count)),
+    }
+
+
+def cpu_figures(before: dict, after: dict, sent: int) -> dict:
+    """The CPU a request took between two `process_cpu` readings, in ms: in gunicorn's and
+    PostgreSQL's processes together (`cpu_ms`), and in each apart."""
+
+    def per_request(kinds: tuple[str, ...]) -> float:
+        return cpu_between(before, after, kinds) * 1000 / max(1, sent)
+
+    return {
+        "cpu_ms": per_request(SERVER_PROCESSES),
+        "server_ms": per_request(("gunicorn",)),
+        "database_ms": per_request(("postgres",)),
     }
 
 
@@ -405,9 +422,10 @@ def wrk(url: str, cookie: str | None = None) -> dict:
         command[1:1] = ["-H", f"Cookie: sessionid={cookie}; csrftoken={BENCH_CSRF_SECRET}"]
     cpu_before = process_cpu()
     output = subprocess.run(command, capture_output=True, text=True).stdout
-    cpu = cpu_between(cpu_before, process_cpu())
+    cpu_after = process_cpu()
     os.unlink(script.name)
-    return wrk_figures(output, cpu)
+    figures = wrk_figures(output)
+    return figures | cpu_figures(cpu_before, cpu_after, figures["sent"])
 
 
 def answer_body(browser, url: str) -> dict | None:
@@ -511,20 +529,20 @@ def answer_load(requests: list[str], *bases: str) -> dict:
     outputs = [
         (name, available, process.communicate()[0]) for name, available, process in processes
     ]
-    cpu = cpu_between(cpu_before, process_cpu())
+    cpu_after = process_cpu()
     for name, available, output in outputs:
         os.unlink(name)
-        results.append(wrk_figures(output, 0.0) | {"available": available})
+        results.append(wrk_figures(output) | {"available": available})
     sent = sum(r["sent"] for r in results)
     return {
         "rps": sum(r["rps"] for r in results),
         "p50": max(r["p50"] for r in results),
         "p95": max(r["p95"] for r in results),
         "errors": sum(r["errors"] for r in results),
-        "cpu_ms": cpu * 1000 / max(1, sent),
+        "sent": sent,
         # More sent than prepared means some answers went twice (cheaper: already recorded).
         "repeated": sum(max(0, r["sent"] - r["available"]) for r in results),
-    }
+    } | cpu_figures(cpu_before, cpu_after, sent)
 
 
 def summary(samples: list[dict]) -> dict:
