@@ -25,7 +25,6 @@ import os
 import shlex
 import shutil
 import statistics
-import subprocess
 import sys
 from pathlib import Path
 
@@ -33,7 +32,7 @@ from tools import bench
 from tools.http_client import Browser
 
 ROUNDS = int(os.environ.get("AB_ROUNDS", "3"))
-bench.SECONDS = int(os.environ.get("AB_SECONDS", "2"))
+SECONDS = int(os.environ.get("AB_SECONDS", "2"))  # each turn's page, then its answers
 # About as the bench's learner with progress: a hundred items, none in the measured lesson.
 LESSONS_LEARNED = 13
 ANSWERS_PER_SECOND = 1_000  # more than either server answers here, so none is sent twice
@@ -83,12 +82,7 @@ def environment_b() -> dict[str, str]:
 def collect_static(root: Path, extra_env: dict[str, str]) -> dict[str, str]:
     """The static files of the checkout at `root`, collected under its own var/bench/."""
     static_root = {"STATIC_ROOT": str(root / "var" / "bench" / "static")}
-    subprocess.run(
-        [sys.executable, "manage.py", "collectstatic", "--no-input", "-v0"],
-        cwd=root,
-        env=bench.env() | extra_env | static_root,
-        check=True,
-    )
+    bench.manage("collectstatic", "--no-input", "-v0", root=root, extra_env=extra_env | static_root)
     return static_root
 
 
@@ -132,6 +126,7 @@ def describe(turns: list[dict]) -> str:
 def main() -> None:
     if not shutil.which("wrk"):
         raise SystemExit("wrk is needed: apt-get install -y wrk")
+    bench.SECONDS = SECONDS  # what bench.wrk and bench.answer_load load for
     extra_env = environment_b()
     root_b = Path(os.environ.get("AB_ROOT") or bench.ROOT).resolve()
     if not extra_env and root_b == bench.ROOT:
@@ -150,7 +145,7 @@ def main() -> None:
         session = learner_with_progress(bases["A"], paths)
         # A learner answers a lesson once at most (answer_forms); a turn short of forms says so.
         per_learner = min(
-            2 * ROUNDS * ANSWERS_PER_SECOND * bench.SECONDS // bench.CONNECTIONS, len(paths) - 1
+            2 * ROUNDS * ANSWERS_PER_SECOND * SECONDS // bench.CONNECTIONS, len(paths) - 1
         )
         forms = {name: bench.answer_forms(paths, base, per_learner) for name, base in bases.items()}
         bench.analyze()

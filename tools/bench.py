@@ -117,9 +117,15 @@ def env() -> dict[str, str]:
     }
 
 
-def manage(*args: str) -> str:
+def manage(*args: str, root: Path = ROOT, extra_env: dict[str, str] | None = None) -> str:
+    """A management command of the checkout at `root`, with the bench's environment and
+    `extra_env`; its output."""
     result = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=env(), capture_output=True, text=True
+        [sys.executable, "manage.py", *args],
+        cwd=root,
+        env=env() | (extra_env or {}),
+        capture_output=True,
+        text=True,
     )
     if result.returncode:
         raise SystemExit(result.stderr)
