@@ -264,6 +264,10 @@ if TESTING and DATABASES["default"]["ENGINE"] == SQLITE_ENGINE:
     _test_db.parent.mkdir(exist_ok=True)
     DATABASES["default"]["TEST"] = {"NAME": _test_db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+# PostgreSQL: an answer's commit does not wait for its flush to disk, unless this is on; one
+# given in the last 0.6 s before a crash of the database or its machine may then be lost
+# (practice/services.py, docs/deploy.md). SQLite's commits (synchronous=NORMAL) never wait.
+ANSWERS_WAIT_FOR_DISK = env_bool("ANSWERS_WAIT_FOR_DISK", default=False)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},

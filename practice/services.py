@@ -9,6 +9,7 @@ import secrets
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple, TypedDict, cast
 
+from django.conf import settings
 from django.contrib.sessions.backends.base import SessionBase
 from django.contrib.sessions.models import Session
 from django.db import IntegrityError, connection, transaction
@@ -406,8 +407,8 @@ def _review_write_at_once(
     # In an atomic block (tests; a caller's transaction) a failing statement must not end it.
     atomic = transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext()
     with atomic, connection.cursor() as cursor:
-        cursor.execute(_write_at_once_sql(*shape), params)
-        review_id, round_id, memory_id, learner_found = cursor.fetchone()
+        cursor.execute(_write_at_once_sql(*shape, settings.ANSWERS_WAIT_FOR_DISK), params)
+        review_id, round_id, memory_id, learner_found, *_ = cursor.fetchone()
     if not learner_found:
         raise LearnerGone
     if review_id is None:  # the memory changed since it was read
@@ -439,10 +440,19 @@ _LEARNER_HELD = f"{Learner._meta.db_table} WHERE id = %s FOR KEY SHARE"
 
 
 @functools.cache
-def _write_at_once_sql(new_memory: bool | None, new_round: bool, finishes_round: bool) -> str:
+def _write_at_once_sql(
+    new_memory: bool | None, new_round: bool, finishes_round: bool, wait_for_disk: bool
+) -> str:
     """One statement that holds the learner, then writes the memory (inserted if `new_memory`,
     updated if as read, neither if None), then only if it did: the new round, the review, the
-    round's end. It returns their primary keys, and whether the learner was there."""
+    round's end. It returns their primary keys, and whether the learner was there.
+
+    Unless `wait_for_disk` (settings.ANSWERS_WAIT_FOR_DISK), its commit (or the commit of a
+    caller's transaction it runs in) does not wait for PostgreSQL to flush it to disk: waiting
+    held the answer's rate a sixth lower (docs/performance.md). All of an answer or none of it
+    survives a crash; one committed in the last moments before a crash of the database or its
+    machine (within 3 × wal_writer_delay, 0.6 s by default) may not, as SQLite's commits with
+    synchronous=NORMAL may not survive a crash of the machine."""
     parts = [f"l AS (SELECT 1 FROM {_LEARNER_HELD})"]
     written = "EXISTS (SELECT FROM l)"
     if new_memory is not None:
@@ -479,7 +489,10 @@ def _write_at_once_sql(new_memory: bool | None, new_round: bool, finishes_round:
             ("m", Memory, new_memory is not None),
         )
     ]
-    return f"WITH {', '.join(parts)} SELECT {', '.join(found)}, EXISTS (SELECT FROM l)"
+    found.append("EXISTS (SELECT FROM l)")
+    if not wait_for_disk:  # for this transaction only; a column, so that it is run
+        found.append("set_config('synchronous_commit', 'off', true)")
+    return f"WITH {', '.join(parts)} SELECT {', '.join(found)}"
 
 
 def _primary_key(model: type[Model]) -> str:

@@ -1,8 +1,10 @@
 from __future__ import annotations
 
+import io
 import re
 
 import pytest
+from django.core.management import call_command
 from django.db import connection
 from django.test import Client
 from django.utils.html import escape
@@ -10,7 +12,7 @@ from django.utils.html import escape
 from lessons.models import Lesson
 from practice import selectors
 from practice.models import Learner, Memory, Review, Round
-from tests.conftest import SEED_PATH
+from tests.conftest import SEED_ID, SEED_PATH, another_postgres_connection
 from tests.factories import make_lesson
 from tests.practice.helpers import (
     LEARNER_PAGE_QUERIES,
@@ -240,6 +242,40 @@ def test_answer_post_query_count_does_not_grow_with_history(
     # the last answer also marks the round finished: in the same statement on PostgreSQL
     with django_assert_num_queries(reads + writes + (connection.vendor != "postgresql")):
         client.post(practice_url(demo), {"token": token, "choice": sorted(question.correct_ids)})
+
+
+def synchronous_commit() -> str:
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT current_setting('synchronous_commit')")
+        return cursor.fetchone()[0]
+
+
+@pytest.mark.postgres
+@pytest.mark.parametrize("wait_for_disk", [False, True])
+def test_an_answers_commit_waits_for_the_disk_only_if_the_operator_asks(
+    client, demo, settings, wait_for_disk
+):
+    settings.ANSWERS_WAIT_FOR_DISK = wait_for_disk
+    client.get(practice_url(demo))
+    assert synchronous_commit() == "on"  # the test's transaction, as every other write's
+    response = answer(client, demo, right=True)
+    assert response.status_code == 302
+    # The setting holds until the transaction ends: here the test's, in production the answer's.
+    assert synchronous_commit() == ("on" if wait_for_disk else "off")
+    assert Review.objects.filter(learner__isnull=False).count() == 1
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_an_answer_not_waiting_for_the_disk_is_seen_by_another_server_at_once(client):
+    call_command("load_demo", stdout=io.StringIO())
+    assert answer(client, Lesson.objects.get(public_id=SEED_ID), right=True).status_code == 302
+    with another_postgres_connection() as other:
+        counts = [
+            other.execute(f"SELECT count(*) FROM {model._meta.db_table}").fetchone()[0]
+            for model in (Review, Memory, Round)
+        ]
+    assert counts == [1, 1, 1]
 
 
 def test_a_rounds_key_finds_its_round_in_its_lesson_only(client, demo):
