@@ -264,9 +264,10 @@ if TESTING and DATABASES["default"]["ENGINE"] == SQLITE_ENGINE:
     _test_db.parent.mkdir(exist_ok=True)
     DATABASES["default"]["TEST"] = {"NAME": _test_db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-# PostgreSQL: an answer's commit does not wait for its flush to disk, unless this is on; one
-# given in the last 0.6 s before a crash of the database or its machine may then be lost
-# (practice/services.py, docs/deploy.md). SQLite's commits (synchronous=NORMAL) never wait.
+# PostgreSQL: an answer's commit does not wait for its flush to disk (nor for a synchronous
+# standby), unless this is on; one given in the last 0.6 s (by default) before a crash of the
+# database or its machine may then be lost (practice/services.py, docs/deploy.md). SQLite's
+# commits (synchronous=NORMAL) do not wait for their flush either, whatever this says.
 ANSWERS_WAIT_FOR_DISK = env_bool("ANSWERS_WAIT_FOR_DISK", default=False)
 
 AUTH_PASSWORD_VALIDATORS = [

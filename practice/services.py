@@ -449,10 +449,9 @@ def _write_at_once_sql(
 
     Unless `wait_for_disk` (settings.ANSWERS_WAIT_FOR_DISK), its commit (or the commit of a
     caller's transaction it runs in) does not wait for PostgreSQL to flush it to disk: waiting
-    held the answer's rate a sixth lower (docs/performance.md). All of an answer or none of it
-    survives a crash; one committed in the last moments before a crash of the database or its
-    machine (within 3 × wal_writer_delay, 0.6 s by default) may not, as SQLite's commits with
-    synchronous=NORMAL may not survive a crash of the machine."""
+    held the answer's rate about a tenth lower (docs/performance.md). All of an answer or none
+    of it survives a crash; one committed in the last moments before a crash of the database
+    or its machine (within 3 × wal_writer_delay, 0.6 s by default) may not (docs/deploy.md)."""
     parts = [f"l AS (SELECT 1 FROM {_LEARNER_HELD})"]
     written = "EXISTS (SELECT FROM l)"
     if new_memory is not None:
