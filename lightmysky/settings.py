@@ -267,7 +267,7 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # PostgreSQL: an answer's commit does not wait for its flush to disk (nor for a synchronous
 # standby), unless this is on; one given in the last 0.6 s (by default) before a crash of the
 # database or its machine may then be lost (practice/services.py, docs/deploy.md). SQLite's
-# commits (synchronous=NORMAL) do not wait for their flush either, whatever this says.
+# commits (synchronous=NORMAL) do not wait for their flush either; this does not change them.
 ANSWERS_WAIT_FOR_DISK = env_bool("ANSWERS_WAIT_FOR_DISK", default=False)
 
 AUTH_PASSWORD_VALIDATORS = [

@@ -1,10 +1,8 @@
 from __future__ import annotations
 
-import io
 import re
 
 import pytest
-from django.core.management import call_command
 from django.db import connection
 from django.test import Client
 from django.utils.html import escape
@@ -12,7 +10,7 @@ from django.utils.html import escape
 from lessons.models import Lesson
 from practice import selectors
 from practice.models import Learner, Memory, Review, Round
-from tests.conftest import SEED_ID, SEED_PATH, another_postgres_connection
+from tests.conftest import SEED_PATH, another_postgres_connection
 from tests.factories import make_lesson
 from tests.practice.helpers import (
     LEARNER_PAGE_QUERIES,
@@ -268,10 +266,9 @@ def test_an_answers_commit_waits_for_the_disk_only_if_the_operator_asks(
 
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
-def test_an_answer_not_waiting_for_the_disk_is_kept_and_the_next_writes_wait(client):
-    call_command("load_demo", stdout=io.StringIO())
+def test_an_answer_not_waiting_for_the_disk_is_kept_and_the_next_writes_wait(client, demo):
     server_default = synchronous_commit()
-    assert answer(client, Lesson.objects.get(public_id=SEED_ID), right=True).status_code == 302
+    assert answer(client, demo, right=True).status_code == 302
     # The same kept connection: the answer's setting ended with its transaction.
     assert synchronous_commit() == server_default != "off"
     with another_postgres_connection() as other:
