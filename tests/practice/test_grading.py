@@ -9,6 +9,8 @@ import pytest
 from django.test import Client
 
 from lessons.models import Question
+from practice.models import Review
+from tests.factories import make_lesson, make_question
 from tests.practice.helpers import current_question, form_token, practice_url
 
 
@@ -82,3 +84,48 @@ def test_the_round_and_the_api_grade_a_right_and_a_wrong_answer_alike(client, de
     _, response = round_check(client, demo, right)
     assert response.status_code == 302
     assert client.get(response["Location"]).context["feedback"]["review"].correct is True
+
+
+# Every question of this lesson takes two answers: A and B are right, C and D wrong.
+TWO_RIGHT_CHOICES = [
+    {"text": "A right one", "correct": True, "explanation": ""},
+    {"text": "Another right one", "correct": True, "explanation": ""},
+    {"text": "A wrong one", "correct": False, "explanation": "Because it is wrong."},
+    {"text": "Another wrong one", "correct": False, "explanation": "It is not the one."},
+]
+
+
+def lesson_whose_questions_take_two_answers():
+    lesson = make_lesson(questions=0)
+    for position in range(1, 9):
+        choices = [dict(choice) for choice in TWO_RIGHT_CHOICES]
+        make_question(lesson, position=position, choices=choices)
+    return lesson
+
+
+@pytest.mark.parametrize(
+    ("letters", "right"),
+    [(["A", "B"], True), (["A"], False), (["B"], False), (["A", "B", "C"], False)],
+    ids=["every right one", "part of the right ones", "the other part", "every right one and more"],
+)
+def test_a_several_answer_question_is_right_only_with_every_right_choice_and_no_other(
+    client, db, letters, right
+):
+    """Picking some of the right choices, or all of them and a wrong one, is wrong: in the
+    round (its verdict and its stored review), on paper and through the API alike."""
+    lesson = lesson_whose_questions_take_two_answers()
+    question, in_round = round_check(client, lesson, letters)
+    assert question.takes_several and question.correct_letters == ["A", "B"]
+    assert in_round.status_code == 302
+    verdict = client.get(in_round["Location"]).content.decode()
+    with_a_pen = Client()
+    on_paper = paper_check(with_a_pen, lesson, question, letters)
+    assert on_paper.status_code == 302
+    results = with_a_pen.get(on_paper["Location"]).content.decode()
+    graded_right = {
+        "round's verdict": "Right</h2>" in verdict and "Not quite" not in verdict,
+        "round's review": Review.objects.filter(question=question).earliest("pk").correct,
+        "paper": "1 of 1 right" in results and "0 of 1 right" not in results,
+        "API": api_check(lesson, question, letters).json()["correct"],
+    }
+    assert graded_right == dict.fromkeys(graded_right, right)

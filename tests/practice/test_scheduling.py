@@ -107,3 +107,15 @@ def test_settings_describe_themselves_for_the_export():
     assert described["learning_steps"] == [] and described["relearning_steps"] == []
     assert described["desired_retention"] == 0.9
     assert len(described["parameters"]) == 21
+
+
+# What a right answer the learner marks "I guessed" is rated: recognised, not recalled, so it
+# comes back sooner than a sure one. Issue #50 will change this; the tests name it only here.
+RIGHT_GUESS_RATING = HARD
+
+
+def test_a_right_answer_marked_as_guessed_is_rated_below_a_sure_one_and_a_wrong_guess_again():
+    """A right guess comes back sooner than a sure right answer; a wrong guess is simply wrong."""
+    assert scheduling.rating_for_answer(True, guessed=True) == RIGHT_GUESS_RATING
+    assert RIGHT_GUESS_RATING < scheduling.rating_for_answer(True, guessed=False) == GOOD
+    assert scheduling.rating_for_answer(False, guessed=True) == AGAIN

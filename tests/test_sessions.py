@@ -1,0 +1,58 @@
+"""A browser's session ends at its expiry date: after it, the browser is a new visitor."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+
+import pytest
+from django.conf import settings
+from django.contrib.sessions.models import Session
+from django.test import Client
+from django.utils import timezone
+
+from practice.models import Learner, Review
+from tests.conftest import SEED_PATH
+from tests.practice.helpers import answer
+
+ONE_ANSWER = "This browser has <strong>1 answer</strong>"
+NOTHING_YET = "Nothing yet. The first answer you give creates your progress"
+
+
+def learner_whose_session_has_expired(browser: Client, demo) -> Learner:
+    """The browser answers once, then its session's expiry date passes (its cookie is kept)."""
+    assert answer(browser, demo, right=True).status_code == 302
+    assert ONE_ANSWER in browser.get("/progress").content.decode()
+    assert "1 learned so far" in browser.get(SEED_PATH).content.decode()
+    session_key = browser.cookies[settings.SESSION_COOKIE_NAME].value
+    ended = timezone.now() - timedelta(minutes=1)
+    assert Session.objects.filter(session_key=session_key).update(expire_date=ended) == 1
+    return Learner.objects.get()
+
+
+def test_a_session_past_its_expiry_date_shows_the_browser_no_progress(demo):
+    """After the session's expiry date the browser's pages are a new browser's: no answers on
+    /progress, nothing learned on the lesson page."""
+    browser = Client()
+    learner_whose_session_has_expired(browser, demo)
+    progress = browser.get("/progress").content.decode()
+    assert NOTHING_YET in progress and ONE_ANSWER not in progress
+    lesson_page = browser.get(SEED_PATH).content.decode()
+    assert "Your sky" in lesson_page and "1 learned so far" not in lesson_page
+
+
+@pytest.mark.xfail(
+    raises=Learner.DoesNotExist,
+    strict=True,
+    reason="learner_get_or_create finds the old learner again by the hash of the browser's "
+    "CSRF cookie (Learner.browser_hash), which outlives the session",
+)
+def test_an_answer_after_the_session_expired_starts_a_new_learner(demo):
+    """The first answer after the session's expiry date starts a new learner and is recorded
+    for it; the old learner's answers stay as they were."""
+    browser = Client()
+    old = learner_whose_session_has_expired(browser, demo)
+    assert answer(browser, demo, right=True).status_code == 302
+    new = Learner.objects.exclude(pk=old.pk).get()
+    assert Review.objects.filter(learner=old).count() == 1
+    assert Review.objects.filter(learner=new).count() == 1
+    assert ONE_ANSWER in browser.get("/progress").content.decode()
