@@ -12,7 +12,7 @@ from ninja import Field, Query, Router, Schema
 from ninja.errors import HttpError
 
 from lessons.models import PUBLIC_ID_PATTERN, AnswerNotAccepted, Lesson, Question, Subject
-from lightmysky.lib.ratelimit import retry_after
+from lightmysky.ratelimit import retry_after
 
 router = Router(tags=["lessons"])
 PUBLIC_ID_RE = re.compile(rf"^{PUBLIC_ID_PATTERN}$")

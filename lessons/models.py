@@ -18,13 +18,12 @@ from django.core.validators import (
     MinValueValidator,
     RegexValidator,
 )
-from django.db import connections, models, router
-from django.db.models import Count, Q
+from django.db import models
+from django.db.models import Count, Exists, OuterRef, Q
 from django.http import HttpRequest
 from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils import timezone
 
-from lightmysky.lib import rawrows
 from lightmysky.lib.http import SiteRequest
 from lightmysky.lib.markdown import render_markdown
 
@@ -98,40 +97,27 @@ class LessonQuerySet(models.QuerySet["Lesson"]):
 
     def neighbours_of(self, lesson: Lesson) -> list[Lesson]:
         """The lesson's published neighbours by title, each with its subject and flagged by
-        how it relates, in one query written out once (`_neighbours_sql`): flagging every
-        lesson of the catalogue through the ORM cost 3 ms of query building a page built."""
-        rows = rawrows.instances(
-            _neighbours_sql(), [lesson.pk] * 6 + [Lesson.Status.PUBLISHED], (Lesson, Subject)
+        how it relates (`is_needed_first`, `is_opened_up`, `is_connection`), in one query."""
+        needs_first = Lesson.needs_first.through.objects
+        links = Lesson.connections.through.objects
+        needed_first = needs_first.filter(from_lesson=lesson, to_lesson=OuterRef("pk"))
+        opened_up = needs_first.filter(to_lesson=lesson, from_lesson=OuterRef("pk"))
+        connection = links.filter(from_lesson=lesson, to_lesson=OuterRef("pk"))
+        return list(
+            self.published()
+            .filter(
+                Q(pk__in=needs_first.filter(from_lesson=lesson).values("to_lesson"))
+                | Q(pk__in=needs_first.filter(to_lesson=lesson).values("from_lesson"))
+                | Q(pk__in=links.filter(from_lesson=lesson).values("to_lesson"))
+            )
+            .annotate(
+                is_needed_first=Exists(needed_first),
+                is_opened_up=Exists(opened_up),
+                is_connection=Exists(connection),
+            )
+            .select_related("subject")
+            .order_by("title")
         )
-        neighbours = []
-        for neighbour, subject, needed_first, opened_up, connection in rows:
-            neighbour = cast(Lesson, neighbour)
-            neighbour.subject = cast(Subject, subject)
-            neighbour.is_needed_first = bool(needed_first)
-            neighbour.is_opened_up = bool(opened_up)
-            neighbour.is_connection = bool(connection)
-            neighbours.append(neighbour)
-        return neighbours
-
-
-@functools.cache
-def _neighbours_sql() -> str:
-    needs, links = (
-        Lesson.needs_first.through._meta.db_table,
-        Lesson.connections.through._meta.db_table,
-    )
-    return (
-        f"SELECT {rawrows.columns(Lesson, 'l')}, {rawrows.columns(Subject, 's')},"
-        f" EXISTS(SELECT 1 FROM {needs} n WHERE n.from_lesson_id = %s AND n.to_lesson_id = l.id),"
-        f" EXISTS(SELECT 1 FROM {needs} n WHERE n.to_lesson_id = %s AND n.from_lesson_id = l.id),"
-        f" EXISTS(SELECT 1 FROM {links} c WHERE c.from_lesson_id = %s AND c.to_lesson_id = l.id)"
-        f" FROM {Lesson._meta.db_table} l INNER JOIN {Subject._meta.db_table} s"
-        " ON s.id = l.subject_id"
-        f" WHERE l.id IN (SELECT to_lesson_id FROM {needs} WHERE from_lesson_id = %s"
-        f" UNION ALL SELECT from_lesson_id FROM {needs} WHERE to_lesson_id = %s"
-        f" UNION ALL SELECT to_lesson_id FROM {links} WHERE from_lesson_id = %s)"
-        " AND l.status = %s ORDER BY l.title"
-    )
 
 
 @functools.lru_cache(maxsize=8192)
@@ -152,10 +138,8 @@ class Lesson(models.Model):
 
     # Annotated by LessonQuerySet.for_page().
     question_count: int
-    # Set on a lesson's neighbours by LessonQuerySet.neighbours_of(): how each relates to it.
-    is_needed_first: bool
-    is_opened_up: bool
-    is_connection: bool
+    # Annotated on a lesson's neighbours by LessonQuerySet.neighbours_of(): how each relates to
+    # the lesson (is_needed_first, is_opened_up, is_connection).
 
     public_id = models.CharField(
         "public id",
@@ -224,7 +208,7 @@ class Lesson(models.Model):
             # and stops at the first one that fits, instead of sorting the whole catalogue.
             models.Index(fields=["status", "title"], name="lesson_status_title"),
             # The few drafts, for the learner's counter: every memory not in one counts
-            # (practice.selectors.constellations._in_published_lesson). With the status in it,
+            # (practice.models.MemoryQuerySet.in_published_lessons). With the status in it,
             # the index alone answers the query, and SQLite then prefers it to scanning the
             # whole (status, subject) index (74 µs a reading for 1,253 lessons, growing with them).
             models.Index(
@@ -713,26 +697,16 @@ class ContentVersion(models.Model):
 
     @classmethod
     def current(cls) -> int:
-        # Read on every visitor's page: written out, as compiling it with the ORM cost more
-        # than running it.
-        connection = connections[router.db_for_read(cls)]
-        with connection.cursor() as cursor:
-            table = connection.ops.quote_name(cls._meta.db_table)
-            cursor.execute(f"SELECT number FROM {table} WHERE id = 1")
-            row = cursor.fetchone()
-        return row[0] if row is not None else 0
+        return cls.objects.filter(pk=1).values_list("number", flat=True).first() or 0
 
     @classmethod
     def for_request(cls, request: HttpRequest | None = None) -> int:
-        """The version, read once per request: one small query, or none beyond the session's."""
+        """The version, read once per request (one small query)."""
         if request is None:
             return cls.current()
         site_request = cast(SiteRequest, request)
         if not hasattr(site_request, "content_version"):
-            # A learner's session is read in the same query (lightmysky.sessions).
-            reader = getattr(getattr(request, "session", None), "content_version", None)
-            version = reader() if reader else None
-            site_request.content_version = cls.current() if version is None else version
+            site_request.content_version = cls.current()
         return site_request.content_version
 
     @classmethod

@@ -2,18 +2,16 @@
 
 from __future__ import annotations
 
-import functools
 from collections import defaultdict
 from dataclasses import dataclass
-from typing import NamedTuple, cast
+from typing import NamedTuple
 
 from django.conf import settings
-from django.db import connection, models
+from django.db import models
 
-from lessons.models import Area, Flashcard, Lesson, Question, Subject
+from lessons.models import Flashcard, Lesson, Question
 from lessons.structured_data import learning_resource
-from lightmysky.lib import rawrows
-from lightmysky.lib.versioned import versioned, versioned_in_memory
+from lightmysky.lib.versioned import versioned
 
 
 class Item(NamedTuple):
@@ -28,45 +26,37 @@ class Item(NamedTuple):
 
 @dataclass
 class LessonPage:
-    """Everything the lesson page and its twin show about the lesson, the same for everyone.
-
-    The lesson, its questions and its stars are read at once: every page of the lesson and every
-    answer needs them. Its neighbours and its structured data are read when first asked for, by
-    the lesson page: a worker that meets a lesson first through its practice page or an answer
-    (another worker served the lesson page) does not build what it does not show. Kept in each
-    process's memory and shared by its requests, the page keeps them once built."""
+    """What every page of a lesson and every answer to it needs of the lesson, the same for
+    everyone: the lesson with its subject and area, its questions in order, its stars, and its
+    structured data. Cached under the content version (`lesson_page`)."""
 
     lesson: Lesson
     questions: list[Question]
     items: list[Item]
+    structured_data: str
+    version: int
 
-    @functools.cached_property
-    def _neighbours(self) -> list[Lesson]:
-        return Lesson.objects.neighbours_of(self.lesson)
-
-    @property
-    def needs_first(self) -> list[Lesson]:
-        return [n for n in self._neighbours if n.is_needed_first]
-
-    @property
-    def connections(self) -> list[Lesson]:
-        return [n for n in self._neighbours if n.is_connection]
-
-    @property
-    def opens_up(self) -> list[Lesson]:
-        return [n for n in self._neighbours if n.is_opened_up]
-
-    @functools.cached_property
-    def structured_data(self) -> str:
-        return learning_resource(self.lesson, self.questions)
+    def neighbours(self) -> list[Lesson]:
+        """The lessons it links to or from, flagged by how (one query once per version): read
+        apart, by the lesson page only, so its practice pages and answers do not wait for them."""
+        return versioned(
+            f"lesson-neighbours:{self.lesson.pk}",
+            self.version,
+            lambda: Lesson.objects.neighbours_of(self.lesson),
+        )
 
     def context(self) -> dict:
+        neighbours = self.neighbours()
+
+        def related(how: str) -> list[Lesson]:  # an annotation of Lesson.objects.neighbours_of
+            return [neighbour for neighbour in neighbours if getattr(neighbour, how)]
+
         return {
             "lesson": self.lesson,
             "page_url": settings.SITE_URL + self.lesson.get_absolute_url(),
-            "needs_first": self.needs_first,
-            "connections": self.connections,
-            "opens_up": self.opens_up,
+            "needs_first": related("is_needed_first"),
+            "connections": related("is_connection"),
+            "opens_up": related("is_opened_up"),
             "questions": self.questions,
             "structured_data": self.structured_data,
         }
@@ -94,63 +84,28 @@ def _item_order(item: Item) -> tuple:
 
 
 def lesson_page(public_id: str, version: int) -> LessonPage | None:
-    """The lesson with its questions and items, three queries once per version in each process
-    (and its neighbours, one more, when the lesson page first shows them)."""
-    return versioned_in_memory(
-        f"lesson-page:{public_id}", version, lambda: _lesson_page_build(public_id)
-    )
+    """The lesson's page data (None: no such lesson), three queries once per content version in
+    each process."""
+    return versioned(f"lesson-page:{public_id}", version, lambda: _lesson_page(public_id, version))
 
 
-def _lesson_page_build(public_id: str) -> LessonPage | None:
-    """The lesson as `Lesson.objects.for_page()` reads it (with its subject, area and question
-    count), its questions in order, each knowing its lesson, as `lesson.questions.all()` reads
-    them, and its items in `items_of`'s order. Written out (lightmysky.lib.rawrows): every
-    process builds each lesson's page once in each content version, and an answer or a practice
-    page that meets the lesson first paid 1 ms of query building for it, as much as the rest
-    of the request."""
-    found = rawrows.instances(_lesson_sql(), [public_id], (Lesson, Subject, Area))
-    if not found:
+def _lesson_page(public_id: str, version: int) -> LessonPage | None:
+    lesson = Lesson.objects.select_related("subject", "area").filter(public_id=public_id).first()
+    if lesson is None:
         return None
-    lesson, subject, area = cast(tuple[Lesson, Subject, Area], found[0])
-    lesson.subject, lesson.area = subject, area
-    questions = [
-        cast(Question, question)
-        for (question,) in rawrows.instances(_questions_sql(), [lesson.pk], (Question,))
-    ]
+    questions = list(lesson.questions.order_by("position", "pk"))
     for question in questions:
         question.lesson = lesson
     lesson.question_count = len(questions)
-    with connection.cursor() as cursor:
-        cursor.execute(_flashcard_items_sql(), [lesson.pk])
-        flashcards = [Item(lesson.pk, "flashcard", *row) for row in cursor.fetchall()]
+    flashcards = lesson.flashcards.values_list("pk", "key", "position")
     items = [Item(lesson.pk, "question", q.pk, q.key, q.position) for q in questions]
+    items += [Item(lesson.pk, "flashcard", *row) for row in flashcards]
     return LessonPage(
-        lesson=lesson, questions=questions, items=sorted(items + flashcards, key=_item_order)
-    )
-
-
-@functools.cache
-def _lesson_sql() -> str:
-    return (
-        f"SELECT {rawrows.columns(Lesson, 'l')}, {rawrows.columns(Subject, 's')},"
-        f" {rawrows.columns(Area, 'a')} FROM {Lesson._meta.db_table} l"
-        f" INNER JOIN {Subject._meta.db_table} s ON s.id = l.subject_id"
-        f" INNER JOIN {Area._meta.db_table} a ON a.id = l.area_id WHERE l.public_id = %s"
-    )
-
-
-@functools.cache
-def _questions_sql() -> str:
-    return (
-        f"SELECT {rawrows.columns(Question, 'q')} FROM {Question._meta.db_table} q"
-        " WHERE q.lesson_id = %s ORDER BY q.position, q.id"
-    )
-
-
-@functools.cache
-def _flashcard_items_sql() -> str:
-    return (
-        f"SELECT f.id, f.key, f.position FROM {Flashcard._meta.db_table} f WHERE f.lesson_id = %s"
+        lesson=lesson,
+        questions=questions,
+        items=sorted(items, key=_item_order),
+        structured_data=learning_resource(lesson, questions),
+        version=version,
     )
 
 

@@ -22,7 +22,6 @@ from lessons.selectors import (
     worksheets_by_code,
 )
 from lessons.shortcuts import page_or_redirect
-from lightmysky.lib.frames import framed
 from lightmysky.lib.negotiation import (
     markdown_response,
     page_or_twin,
@@ -31,9 +30,9 @@ from lightmysky.lib.negotiation import (
 )
 from lightmysky.lib.pagecache import cache_for_visitors_by
 from lightmysky.lib.qr import qr_svg_cached
-from lightmysky.lib.ratelimit import limit_posts
-from practice import parts, selectors
-from practice.selectors import constellations, learning
+from lightmysky.ratelimit import limit_posts
+from practice import selectors
+from practice.selectors import learning, stars
 
 # Pages every visitor without a session shares, until an editor changes the content.
 cache_for_visitors = cache_for_visitors_by(ContentVersion.for_request)
@@ -51,7 +50,7 @@ def home(request: HttpRequest, markdown: bool = False) -> HttpResponse:
         learner=learner, lessons=lessons, progress=progress, now=now
     )
     # Also the header's counter: the view's value spares the context processor its query.
-    counter = constellations.sky_counter(learner=learner, now=now) if learner else None
+    counter = stars.sky_counter(learner=learner, now=now) if learner else None
     due = counter.due if counter else 0
     context = {
         "learner": learner,
@@ -98,40 +97,15 @@ def lesson(
     markdown: bool = False,
 ) -> HttpResponse:
     url_name = "lessons:lesson_markdown" if markdown else "lessons:lesson"
-    twin = markdown or wants_markdown(request)
-    now = timezone.now()
-    # On PostgreSQL the lesson's memories are read with the session, in one round trip.
-    read = None
-    if not twin:
-        read = constellations.read_with_session(
-            request.session, lesson_public_id=public_id, now=now, page="lesson"
-        )
     page = page_or_redirect(request, subject, public_id, slug, url_name)
     if isinstance(page, HttpResponse):
         return page
-    if twin:
+    if markdown or wants_markdown(request):
         return markdown_response(request, "agent/lesson.md", page.context())
-    learner = selectors.learner_for_request(request)
-    # The header's counter comes with the lesson's memories, in one query.
-    memories, sky_counter = constellations.lesson_memories_and_counter(
-        learner=learner, lesson=page.lesson, now=now, read=read
+    context = page.context() | stars.lesson_stars(
+        learner=selectors.learner_for_request(request), page=page, now=timezone.now()
     )
-    constellation = constellations.constellation_for(
-        learner=learner, lesson=page.lesson, items=page.items, now=now, memories=memories
-    )
-    mine = {"sky_counter": sky_counter, "constellation": constellation}
-    html = framed(
-        request,
-        "lessons/lesson.html",
-        page.context,
-        {
-            "counter": parts.part("counter", mine),
-            "constellation": parts.part("constellation", mine),
-        },
-        name=f"lesson:{page.lesson.public_id}",
-        version=ContentVersion.for_request(request),
-    )
-    return vary_on_accept(HttpResponse(html))
+    return vary_on_accept(render(request, "lessons/lesson.html", context))
 
 
 @require_safe

@@ -22,7 +22,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
-from lightmysky.lib.ratelimit import redis_client
+from lightmysky.ratelimit import redis_client
 
 logger = logging.getLogger(__name__)
 

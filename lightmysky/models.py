@@ -4,7 +4,7 @@ from django.db import models
 
 
 class RateLimitCounter(models.Model):
-    """Requests one client made in one window of one rate limit (see lightmysky/lib/ratelimit.py).
+    """Requests one client made in one window of one rate limit (see lightmysky/ratelimit.py).
 
     A table of its own, not the cache: a cache evicts entries when it is full, so a flood of new
     clients could reset the counters of a client that had reached its limit.

@@ -11,7 +11,6 @@ import hashlib
 import logging
 import math
 import time
-from collections.abc import Callable
 from functools import cache, wraps
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -20,29 +19,14 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from lightmysky.sessions import SessionStore
+from lightmysky import metrics
+from lightmysky.lib.http import ADDRESS_MAX_LENGTH, client_address
+from lightmysky.models import RateLimitCounter
 
 if TYPE_CHECKING:
     import redis
-    from django.contrib.sessions.backends.base import SessionBase
 
 logger = logging.getLogger(__name__)
-
-# X-Forwarded-For can carry anything; a longer "address" is cut to fit the counter's key.
-ADDRESS_MAX_LENGTH = 100
-
-
-def client_address(request: HttpRequest) -> str:
-    """The client's address; behind trusted proxies, the one the outermost of them reports.
-
-    Each proxy appends the address it received the request from to X-Forwarded-For, so with
-    TRUSTED_PROXY_HOPS proxies (a load balancer and nginx: 2) the client is that many entries
-    from the end; anything further left was written by the client and proves nothing."""
-    if settings.TRUST_X_FORWARDED_FOR:
-        forwarded = [a.strip() for a in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
-        if forwarded != [""]:
-            return forwarded[-min(settings.TRUSTED_PROXY_HOPS, len(forwarded))]
-    return request.META.get("REMOTE_ADDR", "unknown")
 
 
 def browser_key(request: HttpRequest) -> str:
@@ -69,21 +53,16 @@ def retry_after(request: HttpRequest, scope: str) -> int | None:
     budgets = {f"{scope}:ip:{client_address(request)[:ADDRESS_MAX_LENGTH]}": limit.per_address}
     if limit.per_browser:
         budgets[f"{scope}:browser:{browser_key(request)}"] = limit.per_browser
-    counts = counters_increment(keys=list(budgets), window_end=window_end, session=request.session)
+    counts = counters_increment(keys=list(budgets), window_end=window_end)
     if all(counts.get(key, 0) <= allowed for key, allowed in budgets.items()):
         return None
-    from lightmysky.metrics import rate_limit_refused
-
-    rate_limit_refused(scope)
+    metrics.rate_limit_refused(scope)
     return max(1, math.ceil(window_end - now))
 
 
-def counters_increment(
-    *, keys: list[str], window_end: int, session: SessionBase | None = None
-) -> dict[str, int]:
+def counters_increment(*, keys: list[str], window_end: int) -> dict[str, int]:
     """Add one to each key's counter for the window ending at `window_end` (Unix time), at
-    once for all concurrent requests; return the new counts by key. In the database, the count
-    is sent with the read of the request's `session` when that is still to come. With the Redis of
+    once for all concurrent requests; return the new counts by key. With the Redis of
     CACHE_URL down, count nothing and let the request through (/readyz reports the outage):
     a missing limit for a while is better than refusing every answer."""
     if settings.RATE_LIMIT_REDIS_URL:
@@ -94,15 +73,10 @@ def counters_increment(
         except redis.RedisError as error:
             logger.warning("rate limit not counted, the cache is unreachable: %r", error)
             return {}
-    return _increment_in_database(keys, window_end, session)
+    return _increment_in_database(keys, window_end)
 
 
-def _increment_in_database(
-    keys: list[str], window_end: int, session: SessionBase | None
-) -> dict[str, int]:
-    # Imported here: this module is imported by URL modules, which may load before the apps.
-    from lightmysky.models import RateLimitCounter
-
+def _increment_in_database(keys: list[str], window_end: int) -> dict[str, int]:
     # One upsert, so concurrent requests queue on the row instead of all reading the same
     # count. SQLite (3.35 or newer) and PostgreSQL both speak it; the ORM cannot return the count.
     table = connection.ops.quote_name(RateLimitCounter._meta.db_table)
@@ -113,11 +87,6 @@ def _increment_in_database(
         'RETURNING "key", "count"'
     )
     params = [value for key in keys for value in (key, window_end)]
-    # One round trip instead of two, on PostgreSQL, for a POST that has not read its session.
-    if isinstance(session, SessionStore) and (
-        (counted := session.load_along_with(sql, params, using=connection.alias)) is not None
-    ):
-        return {row["key"]: row["count"] for row in counted}
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return dict(cursor.fetchall())
@@ -143,8 +112,6 @@ def _increment_in_redis(keys: list[str], window_end: int) -> dict[str, int]:
 
 def counters_prune(*, now: float) -> int:
     """Delete the database's counters of windows that have ended; return how many."""
-    from lightmysky.models import RateLimitCounter
-
     deleted, _ = RateLimitCounter.objects.filter(window_end__lte=now).delete()
     return deleted
 
@@ -155,21 +122,14 @@ def too_many_requests(request: HttpRequest, wait: int) -> HttpResponse:
     return response
 
 
-def limit_posts(scope: str, *, read_along: Callable[..., None] | None = None):
-    """Rate-limit a view's POSTs per browser and address: a flood gets 429 with Retry-After.
-
-    `read_along`, called with the view's arguments before the count, may ask for reads to be
-    made with the session's (`SessionStore.read_along`), which the count's statement reads; a
-    POST refused for its rate has them made all the same."""
+def limit_posts(scope: str):
+    """Rate-limit a view's POSTs per browser and address: a flood gets 429 with Retry-After."""
 
     def decorator(view):
         @wraps(view)
         def limited(request: HttpRequest, *args, **kwargs) -> HttpResponse:
-            if request.method == "POST":
-                if read_along is not None:
-                    read_along(request, *args, **kwargs)
-                if wait := retry_after(request, scope):
-                    return too_many_requests(request, wait)
+            if request.method == "POST" and (wait := retry_after(request, scope)):
+                return too_many_requests(request, wait)
             return view(request, *args, **kwargs)
 
         return limited

@@ -84,13 +84,12 @@ def database_from_url(url: str) -> dict:
     else:
         database = {
             **config,
-            "ENGINE": POSTGRES_ENGINE,
+            "ENGINE": "django.db.backends.postgresql",
             # Persistent connections: opening one per request costs two thirds of throughput.
             "CONN_MAX_AGE": env_int("CONN_MAX_AGE", 600),
-            # Checked before each request's first query, without a round trip when the
-            # connection has nothing to read (lightmysky/postgresql_backend).
+            # A kept connection the server dropped is replaced before the request uses it.
             "CONN_HEALTH_CHECKS": True,
-            "OPTIONS": {**POSTGRES_KEEPALIVES, **postgres_statement_options(), **options},
+            "OPTIONS": {**POSTGRES_KEEPALIVES, **options},
         }
     if conn_max_age is not None:
         try:
@@ -105,8 +104,7 @@ def database_from_url(url: str) -> dict:
 # TCP keepalives on connections to PostgreSQL (libpq's options; a parameter of the same name in
 # DATABASE_URL wins). A kept connection that sits idle is probed after a minute: the probes
 # keep a NAT's or a load balancer's entry for it alive, and a peer gone without a word is
-# found within 90 s, its socket then in error, which the health check sees
-# (lightmysky/postgresql_backend). Unix sockets ignore them.
+# found within 90 s. Unix sockets ignore them.
 POSTGRES_KEEPALIVES = {
     "keepalives": 1,
     "keepalives_idle": 60,
@@ -115,34 +113,20 @@ POSTGRES_KEEPALIVES = {
 }
 
 
-def postgres_statement_options() -> dict:
-    """Parameters sent apart from the statement, and a statement run five times on a connection
-    kept prepared by the server, and planned once (lightmysky/lib/prepared.py): parsing and
-    planning cost more than running most of this site's queries (docs/performance.md).
-    DATABASE_PREPARED_STATEMENTS=0 turns both off, for a pooler in transaction mode that cannot
-    keep prepared statements (PgBouncer before 1.21, or without max_prepared_statements)."""
-    if not env_bool("DATABASE_PREPARED_STATEMENTS", default=True):
-        return {}
-    return {"server_side_binding": True, "prepare_threshold": 5}
-
-
-# Django's SQLite backend, with the site's writers queued on a file lock beside the database.
-SQLITE_ENGINE = "lightmysky.sqlite_backend"
-POSTGRES_ENGINE = "lightmysky.postgresql_backend"
-
-
 def sqlite_database(path: Path | str) -> dict:
     return {
-        "ENGINE": SQLITE_ENGINE,
+        "ENGINE": "django.db.backends.sqlite3",
         "NAME": path,
         # Reuse the connection: opening SQLite and setting WAL mode on every request costs
         # more than the page it serves.
         "CONN_MAX_AGE": env_int("CONN_MAX_AGE", 600),
-        # Writers take the lock at BEGIN, so two requests never deadlock upgrading a read lock.
+        # Writers take the lock at BEGIN, so two requests never deadlock upgrading a read lock;
+        # a writer waits up to 20 s for another to finish. SQLite serves one server: beyond that,
+        # PostgreSQL (docs/scaling.md).
         "OPTIONS": {
             "transaction_mode": "IMMEDIATE",
             "timeout": 20,
-            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL;",
+            "init_command": "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL;",
         },
     }
 
@@ -251,7 +235,7 @@ DATABASES = {
     if DATABASE_URL
     else sqlite_database(BASE_DIR / "db.sqlite3")
 }
-if TESTING and DATABASES["default"]["ENGINE"] == SQLITE_ENGINE:
+if TESTING and DATABASES["default"]["ENGINE"] == "django.db.backends.sqlite3":
     # A file, not Django's shared in-memory database: the browser tests' live server answers in
     # threads of its own, which must not share the test thread's connection.
     # A DATABASE_URL of sqlite:///x.sqlite3 tests in x-test.sqlite3, so runs can work side by side.
@@ -264,11 +248,6 @@ if TESTING and DATABASES["default"]["ENGINE"] == SQLITE_ENGINE:
     _test_db.parent.mkdir(exist_ok=True)
     DATABASES["default"]["TEST"] = {"NAME": _test_db}
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
-# PostgreSQL: an answer's commit does not wait for its flush to disk (nor for a synchronous
-# standby), unless this is on; one given in the last 0.6 s (by default) before a crash of the
-# database or its machine may then be lost (practice/services.py, docs/deploy.md). SQLite's
-# commits (synchronous=NORMAL) do not wait for their flush either; this does not change them.
-ANSWERS_WAIT_FOR_DISK = env_bool("ANSWERS_WAIT_FOR_DISK", default=False)
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
@@ -277,9 +256,9 @@ AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
 ]
 
-# Anonymous progress lives in the database-backed session, so any app server can serve any request;
-# it is read in the query that reads the content version (lightmysky/sessions.py).
-SESSION_ENGINE = "lightmysky.sessions"
+# Anonymous progress lives in the database-backed session, so any app server can serve any request
+# (with CACHE_URL=redis://, read through that shared cache first: SESSION_ENGINE is set below).
+SESSION_ENGINE = "django.contrib.sessions.backends.db"
 SESSION_COOKIE_AGE = env_int("SESSION_COOKIE_AGE", 60 * 60 * 24 * 400)
 SESSION_COOKIE_SAMESITE = "Lax"
 SESSION_COOKIE_HTTPONLY = True
@@ -371,10 +350,10 @@ RATE_LIMITS = {
 # never evicted, counted atomically; `manage.py prune_counters` deletes ended windows. With
 # CACHE_URL=redis://host:6379/0 they live in that Redis instead (keys expire with their window;
 # run it with maxmemory-policy noeviction so that none is evicted early).
+#
 # Two caches. "default" is per process, or shared through CACHE_URL (redis://, or db:// with
-# createcachetable); nothing stored in it needs sharing any more. "pages" holds rendered pages
-# and lesson data keyed by the content version: each process keeps its own, which is always
-# correct because an edit changes the key.
+# createcachetable). "pages" holds rendered pages and lesson data keyed by the content version:
+# each process keeps its own, which is always correct because an edit changes the key.
 CACHE_URL = env_str("CACHE_URL")
 CACHE_KEY_PREFIX = env_str("CACHE_KEY_PREFIX", "lightmysky")
 RATE_LIMIT_REDIS_URL = ""
@@ -393,6 +372,8 @@ if CACHE_URL.startswith(("redis://", "rediss://")):
         "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
     }
     RATE_LIMIT_REDIS_URL = CACHE_URL
+    # Sessions are read from the shared cache, and written to it and to the database.
+    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
 elif CACHE_URL.startswith("db://"):
     _default_cache = {
         "BACKEND": "django.core.cache.backends.db.DatabaseCache",
@@ -405,9 +386,8 @@ else:
         "BACKEND": "django.core.cache.backends.locmem.LocMemCache",
         "LOCATION": "default",
     }
-# Rendered pages and lesson data: how many each process keeps, in the "pages" cache and, for
-# what every learner's page reads, in memory as they are (lightmysky.lib.versioned). A lesson
-# takes about three; a whole catalogue should fit, or its pages are rebuilt in turn.
+# Rendered pages and lesson data: how many each process keeps. A lesson takes about three
+# entries; a whole catalogue should fit, or its pages are rebuilt in turn.
 PAGE_CACHE_ENTRIES = env_int("PAGE_CACHE_ENTRIES", 5000)
 CACHES = {
     "default": _default_cache | {"KEY_PREFIX": CACHE_KEY_PREFIX},

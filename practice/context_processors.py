@@ -5,14 +5,14 @@ from django.utils import timezone
 from django.utils.functional import SimpleLazyObject
 
 from practice import selectors
-from practice.selectors import constellations
+from practice.selectors import stars
 
 
 def sky_counter(request: HttpRequest) -> dict:
     """The header's sky counter, computed only if a page shows it and only for a learner."""
 
-    def counter() -> constellations.SkyCounter | None:
+    def counter() -> stars.SkyCounter | None:
         learner = selectors.learner_for_request(request)
-        return constellations.sky_counter(learner=learner, now=timezone.now()) if learner else None
+        return stars.sky_counter(learner=learner, now=timezone.now()) if learner else None
 
     return {"sky_counter": SimpleLazyObject(counter)}

@@ -92,11 +92,11 @@ class MemoryQuerySet(models.QuerySet["Memory"]):
     def due(self, now) -> MemoryQuerySet:
         return self.filter(due__lte=now)
 
-
-def learned_now(now) -> Q:
-    """Memories whose stars are kindled or lit, as sky.star_state names them: not due, not
-    missed, with some evidence. For counting in SQL (`Count("pk", filter=learned_now(now))`)."""
-    return Q(due__gt=now, evidence__gt=sky.NO_EVIDENCE) & ~Q(last_rating=scheduling.AGAIN)
+    def in_published_lessons(self) -> MemoryQuerySet:
+        """Memories of published lessons, found as "not in a draft": the drafts are few and
+        their own index (lesson_unpublished) finds them at once, where joining every memory to
+        its lesson read the lesson table once a memory."""
+        return self.exclude(lesson__in=Lesson.objects.exclude(status=Lesson.Status.PUBLISHED))
 
 
 class Memory(LearnerItem):

@@ -2,23 +2,18 @@
 
 from __future__ import annotations
 
-import contextlib
-import functools
 import hashlib
 import secrets
 from datetime import datetime, timedelta
-from typing import Any, NamedTuple, TypedDict, cast
+from typing import Any, NamedTuple, TypedDict
 
-from django.conf import settings
 from django.contrib.sessions.backends.base import SessionBase
 from django.contrib.sessions.models import Session
-from django.db import IntegrityError, connection, transaction
-from django.db.models import Model
+from django.db import IntegrityError, transaction
 from django.utils.crypto import salted_hmac
 
 from lessons.models import Flashcard, Grade, Lesson, Question
 from lightmysky import metrics
-from lightmysky.lib import rawrows
 from practice import progress_file, rounds, scheduling, selectors
 from practice.attempts import Attempt, BadSubmission
 from practice.models import (
@@ -37,13 +32,19 @@ from practice.submissions import FlashcardRating, QuestionAnswer
 
 
 def learner_get_or_create(
-    *, session: SessionBase, browser_secret: str | None, now: datetime
+    *,
+    session: SessionBase,
+    browser_secret: str | None,
+    now: datetime,
+    session_named: str | None = None,
 ) -> Learner:
     """The browser's learner, made at its first answer and remembered in its session.
 
     `browser_secret` is the browser's CSRF cookie: identical first answers racing each other
-    before any session exists share one learner through its hash (a unique column). A browser
-    whose session "Forget everything" ended gets none (SessionEnded).
+    before any session exists share one learner through its hash (a unique column).
+    `session_named` is the session key the browser's cookie sent: if that session was deleted
+    (by "Forget everything", while this request was on its way) the browser gets no new learner
+    (SessionEnded). An expired session is still stored, and its browser simply starts afresh.
     """
     public_id, pk = session.get(LEARNER_SESSION_KEY), session.get(LEARNER_PK_SESSION_KEY)
     if public_id and pk:
@@ -57,7 +58,7 @@ def learner_get_or_create(
             Learner.objects.filter(pk=pk).update(last_seen_at=now)
             session[LEARNER_SEEN_SESSION_KEY] = now.isoformat()
         return learner
-    if getattr(session, "ended", False):
+    if session_named and session.session_key is None and not session.exists(session_named):
         raise SessionEnded
     found = Learner.objects.filter(public_id=public_id).first() if public_id else None
     if found is None:
@@ -114,29 +115,16 @@ def round_answer(
     answer: QuestionAnswer,
     now: datetime,
     preview: bool = False,
-    session: SessionBase | None = None,
 ) -> tuple[Review, rounds.RoundProgress]:
     """Answer the current question of a practice round: load the round, refuse an answer to
     a step that is not the current one, record it, and finish the round after its last answer.
 
-    The same form sent twice returns the review the first one recorded. The browser's
-    `session` may have read the round already (`selectors.read_answer_along`).
+    The same form sent twice returns the review the first one recorded.
     """
     attempt, question = answer.attempt, answer.question
-    memory_read = None
-    if connection.vendor == "postgresql":  # the memory as its write needs it, with the round
-        progress, memory_read = selectors.round_progress_and_memory(
-            learner=learner,
-            lesson=lesson,
-            questions=questions,
-            key=attempt.round_key,
-            question=question,
-            session=session,
-        )
-    else:
-        progress = selectors.round_progress(
-            learner=learner, lesson=lesson, questions=questions, key=attempt.round_key
-        )
+    progress = selectors.round_progress(
+        learner=learner, lesson=lesson, questions=questions, key=attempt.round_key
+    )
     review = next((r for r in progress.reviews if r.attempt == attempt.key), None)
     if review is not None:
         return review, progress
@@ -168,7 +156,6 @@ def round_answer(
         # The second pass asks again what was missed after the right answer was shown.
         practice=progress.step >= len(progress.questions),
         preview=preview,
-        memory_read=memory_read,
     )
     if created:
         progress.round = progress.round or review.round
@@ -228,7 +215,6 @@ def question_answer(
     guessed: bool = False,
     practice: bool = False,
     preview: bool = False,
-    memory_read: tuple[Memory | None, str | None] | None = None,
 ) -> tuple[Review, bool]:
     """Schedule a graded answer (Question.grade) and log the review.
 
@@ -239,9 +225,6 @@ def question_answer(
     `shown_at`, when the form was shown outside a round: if the learner has reviewed the item
     since (in another tab, or before a reload), this answer is the same sitting's and records
     nothing; the earlier review is returned.
-
-    `memory_read`: the item's memory and its row version, if the caller has read them as
-    `_memory_read` would unlocked (PostgreSQL), sparing the write a round trip.
     """
     return _review_record(
         learner=learner,
@@ -260,7 +243,6 @@ def question_answer(
         finishes_round=finishes_round,
         shown_at=shown_at,
         preview=preview,
-        memory_read=memory_read,
     )
 
 
@@ -300,7 +282,7 @@ def _review_record(*, learner: Learner, attempt: str, **fields: Any) -> tuple[Re
     Returns the review and whether it is new. The unique (learner, attempt) constraint decides
     which of two identical submissions wins; the loser's writes roll back whole and it returns
     the winner's review. A concurrent first review of the same item by another attempt can win
-    the race to create its memory row; a second try then finds that row (`_review_write`).
+    the race to create its memory row; a second try then finds that row.
     """
     for try_number in (1, 2):
         try:
@@ -309,7 +291,6 @@ def _review_record(*, learner: Learner, attempt: str, **fields: Any) -> tuple[Re
                 transaction.on_commit(metrics.answer_recorded)
             return review, created
         except IntegrityError:
-            fields["memory_read"] = None  # read again on a second try
             existing = Review.objects.filter(learner=learner, attempt=attempt).first()
             if existing is not None:
                 return existing, False
@@ -330,183 +311,35 @@ class _Writes(NamedTuple):
     finishes_round: bool
 
 
-def _review_write(
-    *, memory_read: tuple[Memory | None, str | None] | None = None, **fields: Any
-) -> tuple[Review, bool]:
-    """Write one answer (see `_writes_for` for the fields). On PostgreSQL in one statement,
-    if the item's memory is still as read (`memory_read`, if the caller read it, or read now)
-    when it runs (tried twice); otherwise, and on SQLite, in a transaction that locks the
-    memory first."""
-    if connection.vendor == "postgresql":
-        for _ in range(2):
-            written = _review_write_at_once(memory_read or _memory_read(fields, lock=False), fields)
-            if written is not None:
-                return written
-            memory_read = None  # changed since it was read: read it again
-    return _review_write_locked(**fields)
-
-
 @transaction.atomic
-def _review_write_locked(**fields: Any) -> tuple[Review, bool]:
-    if connection.features.has_select_for_update:  # the learner first: see _LEARNER_HELD
-        with connection.cursor() as cursor:
-            cursor.execute(f"SELECT 1 FROM {_LEARNER_HELD}", [fields["learner"].pk])
-            if cursor.fetchone() is None:
-                raise LearnerGone
-    memory, _ = _memory_read(fields, lock=True)
+def _review_write(**fields: Any) -> tuple[Review, bool]:
+    """Write one answer in one transaction, the same on both databases: the learner and the
+    item's memory are locked (on SQLite the IMMEDIATE transaction holds the whole database),
+    then the round, the review and the memory are saved. Its commit waits for the disk."""
+    learner = fields["learner"]
+    # The learner first, then the memory: "Forget everything" locks the learner before it deletes
+    # the memories, so an answer that held a memory first would deadlock with it.
+    if not Learner.objects.select_for_update(no_key=True).filter(pk=learner.pk).exists():
+        raise LearnerGone
+    item = {"question": fields.get("question"), "flashcard": fields.get("flashcard")}
+    memory = (
+        Memory.objects.select_for_update()
+        .filter(learner=learner, **{kind: value for kind, value in item.items() if value})
+        .first()
+    )
     writes = _writes_for(memory, **fields)
     if isinstance(writes, Review):
         return writes, False
     round_, review = writes.round_, writes.review
     if round_ is not None and round_.pk is None:
-        rawrows.save(round_)
-        review.round = round_  # its primary key, known now
-    # The answer's writes are written out (lightmysky.lib.rawrows): building them with the ORM
-    # cost a third of an answer's time.
-    rawrows.save(review)
+        round_.save()
+    review.save()
     if writes.memory is not None:
-        rawrows.save(writes.memory)
+        writes.memory.save()
     if round_ is not None and writes.finishes_round:
         round_.finished_at = review.reviewed_at
-        Round.objects.filter(pk=round_.pk).update(finished_at=round_.finished_at)
+        round_.save(update_fields=["finished_at"])
     return review, True
-
-
-def _review_write_at_once(
-    memory_read: tuple[Memory | None, str | None], fields: dict[str, Any]
-) -> tuple[Review, bool] | None:
-    """The answer's writes in one statement, without a transaction of its own: a transaction
-    costs a round trip to begin it, one for each write and one to commit, and on PostgreSQL
-    each costs more than the work. The memory, read unlocked (`memory_read`), is written only
-    if no other answer has changed it since (its row version, `xmin`, unchanged); else nothing
-    is written and None returned, to read it again. Unique constraints settle duplicates as in a
-    transaction: the whole statement fails. The learner's row is held first (_LEARNER_HELD)."""
-    memory, version = memory_read
-    writes = _writes_for(memory, **fields)
-    if isinstance(writes, Review):
-        return writes, False
-    round_, review, memory = writes.round_, writes.review, writes.memory
-    new_round = round_ is not None and round_.pk is None
-    shape = (
-        None if memory is None else memory.pk is None,
-        new_round,
-        writes.finishes_round,
-    )
-    memory_values = [] if memory is None else rawrows.values(memory)
-    round_values = rawrows.values(cast(Round, round_)) if new_round else []
-    review_values = rawrows.values(review)
-    if memory_values is None or round_values is None or review_values is None:
-        return _review_write_locked(**fields)  # a value the database supplies: the ORM's
-    if memory is not None and memory.pk is not None:
-        memory_values += [memory.pk, version]
-    if new_round:
-        del review_values[_REVIEW_ROUND_AT]  # the new round's, from the statement itself
-    params = [fields["learner"].pk, *memory_values, *round_values, *review_values]
-    if writes.finishes_round:
-        params += [review.reviewed_at, cast(Round, round_).pk]
-    # In an atomic block (tests; a caller's transaction) a failing statement must not end it.
-    atomic = transaction.atomic() if connection.in_atomic_block else contextlib.nullcontext()
-    with atomic, connection.cursor() as cursor:
-        cursor.execute(_write_at_once_sql(*shape, settings.ANSWERS_WAIT_FOR_DISK), params)
-        review_id, round_id, memory_id, learner_found, *_ = cursor.fetchone()
-    if not learner_found:
-        raise LearnerGone
-    if review_id is None:  # the memory changed since it was read
-        return None
-    review.pk = review_id
-    rawrows.saved(review)
-    if new_round:
-        cast(Round, round_).pk = round_id
-        rawrows.saved(cast(Round, round_))
-        review.round = round_
-    if memory is not None:
-        memory.pk = memory_id
-        rawrows.saved(memory)
-    if writes.finishes_round:
-        cast(Round, round_).finished_at = review.reviewed_at
-    return review, True
-
-
-# Where the review's round sits among the values it is written with (rawrows.values).
-_REVIEW_ROUND_AT = [
-    field.attname for field in Review._meta.concrete_fields if not field.primary_key
-].index("round_id")
-
-
-# "Forget everything" locks the learner, then deletes its memories and rounds. An answer that
-# locked one of those rows first and then, at its commit, the learner (its foreign keys' check)
-# would deadlock with it: the answer holds the learner first, so one waits for the other.
-_LEARNER_HELD = f"{Learner._meta.db_table} WHERE id = %s FOR KEY SHARE"
-
-
-@functools.cache
-def _write_at_once_sql(
-    new_memory: bool | None, new_round: bool, finishes_round: bool, wait_for_disk: bool
-) -> str:
-    """One statement that holds the learner, then writes the memory (inserted if `new_memory`,
-    updated if as read, neither if None), then only if it did: the new round, the review, the
-    round's end. It returns their primary keys, and whether the learner was there.
-
-    Unless `wait_for_disk` (settings.ANSWERS_WAIT_FOR_DISK), its commit (or the commit of a
-    caller's transaction it runs in) does not wait for PostgreSQL to flush it to disk: waiting
-    held the answer's rate about a tenth lower (docs/performance.md). All of an answer or none
-    of it survives a crash; one committed in the last moments before a crash of the database
-    or its machine (within 3 × wal_writer_delay, 0.6 s by default) may not (docs/deploy.md)."""
-    parts = [f"l AS (SELECT 1 FROM {_LEARNER_HELD})"]
-    written = "EXISTS (SELECT FROM l)"
-    if new_memory is not None:
-        if new_memory:
-            values = ", ".join(_placeholders(Memory))
-            parts.append(
-                _inserting("m", Memory, f"SELECT {values} WHERE {written} ON CONFLICT DO NOTHING")
-            )
-        else:
-            table, columns, primary_key = rawrows.quoted_columns(Memory)
-            assignments = ", ".join(f"{column} = %s" for column in columns)
-            parts.append(
-                f"m AS (UPDATE {table} SET {assignments} WHERE {primary_key} = %s"
-                f" AND xmin::text = %s AND {written} RETURNING {primary_key})"
-            )
-        written = "EXISTS (SELECT FROM m)"
-    if new_round:
-        values = ", ".join(_placeholders(Round))
-        parts.append(_inserting("r", Round, f"SELECT {values} WHERE {written}"))
-    review_values = _placeholders(Review)
-    if new_round:
-        review_values[_REVIEW_ROUND_AT] = f"(SELECT {_primary_key(Round)} FROM r)"
-    parts.append(_inserting("v", Review, f"SELECT {', '.join(review_values)} WHERE {written}"))
-    if finishes_round:
-        table, _, primary_key = rawrows.quoted_columns(Round)
-        parts.append(
-            f"f AS (UPDATE {table} SET finished_at = %s WHERE {primary_key} = %s AND {written})"
-        )
-    found = [
-        f"(SELECT {_primary_key(model)} FROM {name})" if present else "NULL"
-        for name, model, present in (
-            ("v", Review, True),
-            ("r", Round, new_round),
-            ("m", Memory, new_memory is not None),
-        )
-    ]
-    found.append("EXISTS (SELECT FROM l)")
-    if not wait_for_disk:  # for this transaction only; a column, so that it is run
-        found.append("set_config('synchronous_commit', 'off', true)")
-    return f"WITH {', '.join(parts)} SELECT {', '.join(found)}"
-
-
-def _primary_key(model: type[Model]) -> str:
-    return rawrows.quoted_columns(model)[2]
-
-
-def _placeholders(model: type[Model]) -> list[str]:
-    return ["%s"] * len(rawrows.quoted_columns(model)[1])
-
-
-def _inserting(name: str, model: type[Model], rows: str) -> str:
-    """A CTE `name` that inserts `rows` (a VALUES or a SELECT of every column but the primary
-    key, in the order of `rawrows.values`) into `model`'s table, returning the primary key."""
-    table, columns, primary_key = rawrows.quoted_columns(model)
-    return f"{name} AS (INSERT INTO {table} ({', '.join(columns)}) {rows} RETURNING {primary_key})"
 
 
 def _writes_for(
@@ -582,31 +415,6 @@ def _writes_for(
     memory.record_evidence(rating=rating, now=now)
     memory.set_memory_state(new_state, rating)
     return _Writes(round_, review, memory, finishes_round and round_ is not None)
-
-
-def _memory_read(fields: dict[str, Any], *, lock: bool) -> tuple[Memory | None, str | None]:
-    """The learner's memory of the answer's item (`_writes_for`'s fields): locked until the
-    transaction ends if `lock` (on PostgreSQL; SQLite writes one at a time), else with its row
-    version (PostgreSQL's `xmin`), to write it only if unchanged. Written out, as on every page:
-    building it with the ORM cost more than running it, on every answer."""
-    if fields.get("question") is not None:
-        column, item_id = "question_id", fields["question"].pk
-    else:
-        column, item_id = "flashcard_id", fields["flashcard"].pk
-    sql = _memory_read_sql(column, lock and connection.features.has_select_for_update, not lock)
-    rows = rawrows.instances(sql, [fields["learner"].pk, item_id], (Memory,))
-    if not rows:
-        return None, None
-    return cast(Memory, rows[0][0]), (None if lock else cast(str, rows[0][1]))
-
-
-@functools.cache
-def _memory_read_sql(column: str, for_update: bool, with_version: bool) -> str:
-    return (
-        f"SELECT {rawrows.columns(Memory, 'm')}{', m.xmin::text' if with_version else ''}"
-        f" FROM {Memory._meta.db_table} m WHERE m.learner_id = %s AND m.{column} = %s"
-        f"{' FOR UPDATE' if for_update else ''}"
-    )
 
 
 def _answer_kind(memory: Memory | None, rating: int) -> str:

@@ -1,4 +1,5 @@
-"""The night sky: what state each star is in, and where it sits. No database, no request.
+"""The night sky: what state each star is in, and where it sits. No database, no request: the
+one rule for a star's state is `star_state`, and `counter_conditions` says the same as a query.
 
 Every question and flashcard is a star; a lesson's items form its constellation; each subject is a
 region of the sky. Positions come from hashes of public ids and the catalogue's shape, so the sky
@@ -14,6 +15,8 @@ import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+
+from django.db.models import Q
 
 from practice import scheduling
 from practice.scheduling import AGAIN, MemoryState, SchedulerSettings
@@ -164,6 +167,17 @@ def star_state(
     if evidence == KINDLING:
         return StarState(KINDLED, 1.0, recall, memory.due)
     return StarState(UNLIT, 0.0, recall, memory.due)
+
+
+def counter_conditions(now: datetime) -> dict[str, Q]:
+    """The header's counts as conditions on stored memories, for the database to count over
+    many: stars kindled or lit (`learned`), `due`, and `ever_lit`. Each is `star_state`'s rule
+    for its states, written as a query (tests/practice/test_sky_rules.py holds them together)."""
+    return {
+        "learned": Q(due__gt=now, evidence__gt=NO_EVIDENCE) & ~Q(last_rating=AGAIN),
+        "due": Q(due__lte=now),
+        "ever_lit": Q(lit_at__isnull=False),
+    }
 
 
 def _relative(moment: datetime, now: datetime) -> str:

@@ -1,6 +1,5 @@
 from __future__ import annotations
 
-import functools
 import re
 from datetime import datetime, timedelta
 from functools import wraps
@@ -11,7 +10,6 @@ from django.db import IntegrityError
 from django.http import Http404, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
-from django.template.context_processors import csrf
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
@@ -22,14 +20,13 @@ from django_htmx.http import push_url
 from lessons.models import ContentVersion, Flashcard, Lesson, Question
 from lessons.selectors import LessonPage, normalise_worksheet_code
 from lessons.shortcuts import page_or_redirect
-from lightmysky.lib.frames import framed
 from lightmysky.lib.numbers import small_int
 from lightmysky.lib.pagecache import cache_for_visitors_by
 from lightmysky.lib.qr import qr_svg
-from lightmysky.lib.ratelimit import limit_posts, retry_after, too_many_requests
+from lightmysky.ratelimit import limit_posts, retry_after, too_many_requests
 from practice import (
     attempts,
-    parts,
+    drawing,
     progress_file,
     rounds,
     scheduling,
@@ -48,7 +45,7 @@ from practice.models import (
     SessionEnded,
     new_round_key,
 )
-from practice.selectors import LearnerRequest, constellations, learning
+from practice.selectors import LearnerRequest, learning, sky_map, stars
 from practice.submissions import (
     FlashcardRating,
     QuestionAnswer,
@@ -106,6 +103,7 @@ def _learner_or_create(request: LearnerRequest, now) -> Learner:
         session=request.session,
         browser_secret=request.COOKIES.get(settings.CSRF_COOKIE_NAME),
         now=now,
+        session_named=request.COOKIES.get(settings.SESSION_COOKIE_NAME),
     )
     request.learner = learner  # the header's sky counter reads it
     return learner
@@ -161,60 +159,35 @@ def bad_submission(
     return render(request, _page_or_partial(request, template, "error-card"), context, status=400)
 
 
-def _read_answer_along(request: LearnerRequest, subject: str, public_id: str, **_) -> None:
-    """Before an answer's rate-limit count reads the session: have that read also read the
-    round and memory the answer writes (on PostgreSQL, one round trip for the three). A token
-    that does not read is refused later, with its message."""
-    try:
-        attempt = read_attempt(request.POST)
-    except BadSubmission:
-        return
-    if attempt.kind == "question" and attempt.round_key and not attempt.practice:
-        selectors.read_answer_along(
-            request.session,
-            lesson_public_id=public_id,
-            key=attempt.round_key,
-            question_id=attempt.item_id,
-        )
-
-
 @vary_on_headers("HX-Request")
 @require_http_methods(["GET", "HEAD", "POST"])
 @never_cache
-@limit_posts("answer", read_along=_read_answer_along)
+@limit_posts("answer")
 @recover_lost_learner
 def practice_round(
     request: LearnerRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
-    now = timezone.now()
-    whole_page = not request.htmx or request.htmx.history_restore_request
-    read = None
-    if whole_page and request.method != "POST":
-        read = constellations.read_with_session(
-            request.session, lesson_public_id=public_id, now=now, page="practice"
-        )
     page = page_or_redirect(request, subject, public_id, slug, "practice:round")
     if isinstance(page, HttpResponse):
         return page
-    lesson, questions = page.lesson, page.questions
     if request.method == "POST":
         return _practice_answer(request, page)
-
+    lesson, questions = page.lesson, page.questions
+    now = timezone.now()
     learner = selectors.learner_for_request(request)
-    # The memories are read once, for a new round's order and the constellation alike; the
-    # whole page reads them (with the header's counter) in the round's query.
-    memories: dict | None = None
-    stars = functools.partial(
-        constellations.lesson_memories_and_counter, learner=learner, lesson=lesson, now=now
-    )
-    context: dict = {"lesson": lesson}
-    if whole_page:
-        memories, context["sky_counter"], progress = constellations.lesson_stars_and_round(
-            learner=learner, lesson=lesson, questions=questions, now=now, read=read
-        )
-    else:
-        progress = selectors.round_progress(learner=learner, lesson=lesson, questions=questions)
-    context["progress"] = progress
+    progress = selectors.round_progress(learner=learner, lesson=lesson, questions=questions)
+    whole_page = not request.htmx or request.htmx.history_restore_request
+    context: dict = {"lesson": lesson, "progress": progress}
+    if whole_page:  # the lesson's stars with the header's counter, read at once
+        context |= stars.lesson_stars(learner=learner, page=page, now=now)
+
+    def memories() -> selectors.Memories:
+        """The learner's memories of the lesson (read with the stars, or now), for a new
+        round's order and the round's end."""
+        if "memories" not in context:
+            context["memories"] = selectors.lesson_memories(learner=learner, lesson=lesson)
+        return context["memories"]
+
     answered = small_int(request.GET.get("answered"))
     # A question's own address (?q=3): once answered, it shows its answer, never a fresh form.
     asked = small_int(request.GET.get("q"))
@@ -228,70 +201,29 @@ def practice_round(
     elif progress.finished and "summary" in request.GET:
         context["round_end"] = True  # the round's summary, on the lesson's constellation
     elif request.GET.get("new") or progress.round is None or progress.finished:
-        if memories is None:
-            memories, context["sky_counter"] = stars()
         round_key = _next_round_key(request, lesson, after=progress.round)
         progress = rounds.RoundProgress(
-            questions=selectors.new_round_questions(questions=questions, memories=memories, now=now)
+            questions=selectors.new_round_questions(
+                questions=questions, memories=memories(), now=now
+            )
         )
         context |= _question_form(lesson, progress, round_key)
         context["progress"] = progress
     else:
         context |= _question_form(lesson, progress, progress.round.key)
-    if whole_page or context.get("round_end"):
-        if memories is None:  # the header's counter comes with them
-            memories, context["sky_counter"] = stars()
-        context["constellation"] = constellations.constellation_for(
-            learner=learner, lesson=lesson, items=page.items, now=now, memories=memories
+    if context.get("round_end") and "constellation" not in context:
+        context["constellation"] = stars.constellation_for(
+            learner=learner, lesson=lesson, items=page.items, now=now, memories=memories()
         )
     if context.get("round_end"):
-        context["outcome"] = constellations.round_outcome(progress, context["constellation"], now)
+        context["outcome"] = stars.round_outcome(progress, context["constellation"], now)
     if "feedback" in context and "constellation" in context:
         feedback = context["feedback"]
-        context["reward"] = constellations.answer_reward(
+        context["reward"] = stars.answer_reward(
             feedback["review"], feedback["question"], context["constellation"]
         )
-    return _page_around_card(
-        request,
-        ROUND_TEMPLATE,
-        "practice-card",
-        context,
-        shared={"lesson": lesson},
-        name=f"practice:{lesson.public_id}",
-        slots=("progress", "constellation"),
-    )
-
-
-def _page_around_card(
-    request: LearnerRequest,
-    template: str,
-    card: str,
-    context: dict,
-    *,
-    shared: dict,
-    name: str,
-    slots: tuple[str, ...] = (),
-    holds_content: bool = True,
-) -> HttpResponse:
-    """The card alone for an htmx swap; otherwise the whole page: its frame, rendered once per
-    content version from `shared` (once for all, if it `holds_content` not), around this
-    learner's header counter, the other `slots` (practice.parts) and the card."""
-    the_card = parts.card(f"{template}#{card}", context, csrf(request)["csrf_token"])
-    if request.htmx and not request.htmx.history_restore_request:
-        return HttpResponse(the_card())
-    contents = {slot: parts.part(slot, context) for slot in slots}
-    # Without the view's counter, the context processor's (one query, if a learner's) counts.
-    contents["counter"] = parts.part("counter", context, request)
-    contents["card"] = the_card
-    html = framed(
-        request,
-        template,
-        lambda: shared,
-        contents,
-        name=name,
-        version=ContentVersion.for_request(request) if holds_content else 0,
-    )
-    return HttpResponse(html)
+    template = _page_or_partial(request, ROUND_TEMPLATE, "practice-card")
+    return render(request, template, context)
 
 
 def _next_round_key(request: LearnerRequest, lesson: Lesson, *, after: Round | None) -> str:
@@ -422,7 +354,6 @@ def _practice_answer(request: LearnerRequest, page: LessonPage) -> HttpResponse:
             answer=answer,
             now=now,
             preview=_is_preview(request, lesson),
-            session=request.session,
         )
     except BadSubmission as error:
         return bad_submission(request, str(error), back_url=practice_url, target="practice-card")
@@ -430,21 +361,15 @@ def _practice_answer(request: LearnerRequest, page: LessonPage) -> HttpResponse:
     already_answered = number < progress.step  # a form from before, sent again (Back)
     if not request.htmx:
         shown_as = "q" if already_answered else "answered"
-        # To a URL, not through `redirect`: it would try the URL as a view's name first, a
-        # failed reverse() that cost an answer about 3% of its time.
         return HttpResponseRedirect(f"{practice_url}?{shown_as}={number}#feedback")
-    constellation = constellations.constellation_for(
-        learner=request.learner, lesson=lesson, items=page.items, now=now
-    )
-    context = {
+    context = stars.lesson_stars(learner=request.learner, page=page, now=now) | {
         "lesson": lesson,
         "progress": progress,
         "already_answered": already_answered,
         "feedback": feedback_for(review, question, progress),
-        "constellation": constellation,
-        "reward": constellations.answer_reward(review, question, constellation),
         "oob_updates": True,
     }
+    context["reward"] = stars.answer_reward(review, question, context["constellation"])
     response = render(request, f"{ROUND_TEMPLATE}#practice-card", context)
     return push_url(response, f"{practice_url}?answered={number}")
 
@@ -599,9 +524,6 @@ def _interval(delta: timedelta) -> str:
 @recover_lost_learner
 def review(request: LearnerRequest) -> HttpResponse:
     now = timezone.now()
-    read = None
-    if request.method != "POST" and "reviewed" not in request.GET:
-        read = constellations.read_with_session(request.session, page="review", now=now)
     learner = selectors.learner_for_request(request)
     batch = _review_batch(request, now)
     if request.method == "POST":
@@ -626,9 +548,8 @@ def review(request: LearnerRequest) -> HttpResponse:
     if "feedback" not in context:
         first, due_count = None, 0
         if learner:
-            first, due_count, context["sky_counter"] = constellations.next_due_and_counter(
-                learner=learner, now=now, version=ContentVersion.for_request(request), read=read
-            )
+            context["sky_counter"] = counter = stars.sky_counter(learner=learner, now=now)
+            first, due_count = selectors.first_due(learner=learner, now=now), counter.due
         context["due_count"] = due_count
         if first and batch_done < selectors.REVIEW_BATCH_SIZE:
             context |= _review_item_form(first)
@@ -640,17 +561,8 @@ def review(request: LearnerRequest) -> HttpResponse:
             )
             context["has_progress"] = learner is not None
             context["next_lesson"] = selectors.next_lesson_to_learn(learner=learner)
-    return _page_around_card(
-        request,
-        "practice/review.html",
-        "review-card",
-        context,
-        shared={"batch_size": selectors.REVIEW_BATCH_SIZE},
-        name="review",
-        # The frame is the site's header and the page's title: no lesson content, so a visitor
-        # (who has no session to read the content version with) costs no query for it.
-        holds_content=False,
-    )
+    template = _page_or_partial(request, "practice/review.html", "review-card")
+    return render(request, template, context)
 
 
 def _review_batch(request: LearnerRequest, now) -> dict:
@@ -803,27 +715,25 @@ def progress_export(request: LearnerRequest) -> HttpResponse | StreamingHttpResp
 def sky_page(request: LearnerRequest, table: bool = False) -> HttpResponse:
     learner = selectors.learner_for_request(request)
     version = ContentVersion.for_request(request)
-    sky_view = constellations.sky_for(learner=learner, now=timezone.now(), version=version)
+    sky_view = sky_map.sky_for(learner=learner, now=timezone.now(), version=version)
     if table:
         return _sky_table(request, sky_view, version)
     context = {
         "sky": sky_view,
-        "background": constellations.background_svg(),
+        "background": drawing.background_svg(),
         "width": sky.WIDTH,
         "height": sky.HEIGHT,
     }
     return render(request, "practice/sky.html", context)
 
 
-def _sky_table(
-    request: LearnerRequest, sky_view: constellations.SkyView, version: int
-) -> HttpResponse:
+def _sky_table(request: LearnerRequest, sky_view: sky_map.SkyView, version: int) -> HttpResponse:
     """The sky as a table, one subject a page (the first unless `?subject=` names one)."""
     slug = request.GET.get("subject") or None
-    page = constellations.sky_table_for(sky_view=sky_view, subject_slug=slug, version=version)
+    page = sky_map.sky_table_for(sky_view=sky_view, subject_slug=slug, version=version)
     if page is None:
         if slug is None:  # no published lesson at all
-            page = constellations.SkyTable(subjects=[], subject=None, started=[], not_started=[])
+            page = sky_map.SkyTable(subjects=[], subject=None, started=[], not_started=[])
         else:
             table_url = reverse("practice:sky_table")
             raise Http404(f"No subject of the sky has this name; see {table_url} for them all.")

@@ -1,13 +1,11 @@
-"""A learner's pages read less than they used to (tests/test_budgets.py pins how much): the
-session comes with the content version, the page around the learner's own parts from memory,
-and the header's counter with the lesson's memories or the items due. What a learner sees must
-not change with it."""
+"""A learner's pages: each shows this learner's own stars, counter and round around content
+that is the same for everyone, and an edit shows on the next request (tests/test_budgets.py
+pins what they read)."""
 
 from __future__ import annotations
 
 import json
 import re
-from dataclasses import FrozenInstanceError
 from datetime import timedelta
 
 import pytest
@@ -20,15 +18,12 @@ from django.test import Client
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from lessons.models import ContentVersion, Lesson
-from lessons.selectors import lesson_page
+from lessons.models import Lesson
 from practice.models import Learner, Review
-from practice.selectors.constellations import constellation_for
 from tests.conftest import SEED_PATH
 from tests.factories import make_lesson, make_question
 from tests.practice.helpers import (
     CSRF_FIELD,
-    LEARNER_PAGE_QUERIES,
     TOKEN_FIELD,
     answer,
     csrf_field,
@@ -103,12 +98,11 @@ def test_a_learners_constellation_sits_in_the_shared_page(client, demo):
     practise = html[html.index('id="practise-title"') : html.index('class="report-link"')]
     assert f'id="constellation-{demo.public_id}"' in practise
     assert "1 kindled" in practise
-    assert "<!--slot:" not in html
 
 
 def test_a_learners_practice_and_review_pages_show_an_edit_and_their_own_parts(client, demo):
-    """Their frames are rendered once per content version, as the lesson page's: an edit
-    shows on the next request, around this learner's own card, progress and counter."""
+    """An edit shows on the next request, around this learner's own card, progress and
+    counter."""
     answer(client, demo, right=True)
     other = Client()
     assert "Question 1 of" in other.get(practice_url(demo)).content.decode()
@@ -118,7 +112,6 @@ def test_a_learners_practice_and_review_pages_show_an_edit_and_their_own_parts(c
     demo.save()
     for path in (practice_url(demo), "/review"):
         html = client.get(path).content.decode()
-        assert "<!--slot:" not in html, path
         assert counter_text(html).startswith("Your sky: "), path
     html = client.get(practice_url(demo)).content.decode()
     assert "A freshly edited title" in html and "Question 2 of" in html
@@ -147,9 +140,8 @@ def test_the_header_counter_is_the_same_on_every_page(demo):
 
 
 def test_two_browsers_shown_the_same_question_each_get_their_own_form(demo):
-    """A question's card is rendered once for everyone shown it (practice.parts); each
-    browser's page still carries its own answer token and CSRF token, and each answer counts as
-    its own."""
+    """Each browser's page carries its own answer token and CSRF token around the same
+    question, and each answer counts as its own."""
     demo.questions.update(keep_choice_order=True)  # the same order, so the same form otherwise
     browsers = [Client(enforce_csrf_checks=True), Client(enforce_csrf_checks=True)]
     responses = [browser.get(practice_url(demo)) for browser in browsers]
@@ -188,8 +180,8 @@ def constellation_figure(client: Client, lesson: Lesson) -> str:
 
 
 def test_a_constellation_is_redrawn_when_a_star_changes_and_its_counts_do_not(client, demo):
-    """A learner's constellation is remembered by what it shows: a star's words change as its
-    review comes nearer while the counts under the drawing stay the same."""
+    """A star's words change as its review comes nearer while the counts under the drawing
+    stay the same."""
     answer(client, demo, right=True)
 
     def constellation_at(later: timedelta) -> tuple[str, str]:
@@ -208,9 +200,9 @@ def test_a_constellation_is_redrawn_when_a_star_changes_and_its_counts_do_not(cl
 
 
 def test_a_lesson_not_started_is_drawn_alike_for_every_learner_until_their_first_answer(demo):
-    """A lesson a learner has not answered in looks the same to every learner, at every moment,
-    and is drawn once: one learner's first answer changes their drawing alone, and an edit (a
-    title, a question more) shows in everyone's."""
+    """A lesson a learner has not answered in looks the same to every learner, at every
+    moment: one learner's first answer changes their drawing alone, and an edit (a title, a
+    question more) shows in everyone's."""
     other_lesson = make_lesson(slug="other-lesson", title="Another Lesson")
     first, second = Client(), Client()
     for client in (first, second):  # learners, with sessions, who have not started the demo
@@ -238,61 +230,10 @@ def test_a_lesson_not_started_is_drawn_alike_for_every_learner_until_their_first
     assert len(stars(second)[1]) == 9
 
 
-def test_the_drawing_learners_share_cannot_be_changed_by_one_of_them(demo):
-    """The drawing of a lesson not started is one object that the pages of every learner who
-    has not started it show: a change to it (a star moved, a star added, a title) fails rather
-    than shows in another learner's page."""
-    page = lesson_page(demo.public_id, ContentVersion.for_request())
-    first, second = Learner.objects.create(), Learner.objects.create()
-    drawn = [
-        constellation_for(learner=learner, lesson=page.lesson, items=page.items, now=timezone.now())
-        for learner in (first, second)
-    ]
-    assert drawn[0] is drawn[1]
-    star = drawn[0].stars[0]
-    with pytest.raises(FrozenInstanceError):
-        star.x = 0.0
-    with pytest.raises(AttributeError):  # a tuple
-        drawn[0].stars.append(star)
-    with pytest.raises(FrozenInstanceError):
-        drawn[0].title = "Someone else's title"
-
-
-def session_learner_column(client: Client) -> int | None:
-    """The learner_id column of the browser's session row, which names the learner its data
-    names so that, on PostgreSQL, a practice page reads the session and its rows at once."""
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "SELECT learner_id FROM django_session WHERE session_key = %s",
-            [client.cookies[settings.SESSION_COOKIE_NAME].value],
-        )
-        return cursor.fetchone()[0]
-
-
-def set_session_learner_column(client: Client, learner_id: int | None) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(
-            "UPDATE django_session SET learner_id = %s WHERE session_key = %s",
-            [learner_id, client.cookies[settings.SESSION_COOKIE_NAME].value],
-        )
-
-
 def without_tokens(html: str) -> str:
     """A page without its hidden fields' values, which change on every showing (the CSRF
     token is masked afresh; the attempt token is signed with the time)."""
     return re.sub(r'(<input type="hidden" name="[^"]+" value=")[^"]*"', r'\1"', html)
-
-
-def test_a_sessions_row_names_the_learner_its_data_names(client, demo):
-    assert not Session.objects.exists()
-    answer(client, demo, right=True)
-    learner = Learner.objects.get()
-    assert session_learner_column(client) == learner.pk
-
-    client.post("/progress/forget", {"confirm": "yes"})
-    client.get(practice_url(demo))  # a new session, with no learner yet
-    answer(client, demo, right=True)
-    assert session_learner_column(client) == Learner.objects.get().pk != learner.pk
 
 
 def shown(client: Client, demo, page: str) -> str:
@@ -309,97 +250,33 @@ LEARNER_PAGES = ["lesson", "practice", "review"]
 
 @pytest.mark.parametrize("page", LEARNER_PAGES)
 @time_machine.travel("2026-12-03 10:00Z", tick=False)
-def test_a_session_saved_before_its_row_named_its_learner_shows_the_same_page(
-    client, demo, page, django_assert_num_queries
-):
-    for right in (True, False, True):
-        answer(client, demo, right=right)
-    html = shown(client, demo, page)
-    assert counter_text(html).endswith(" due")
-    assert ("2 kindled" in html) == (page != "review")
-
-    set_session_learner_column(client, None)  # as every row was before the column was added
-    assert shown(client, demo, page) == html
-    # That request saved the session again, which names its learner once more.
-    assert session_learner_column(client) == Learner.objects.get().pk
-    with django_assert_num_queries(LEARNER_PAGE_QUERIES):
-        assert shown(client, demo, page) == html
-
-
-@pytest.mark.parametrize("page", LEARNER_PAGES)
-@time_machine.travel("2026-12-03 10:00Z", tick=False)
-def test_a_page_never_shows_the_rows_of_a_learner_its_session_does_not_name(demo, page):
+def test_a_page_shows_only_the_rows_of_the_learner_its_session_names(demo, page):
     mine, theirs = Client(), Client()
     for right in (True, True, True):
         answer(mine, demo, right=right)
     answer(theirs, demo, right=False)
     html = shown(mine, demo, page)
     assert counter_text(html) != counter_text(shown(theirs, demo, page))
-    their_learner = Learner.objects.exclude(pk=session_learner_column(mine)).get()
-
-    set_session_learner_column(mine, their_learner.pk)
     assert shown(mine, demo, page) == html
-    assert session_learner_column(mine) != their_learner.pk  # set right again
 
 
-def test_a_learner_who_signs_in_as_an_editor_keeps_the_session_naming_them(
-    client, demo, django_user_model
-):
+def test_a_learner_who_signs_in_as_an_editor_keeps_their_sky(client, demo, django_user_model):
     # Signing in gives the session a new key (a new row, the learner's data copied over).
     answer(client, demo, right=True)
-    learner = Learner.objects.get()
     old_key = client.cookies[settings.SESSION_COOKIE_NAME].value
     client.force_login(django_user_model.objects.create_user("editor", is_staff=True))
     assert client.cookies[settings.SESSION_COOKIE_NAME].value != old_key
-    assert session_learner_column(client) == learner.pk
+    assert counter_text(client.get(SEED_PATH).content.decode()).startswith(
+        "Your sky: 1 learned so far"
+    )
 
 
 def test_a_session_without_a_learner_is_not_written_by_reading_pages(
     client, demo, django_user_model
 ):
     client.force_login(django_user_model.objects.create_user("editor", is_staff=True))
-    assert session_learner_column(client) is None
     for path in (SEED_PATH, practice_url(demo), "/review", "/sky"):
         with CaptureQueriesContext(connection) as captured:
             assert client.get(path).status_code == 200
         writes = [q["sql"] for q in captured if q["sql"].split()[0] in ("INSERT", "UPDATE")]
         assert writes == [], path
-
-
-def test_rows_read_with_the_session_serve_only_the_page_lesson_and_moment_they_were_read_for(
-    demo,
-):
-    from practice.selectors.constellations import ReadWithSession
-
-    now = timezone.now()
-    learner, other_lesson = Learner.objects.create(), make_lesson()
-    read = ReadWithSession(rows=[], learner_id=learner.pk, asked=("practice", demo.public_id, now))
-    assert read.serves(learner, "practice", demo, now)
-    assert not read.serves(Learner.objects.create(), "practice", demo, now)
-    assert not read.serves(learner, "lesson", demo, now)
-    assert not read.serves(learner, "practice", other_lesson, now)
-    assert not read.serves(learner, "practice", demo, now + timedelta(seconds=1))
-
-
-@pytest.mark.parametrize("column", ["none", "another learner"])
-def test_an_answer_is_recorded_in_its_own_round_whatever_its_session_row_names(demo, column):
-    """On PostgreSQL an answer's round and memory are read with its session, by the learner
-    the session's row names: a row naming none, or another learner, must not change where the
-    answer goes."""
-    mine, theirs = Client(), Client()
-    for right in (True, False):
-        answer(mine, demo, right=right)
-    answer(theirs, demo, right=True)
-    my_learner = Learner.objects.get(pk=session_learner_column(mine))
-    their_learner = Learner.objects.exclude(pk=my_learner.pk).get()
-
-    question, token = current_question(mine, practice_url(demo))
-    set_session_learner_column(mine, None if column == "none" else their_learner.pk)
-    answered = mine.post(practice_url(demo), {"token": token, "choice": right_choices(question)})
-    assert answered.status_code == 302
-
-    mine_recorded = Review.objects.filter(learner=my_learner).order_by("pk")
-    assert [review.round_step for review in mine_recorded] == [0, 1, 2]
-    assert Review.objects.filter(learner=their_learner).count() == 1
-    assert "3 of 8 answered" in mine.get(practice_url(demo)).content.decode()
-    assert session_learner_column(mine) == my_learner.pk  # set right again

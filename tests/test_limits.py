@@ -15,8 +15,8 @@ from django.core.management import call_command
 from django.test import Client
 from django.utils.crypto import get_random_string
 
-from lightmysky.lib.ratelimit import Limit, client_address
 from lightmysky.models import RateLimitCounter
+from lightmysky.ratelimit import Limit, client_address
 from practice.models import Review
 from tests.conftest import SEED_PATH
 from tests.practice.helpers import current_question, practice_url

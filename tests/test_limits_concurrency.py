@@ -10,7 +10,7 @@ from django.db import connection
 from django.test import Client
 from django.utils.crypto import get_random_string
 
-from lightmysky.lib.ratelimit import Limit
+from lightmysky.ratelimit import Limit
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 

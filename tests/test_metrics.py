@@ -8,7 +8,7 @@ import re
 import pytest
 from django.test import Client
 
-from lightmysky.lib.ratelimit import Limit
+from lightmysky.ratelimit import Limit
 from tests.practice.helpers import current_question, practice_url
 
 

@@ -59,34 +59,41 @@ def test_every_kind_of_edit_shows_on_the_next_request(client, demo, edit):
     assert expected in client.get(page).content.decode()
 
 
-@pytest.mark.parametrize("entries, rebuilt", [(2, True), (5000, False)])
-def test_page_cache_entries_is_how_many_lesson_pages_a_process_keeps(demo, entries, rebuilt):
-    """PAGE_CACHE_ENTRIES bounds the lesson data and page frames each process keeps in memory
-    (a lesson page takes two): too few for the lessons read, and each read builds its lesson's
-    again (four more queries)."""
-    from django.db import connection
-    from django.test.utils import CaptureQueriesContext, override_settings
-
-    learner = Client()
-    answer(learner, demo, right=True)  # a learner's page reads its lesson from memory
-    others = [lesson.get_absolute_url() for lesson in Lesson.objects.exclude(pk=demo.pk)]
-    with override_settings(PAGE_CACHE_ENTRIES=entries):
-        learner.get(SEED_PATH)
-        with CaptureQueriesContext(connection) as steady:
-            learner.get(SEED_PATH)
-        for path in others:
-            learner.get(path)
-        with CaptureQueriesContext(connection) as again:
-            learner.get(SEED_PATH)
-    assert (len(again) > len(steady)) is rebuilt
-
-
 @pytest.mark.parametrize("query", ["?mode=agent&", "?%6Dode=agent", "?mode=x&mode=agent", "?a=1"])
 def test_only_a_plain_address_is_kept_so_nobody_can_fill_the_cache_with_copies(demo, query):
-    """Read on /sky, whose page is rendered from its templates whenever it is not kept (a
-    lesson page's parts are kept apart anyway); the rule is the same for every kept page."""
+    """Read on /sky, whose page is rendered from its templates whenever it is not kept; the
+    rule is the same for every kept page."""
     for plain in ("/sky", "/sky?mode=agent"):
         Client().get(plain)
         assert not Client().get(plain).templates  # kept
     for _ in range(2):
         assert Client().get("/sky" + query).templates  # rendered each time, never kept
+
+
+BROWSER_ACCEPT = "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"
+
+
+def visit(path: str, kind: str) -> str:
+    """A visitor with no session asks for `path` as a browser (html) or an agent (markdown)
+    does, and checks it got that kind; returns the body."""
+    accept = BROWSER_ACCEPT if kind == "html" else "text/markdown"
+    response = Client().get(path, headers={"Accept": accept})
+    assert response.status_code == 200
+    body = response.content.decode()
+    if kind == "html":
+        assert response["Content-Type"] == "text/html; charset=utf-8"
+        assert body.lstrip().lower().startswith("<!doctype html>")
+    else:
+        assert response["Content-Type"] == "text/markdown; charset=utf-8", body[:200]
+        assert body.startswith("---\ntitle: ") and "<html" not in body
+    return body
+
+
+@pytest.mark.parametrize("first, then", [("html", "markdown"), ("markdown", "html")])
+@pytest.mark.parametrize("path", ["/", SEED_PATH], ids=["home", "lesson"])
+def test_a_kept_page_is_kept_apart_for_browsers_and_agents(demo, path, first, then):
+    """After a browser's visit an agent asking for Markdown still gets Markdown, and after an
+    agent's a browser still gets HTML, each time, from the kept pages."""
+    kept = {kind: visit(path, kind) for kind in (first, then)}
+    for kind in (first, then):
+        assert visit(path, kind) == kept[kind]

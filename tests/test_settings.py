@@ -30,13 +30,12 @@ def test_conn_max_age_in_the_url_sets_persistent_connections_not_a_driver_option
     assert database_from_url("sqlite:////srv/site.sqlite3?conn_max_age=0")["CONN_MAX_AGE"] == 0
 
 
-def test_postgresql_prepares_statements_unless_a_pooler_needs_them_off(monkeypatch):
-    monkeypatch.delenv("DATABASE_PREPARED_STATEMENTS", raising=False)
-    options = database_from_url("postgres://sky@db/sky")["OPTIONS"]
-    assert (options["server_side_binding"], options["prepare_threshold"]) == (True, 5)
-    monkeypatch.setenv("DATABASE_PREPARED_STATEMENTS", "0")
-    options = database_from_url("postgres://sky@db/sky")["OPTIONS"]
-    assert "server_side_binding" not in options and "prepare_threshold" not in options
+def test_postgresql_uses_djangos_own_backend_with_kept_checked_connections():
+    config = database_from_url("postgres://sky@db/sky")
+    assert config["ENGINE"] == "django.db.backends.postgresql"
+    assert config["CONN_MAX_AGE"] == 600 and config["CONN_HEALTH_CHECKS"] is True
+    assert "server_side_binding" not in config["OPTIONS"]
+    assert "prepare_threshold" not in config["OPTIONS"]
 
 
 def test_postgresql_connections_send_keepalives_unless_the_url_says_otherwise():

@@ -70,7 +70,7 @@ def test_a_bad_database_url_is_explained():
 
 def test_database_url_is_parsed_for_postgresql():
     config = database_from_url("postgres://ann:s%40cret@db.internal:6543/sky?sslmode=require")
-    assert config["ENGINE"] == "lightmysky.postgresql_backend"
+    assert config["ENGINE"] == "django.db.backends.postgresql"
     assert (config["NAME"], config["USER"], config["PASSWORD"]) == ("sky", "ann", "s@cret")
     assert (config["HOST"], str(config["PORT"])) == ("db.internal", "6543")
     assert config["OPTIONS"]["sslmode"] == "require"

@@ -7,11 +7,12 @@ measure is the size of the catalogue, not the text of a lesson.
 from __future__ import annotations
 
 from datetime import datetime, timedelta
+from importlib import import_module
 
+from django.conf import settings
 from django.db import transaction
 
 from lessons.models import Area, ContentVersion, Lesson, Question, Subject
-from lightmysky.sessions import SessionStore
 from practice import sky
 from practice.models import (
     LEARNER_PK_SESSION_KEY,
@@ -150,7 +151,7 @@ def learner_of_lessons(lessons: list[Lesson], now: datetime) -> Learner:
 
 def session_of(learner: Learner) -> str:
     """A stored session for this learner: the key a browser would send as its cookie."""
-    session = SessionStore()
+    session = import_module(settings.SESSION_ENGINE).SessionStore()
     session[LEARNER_SESSION_KEY] = learner.public_id
     session[LEARNER_PK_SESSION_KEY] = learner.pk
     session.create()

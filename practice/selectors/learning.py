@@ -12,15 +12,11 @@ from django.db.models.functions import Coalesce
 from lessons.models import Area, Flashcard, Lesson, Question, Subject
 from lessons.selectors import Item, items_of
 from lightmysky.lib import charts
-from practice import scheduling
-from practice.models import (
-    Learner,
-    Memory,
-    Review,
-    learned_now,
-)
+from practice import scheduling, sky
+from practice.drawing import Constellation
+from practice.models import Learner, Memory, Review
 from practice.selectors import memories_of, next_lesson_to_learn
-from practice.selectors.constellations import Constellation, constellation_for
+from practice.selectors.stars import constellation_for
 
 
 @dataclass(frozen=True)
@@ -104,8 +100,8 @@ def lesson_progress(
         .order_by()
         .values("lesson_id")
         .annotate(
-            learned=Count("pk", filter=learned_now(now)),
-            due_now=Count("pk", filter=Q(due__lte=now)),
+            learned=Count("pk", filter=sky.counter_conditions(now)["learned"]),
+            due_now=Count("pk", filter=sky.counter_conditions(now)["due"]),
             latest=models.Max("last_review"),
             questions=_count_per_lesson(Question),
             flashcards=_count_per_lesson(Flashcard),

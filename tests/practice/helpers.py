@@ -7,7 +7,6 @@ import json
 import re
 from datetime import datetime, timedelta
 
-from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
@@ -17,12 +16,13 @@ TOKEN_FIELD = re.compile(r'<input type="hidden" name="token" value="([^"]*)">')
 CHOICE_FIELD = re.compile(r'name="choice" value="([^"]*)"')
 CSRF_FIELD = re.compile(r'<input type="hidden" name="csrfmiddlewaretoken" value="([^"]*)">')
 
-# A learner's lesson page, whole practice page or /review: the session with the content
-# version, then the page's reads of the learner's rows in one query (the lesson's memories with
-# the header's counter; on the practice page with the latest round and its answers; on /review
-# the counter with the first item due). On PostgreSQL both come in one statement, once the
-# session's row names its learner (lightmysky/sessions.py).
-LEARNER_PAGE_QUERIES = 1 if connection.vendor == "postgresql" else 2
+# What a learner's pages read, on either database. The lesson page: the session, the content
+# version (the key of the lesson's cached page data) and the lesson's memories with the header's
+# counter. The whole practice page: those, and the latest round with its answers. /review: the
+# session, the header's counter and the first item due, with its lesson and item.
+LESSON_PAGE_QUERIES = 3
+PRACTICE_PAGE_QUERIES = 4
+REVIEW_PAGE_QUERIES = 3
 
 
 def form_token(response) -> str:

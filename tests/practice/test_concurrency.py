@@ -102,8 +102,8 @@ def test_a_new_card_rated_in_several_tabs_at_once_counts_once_without_an_error(s
 
 
 def test_a_card_rated_before_and_rated_again_in_several_tabs_at_once_counts_once(seed):
-    # Each tab reads the card's memory as it was and schedules from it; one tab's rating is
-    # written, and the others find the memory changed since and count as the same sitting.
+    # The tabs' ratings queue on the learner's and the card's locks: the first is written, and
+    # each of the others then finds the card reviewed since its form was shown, the same sitting.
     client = Client()
     answer(client, seed, right=True)
     url = seed.get_absolute_url() + "/flashcards"
@@ -118,38 +118,6 @@ def test_a_card_rated_before_and_rated_again_in_several_tabs_at_once_counts_once
     assert Review.objects.filter(flashcard=card).count() == 2
     memory = Memory.objects.get(flashcard=card)
     assert memory.last_review > rated_once.last_review and memory.last_rating == 1
-
-
-def test_an_answer_whose_memory_keeps_changing_under_it_is_recorded_once(seed, monkeypatch):
-    # As if another answer to the same item landed between each read and write: the single
-    # statement writes nothing (no round, review or memory leaks out of it), and after two
-    # tries the answer is written in the transaction that locks the memory.
-    from practice import selectors, services
-
-    client = Client()
-    for _ in range(8):
-        answer(client, seed, right=True)
-    question, token = current_question(client, practice_url(seed) + "?new=1")
-    read, read_with_round = services._memory_read, selectors.round_progress_and_memory
-
-    def read_as_changed(fields, *, lock):
-        memory, version = read(fields, lock=lock)
-        return memory, None if lock else "0"  # no row version is ever 0
-
-    def read_with_round_as_changed(**reads):
-        progress, (memory, version) = read_with_round(**reads)
-        return progress, (memory, "0")
-
-    monkeypatch.setattr(services, "_memory_read", read_as_changed)
-    monkeypatch.setattr(selectors, "round_progress_and_memory", read_with_round_as_changed)
-    response = client.post(
-        practice_url(seed), {"token": token, "choice": sorted(question.correct_ids)}
-    )
-    assert response.status_code == 302
-    assert Round.objects.count() == 2 and Review.objects.count() == 9
-    review = Review.objects.get(round__in=Round.objects.filter(finished_at__isnull=True))
-    assert review.question == question and review.round_step == 0
-    assert Memory.objects.get(question=question).last_review == review.reviewed_at
 
 
 def test_a_new_browsers_first_answer_sent_at_once_makes_one_learner(seed):

@@ -14,7 +14,7 @@ from django.test import Client
 from django.utils import timezone
 
 from lessons.models import Lesson
-from lightmysky.lib.ratelimit import Limit
+from lightmysky.ratelimit import Limit
 from practice import progress_file
 from practice.models import Learner, Memory, Review, TransferCode
 from tests.practice.helpers import (

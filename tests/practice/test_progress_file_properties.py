@@ -14,7 +14,7 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis import strategies as st
 
 from lessons.models import Lesson
-from lightmysky.lib.ratelimit import Limit
+from lightmysky.ratelimit import Limit
 from practice.models import Learner
 from tests.practice.helpers import asked_question_or_none, form_token, practice_url, shows_a_form
 

@@ -12,7 +12,7 @@ from practice import scheduling
 from practice.models import Memory, Review
 from tests.factories import make_lesson
 from tests.practice.helpers import (
-    LEARNER_PAGE_QUERIES,
+    REVIEW_PAGE_QUERIES,
     answer,
     asked_question,
     asked_question_or_none,
@@ -123,11 +123,9 @@ def test_review_comes_in_sets_of_eight(client, demo):
 def test_review_page_query_count_is_fixed(client, demo, django_assert_num_queries):
     finish_round(client, demo, [True] * 8)
     with time_machine.travel(timezone.now() + timedelta(days=30), tick=False):
-        # The first due item's lesson and questions come from the page data this process keeps
-        # for the lesson's pages (built here, a month on, once for the day's content version).
         client.get("/review")
-        # the due items' counts with the header's counter and the first due item
-        with django_assert_num_queries(LEARNER_PAGE_QUERIES):
+        # the session, the header's counter (with the due items' count), the first due item
+        with django_assert_num_queries(REVIEW_PAGE_QUERIES):
             assert shows_a_form(client.get("/review"))
 
 

@@ -10,10 +10,10 @@ from django.utils.html import escape
 from lessons.models import Lesson
 from practice import selectors
 from practice.models import Learner, Memory, Review, Round
-from tests.conftest import SEED_PATH, another_postgres_connection
+from tests.conftest import SEED_PATH
 from tests.factories import make_lesson
 from tests.practice.helpers import (
-    LEARNER_PAGE_QUERIES,
+    PRACTICE_PAGE_QUERIES,
     answer,
     asked_question,
     current_question,
@@ -24,6 +24,7 @@ from tests.practice.helpers import (
     right_choices,
     wrong_choices,
 )
+from tests.test_budgets import ANSWER_QUERIES
 
 
 def test_the_lesson_page_leads_to_the_round(client, demo):
@@ -190,11 +191,11 @@ def test_a_page_from_the_back_button_is_stale_and_stores_nothing(client, demo):
 def test_round_pages_have_a_fixed_number_of_queries(client, demo, django_assert_num_queries):
     answer(client, demo, right=True)
     # the lesson and its questions come from the cache
-    with django_assert_num_queries(LEARNER_PAGE_QUERIES):
+    with django_assert_num_queries(PRACTICE_PAGE_QUERIES):
         client.get(practice_url(demo))
     for _ in range(5):
         answer(client, demo, right=False)
-    with django_assert_num_queries(LEARNER_PAGE_QUERIES):
+    with django_assert_num_queries(PRACTICE_PAGE_QUERIES):
         client.get(practice_url(demo))
 
 
@@ -220,25 +221,16 @@ def test_a_practice_page_shows_each_answer_of_its_round_in_order(client, demo):
     assert stars(practice_page) == stars(lesson_page)
 
 
-def test_answer_post_query_count_does_not_grow_with_history(
-    client, demo, django_assert_num_queries
-):
+def test_answer_post_query_count_does_not_grow_with_history(client, demo, assert_max_queries):
     answer(client, demo, right=True)
     question, token = current_question(client, practice_url(demo))
-    data = {"token": token, "choice": sorted(question.correct_ids)}
-    # the rate-limit counters' upsert, the session with the content version and the round's
-    # answers (on PostgreSQL one statement, with the memory too); then, in the savepoint
-    # each test's transaction needs, on PostgreSQL one statement that writes the review and the
-    # memory; on SQLite the memory (for update), the review and the memory, each a statement
-    reads = 1 if connection.vendor == "postgresql" else 3
-    writes = 3 if connection.vendor == "postgresql" else 5
-    with django_assert_num_queries(reads + writes):
-        client.post(practice_url(demo), data)
+    with assert_max_queries(ANSWER_QUERIES):
+        client.post(practice_url(demo), {"token": token, "choice": sorted(question.correct_ids)})
     for _ in range(5):
         answer(client, demo, right=True)
     question, token = current_question(client, practice_url(demo))
-    # the last answer also marks the round finished: in the same statement on PostgreSQL
-    with django_assert_num_queries(reads + writes + (connection.vendor != "postgresql")):
+    # the last answer also marks the round finished
+    with assert_max_queries(ANSWER_QUERIES + 1):
         client.post(practice_url(demo), {"token": token, "choice": sorted(question.correct_ids)})
 
 
@@ -249,34 +241,15 @@ def synchronous_commit() -> str:
 
 
 @pytest.mark.postgres
-@pytest.mark.parametrize("wait_for_disk", [False, True])
-def test_an_answers_commit_waits_for_the_disk_only_if_the_operator_asks(
-    client, demo, settings, wait_for_disk
-):
-    settings.ANSWERS_WAIT_FOR_DISK = wait_for_disk
+def test_an_answers_commit_waits_for_the_disk_as_every_write_does(client, demo):
+    """An acknowledged answer is never lost: nothing an answer runs turns PostgreSQL's
+    synchronous commit off, for its transaction (here the test's) or its connection."""
     client.get(practice_url(demo))
     server_default = synchronous_commit()
-    assert server_default != "off"  # so that the answer's own setting shows
-    response = answer(client, demo, right=True)
-    assert response.status_code == 302
-    # The setting holds until the transaction ends: here the test's, in production the answer's.
-    assert synchronous_commit() == (server_default if wait_for_disk else "off")
-    assert Review.objects.filter(learner__isnull=False).count() == 1
-
-
-@pytest.mark.postgres
-@pytest.mark.django_db(transaction=True)
-def test_an_answer_not_waiting_for_the_disk_is_kept_and_the_next_writes_wait(client, demo):
-    server_default = synchronous_commit()
+    assert server_default == "on"
     assert answer(client, demo, right=True).status_code == 302
-    # The same kept connection: the answer's setting ended with its transaction.
-    assert synchronous_commit() == server_default != "off"
-    with another_postgres_connection() as other:
-        counts = [
-            other.execute(f"SELECT count(*) FROM {model._meta.db_table}").fetchone()[0]
-            for model in (Review, Memory, Round)
-        ]
-    assert counts == [1, 1, 1]
+    assert synchronous_commit() == server_default
+    assert Review.objects.filter(learner__isnull=False).count() == 1
 
 
 def test_a_rounds_key_finds_its_round_in_its_lesson_only(client, demo):
@@ -286,20 +259,13 @@ def test_a_rounds_key_finds_its_round_in_its_lesson_only(client, demo):
     round_ = Round.objects.get()
     other = Lesson.objects.exclude(pk=round_.lesson_id).first()
 
-    def as_an_answer_reads_it(**kwargs):  # on PostgreSQL, with the memory of the question
-        return selectors.round_progress_and_memory(**kwargs, question=kwargs["questions"][0])[0]
-
-    reads = [selectors.round_progress]
-    if connection.vendor == "postgresql":
-        reads.append(as_an_answer_reads_it)
     for lesson, found in ((demo, round_), (other, None)):
         questions = list(lesson.questions.order_by("position"))
-        for read in reads:
-            progress = read(
-                learner=round_.learner, lesson=lesson, questions=questions, key=round_.key
-            )
-            assert progress.round == found
-            assert len(progress.reviews) == (1 if found else 0)
+        progress = selectors.round_progress(
+            learner=round_.learner, lesson=lesson, questions=questions, key=round_.key
+        )
+        assert progress.round == found
+        assert len(progress.reviews) == (1 if found else 0)
 
 
 def test_a_draft_lessons_round_is_hidden(client, db):
@@ -418,17 +384,3 @@ def test_a_right_guess_shows_no_star_beside_the_verdict(client, demo):
     )
     html = client.get(response["Location"]).content.decode()
     assert "Right" in html and 'class="reward' not in html
-
-
-def test_the_models_an_answer_writes_have_no_save_hooks_it_would_miss():
-    """An answer writes its round, review and memory by hand (lightmysky.lib.rawrows.save, or
-    one statement on PostgreSQL), running neither a model's own save() nor the save signals: a
-    hook added to one of these models would be skipped for every answer, so this fails first."""
-    from django.db.models import Model
-    from django.db.models.signals import post_save, pre_save
-
-    from practice.models import Memory, Review, Round
-
-    for model in (Round, Review, Memory):
-        assert model.save is Model.save, model
-        assert not pre_save.has_listeners(model) and not post_save.has_listeners(model), model

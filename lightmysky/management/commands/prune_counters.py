@@ -4,7 +4,7 @@ import time
 
 from django.core.management.base import BaseCommand
 
-from lightmysky.lib.ratelimit import counters_prune
+from lightmysky.ratelimit import counters_prune
 
 
 class Command(BaseCommand):

@@ -1,0 +1,207 @@
+"""How the sky is drawn: stars and constellations as SVG, the same for every page that shows
+them (the lesson page, the practice and review pages, the whole sky, the home page). No
+database: practice.selectors.stars and practice.selectors.sky_map build what is drawn here."""
+
+from __future__ import annotations
+
+import functools
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.utils.html import escape, format_html_join
+from django.utils.safestring import SafeString, mark_safe
+
+from practice import sky
+
+
+@dataclass(frozen=True, slots=True)
+class Star:
+    kind: str
+    number: int
+    key: str
+    label: str
+    state: sky.StarState
+    x: float
+    y: float
+    ever_lit: bool = False
+
+    @property
+    def twinkle(self) -> int:
+        """One of five twinkle phases, so lit stars do not pulse in step."""
+        return int(sky._unit(self.key, "twinkle") * 5)
+
+    @property
+    def opacity(self) -> str:
+        """Lit stars fade with retrievability; the others are drawn by shape instead."""
+        return f"{0.45 + 0.55 * self.state.brightness:.2f}" if self.state.word == sky.LIT else "1"
+
+    @property
+    def css_class(self) -> str:
+        if self.state.word == sky.LIT:
+            return f"star lit tw{self.twinkle}"
+        return f"star {self.state.word}"
+
+    @property
+    def radius(self) -> float:
+        return STAR_RADIUS[self.state.word]
+
+
+# Stars differ by shape and size, not colour alone: a small dot (unlit), a small ring (missed),
+# a middling star in a halo (kindled), a full star (lit) and a dashed full-size ring (due).
+STAR_RADIUS = {sky.UNLIT: 2.6, sky.MISSED: 3.4, sky.KINDLED: 4.2, sky.LIT: 5.5, sky.DUE: 5.5}
+
+
+class StarCounts:
+    """How many stars are in each state, for anything that has `stars`."""
+
+    stars: Sequence[Star]
+
+    def _count(self, word: str) -> int:
+        return sum(1 for star in self.stars if star.state.word == word)
+
+    @property
+    def lit(self) -> int:
+        return self._count(sky.LIT)
+
+    @property
+    def kindled(self) -> int:
+        return self._count(sky.KINDLED)
+
+    @property
+    def due(self) -> int:
+        return self._count(sky.DUE)
+
+    @property
+    def missed(self) -> int:
+        return self._count(sky.MISSED)
+
+    @property
+    def unlit(self) -> int:
+        return self._count(sky.UNLIT)
+
+    @property
+    def learned(self) -> int:
+        """Kindled and lit stars alike: "learned so far", as the header counts them."""
+        return self.kindled + self.lit
+
+    @property
+    def ever_lit(self) -> int:
+        """Stars ever lit: confirmed on a later day at least once, whatever they are now."""
+        return sum(1 for star in self.stars if star.ever_lit)
+
+
+@dataclass(frozen=True)
+class Constellation(StarCounts):
+    lesson_id: int
+    public_id: str
+    title: str
+    url: str
+    stars: tuple[Star, ...]
+    x: float = 0.0
+    y: float = 0.0
+
+    @property
+    def stars_svg(self) -> SafeString:
+        """The stars as SVG circles, built in Python rather than with a template loop (about ten
+        times faster for a large sky). Only the label is text from outside (a lesson's title),
+        so only it is escaped: escaping the numbers too took half the time."""
+        return mark_safe(
+            "".join(
+                f'<circle class="{s.css_class}" cx="{s.x}" cy="{s.y}" r="{s.radius}" '
+                f'opacity="{s.opacity}" role="img"><title>{escape(s.label)}</title></circle>'
+                for s in self.stars
+            )
+        )
+
+    @property
+    def figure_points(self) -> str:
+        """The constellation's figure: its questions joined in order."""
+        return " ".join(f"{s.x},{s.y}" for s in self.stars if s.kind == "question")
+
+    @property
+    def started(self) -> bool:
+        """Whether the learner has answered any of its items (a star with a memory has a due)."""
+        return any(star.state.due is not None for star in self.stars)
+
+    @property
+    def card_viewbox(self) -> str:
+        """A window on the whole sky around this constellation alone: its phone card reuses the
+        same circles, so the card costs no second layout."""
+        half = sky.CONSTELLATION_RADIUS + CARD_MARGIN
+        return f"{self.x - half:.1f} {self.y - half:.1f} {2 * half} {2 * half}"
+
+    @property
+    def card_origin(self) -> tuple[str, str]:
+        half = sky.CONSTELLATION_RADIUS + CARD_MARGIN
+        return f"{self.x - half:.1f}", f"{self.y - half:.1f}"
+
+    @property
+    def counts_in_words(self) -> str:
+        """'5 of 14 learned (2 lit, 3 kindled), 3 due, 6 unlit': the states it has, in words."""
+        learned = f"{self.learned} of {len(self.stars)} learned"
+        if self.learned:
+            learned += f" ({self.lit} lit, {self.kindled} kindled)"
+        others = [
+            f"{count} {word}"
+            for count, word in (
+                (self.due, sky.DUE),
+                (self.missed, sky.MISSED),
+                (self.unlit, sky.UNLIT),
+            )
+            if count
+        ]
+        return ", ".join([learned, *others])
+
+    @property
+    def name_lines(self) -> list[str]:
+        """The title in lines short enough for the whole sky's label width, so that no name is
+        cut off: two lines, or three for the longest titles."""
+        return wrap_words(self.title, CONSTELLATION_NAME_CHARS)
+
+
+# Room around a constellation's outermost stars in its phone card, in sky units.
+CARD_MARGIN = 10
+# About as many characters of a constellation's name as fit one line under it in the whole sky
+# (sky.LABEL_HALF_WIDTH on each side, at the 12-unit font of .constellation-name).
+CONSTELLATION_NAME_CHARS = 28
+
+
+def wrap_words(text: str, width: int) -> list[str]:
+    """Text broken between words into lines of at most `width` characters (a longer word keeps
+    a line to itself)."""
+    lines: list[str] = []
+    for word in text.split():
+        if lines and len(lines[-1]) + 1 + len(word) <= width:
+            lines[-1] += " " + word
+        else:
+            lines.append(word)
+    return lines
+
+
+@functools.cache
+def background_svg() -> str:
+    """The sky's faint decorative stars as SVG, built once: the same on every page and visit."""
+    return format_html_join(
+        "",
+        '<circle cx="{}" cy="{}" r="{}" opacity="{}"/>',
+        sky.background_stars(),
+    )
+
+
+# A catalogue up to this many published lessons draws every lesson not started as a named
+# outline that links to it; a larger one draws them as one faint path per subject, and names
+# them in the table (/sky/table), one subject a page. The whole sky has room for about this many
+
+
+OUTLINE_RADIUS = 6  # a lesson not started, in a summarised sky
+
+
+def outlines(centres: list[tuple[float, float]]) -> SafeString:
+    """One small ring per lesson as a single path: a move and two arcs each. Numbers alone, so
+    safe as they are: escaping a large catalogue's path on every request would cost more than
+    the rest of the page."""
+    r = OUTLINE_RADIUS
+    path = "".join(
+        f"M{x - r:.0f} {y:.0f}a{r} {r} 0 1 0 {2 * r} 0a{r} {r} 0 1 0 -{2 * r} 0" for x, y in centres
+    )
+    return mark_safe(path)
