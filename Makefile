@@ -15,7 +15,7 @@ PYTHON := $(shell for p in $(PYTHON_CANDIDATES); do \
 # Local runs are in debug mode; production sets its own environment (see .env.example).
 export DEBUG ?= 1
 
-.PHONY: setup run test screenshots bench bench-ab wrk lighthouse lint clean python-path
+.PHONY: setup run test screenshots bench bench-ab wrk crash-check lighthouse lint clean python-path
 
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "Python 3.12 or newer is needed and none was found." >&2; exit 1; }
@@ -54,6 +54,10 @@ bench-ab: setup wrk
 wrk:
 	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk >/dev/null) \
 		|| { echo "the bench needs wrk: apt-get install wrk" >&2; exit 1; }
+
+# kill -9 of PostgreSQL under an answer load loses no acknowledged answer (its own cluster, as root).
+crash-check: setup
+	$(BIN)/python -m tools.crash_check
 
 # Lighthouse's four scores for the budget's pages (npm fetches Lighthouse; Debian's Chromium runs it).
 lighthouse: setup
