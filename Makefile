@@ -15,7 +15,7 @@ PYTHON := $(shell for p in $(PYTHON_CANDIDATES); do \
 # Local runs are in debug mode; production sets its own environment (see .env.example).
 export DEBUG ?= 1
 
-.PHONY: setup run test screenshots bench bench-ab wrk crash-check lighthouse lint clean python-path
+.PHONY: setup run test screenshots bench wrk crash-check lighthouse lint clean python-path
 
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "Python 3.12 or newer is needed and none was found." >&2; exit 1; }
@@ -45,12 +45,7 @@ screenshots: setup
 bench: setup wrk
 	$(BIN)/python -m tools.bench
 
-# Two servers in turns on the bench's PostgreSQL data: B is this checkout with AB_ENV added to its
-# environment, or another checkout (AB_ROOT), to tell a small lever from the machine's drift.
-bench-ab: setup wrk
-	$(BIN)/python -m tools.ab
-
-# The load generator both benches drive the site with, from Debian's packages.
+# The load generator the bench drives the site with, from Debian's packages.
 wrk:
 	@command -v wrk >/dev/null || (apt-get update -qq && apt-get install -y -qq wrk >/dev/null) \
 		|| { echo "the bench needs wrk: apt-get install wrk" >&2; exit 1; }

@@ -88,6 +88,16 @@ class LessonQuerySet(models.QuerySet["Lesson"]):
             question_count=Count("questions", distinct=True)
         )
 
+    def questions_of(self, public_id: str) -> list[Question]:
+        """The questions of the lesson with this public id (of those in this queryset) in order,
+        each with its lesson and subject, in one query: what an answer to it needs. None: no
+        such lesson, or one without questions."""
+        return list(
+            Question.objects.filter(lesson__in=self, lesson__public_id=public_id)
+            .select_related("lesson__subject")
+            .order_by("position", "pk")
+        )
+
     def for_listing(self) -> LessonQuerySet:
         # Whole subjects and areas stay together even when editors leave positions equal.
         return self.published().select_related("subject", "area").order_by(

@@ -19,9 +19,9 @@ from lessons.forms import ReportForm
 from lessons.models import ContentVersion, Lesson, Subject
 from lessons.selectors import (
     normalise_worksheet_code,
+    page_or_redirect,
     worksheets_by_code,
 )
-from lessons.shortcuts import page_or_redirect
 from lightmysky.lib.negotiation import (
     markdown_response,
     page_or_twin,

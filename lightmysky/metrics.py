@@ -18,8 +18,8 @@ from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, HttpResponseNotFound
 from django.views.decorators.cache import never_cache
 
-from lightmysky.lib.http import client_address
 from lightmysky.lib.metricfiles import Counters
+from lightmysky.ratelimit import client_address
 
 STATUS_CLASSES = ("1xx", "2xx", "3xx", "4xx", "5xx")
 # Seconds; a page answers in tens of milliseconds, an export or import may take seconds.
@@ -80,8 +80,8 @@ def observe_request(status: int, seconds: float) -> None:
     _add(f"{LATENCY}_count")
 
 
-def answer_recorded() -> None:
-    _add(ANSWERS)
+def answers_recorded(count: int) -> None:
+    _add(ANSWERS, amount=count)
 
 
 def rate_limit_refused(scope: str) -> None:

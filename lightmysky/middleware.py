@@ -31,6 +31,11 @@ def request_log_middleware(get_response: Handler) -> Handler:
         response = get_response(request)
         seconds = time.perf_counter() - started
         metrics.observe_request(response.status_code, seconds)
+        # What the request did, as the views and the rate limits noted it on the request.
+        if answers := getattr(request, "answers_recorded", 0):
+            metrics.answers_recorded(answers)
+        if scope := getattr(request, "rate_limit_refused", None):
+            metrics.rate_limit_refused(scope)
         duration_ms = round(seconds * 1000, 1)
         extra = {
             "method": request.method,

@@ -12,21 +12,37 @@ import logging
 import math
 import time
 from functools import cache, wraps
-from typing import TYPE_CHECKING, NamedTuple
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from django.conf import settings
 from django.db import connection
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
-from lightmysky import metrics
-from lightmysky.lib.http import ADDRESS_MAX_LENGTH, client_address
+from lightmysky.lib.http import SiteRequest
 from lightmysky.models import RateLimitCounter
 
 if TYPE_CHECKING:
     import redis
 
 logger = logging.getLogger(__name__)
+
+
+# X-Forwarded-For can carry anything; a longer "address" is cut to fit the counter's key.
+ADDRESS_MAX_LENGTH = 100
+
+
+def client_address(request: HttpRequest) -> str:
+    """The client's address; behind trusted proxies, the one the outermost of them reports.
+
+    Each proxy appends the address it received the request from to X-Forwarded-For, so with
+    TRUSTED_PROXY_HOPS proxies (a load balancer and nginx: 2) the client is that many entries
+    from the end; anything further left was written by the client and proves nothing."""
+    if settings.TRUST_X_FORWARDED_FOR:
+        forwarded = [a.strip() for a in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
+        if forwarded != [""]:
+            return forwarded[-min(settings.TRUSTED_PROXY_HOPS, len(forwarded))]
+    return request.META.get("REMOTE_ADDR", "unknown")
 
 
 def browser_key(request: HttpRequest) -> str:
@@ -56,7 +72,7 @@ def retry_after(request: HttpRequest, scope: str) -> int | None:
     counts = counters_increment(keys=list(budgets), window_end=window_end)
     if all(counts.get(key, 0) <= allowed for key, allowed in budgets.items()):
         return None
-    metrics.rate_limit_refused(scope)
+    cast(SiteRequest, request).rate_limit_refused = scope  # the request log counts it
     return max(1, math.ceil(window_end - now))
 
 

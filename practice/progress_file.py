@@ -42,8 +42,8 @@ from django.db.models import Count, F, Q
 
 from lessons.models import PUBLIC_ID_PATTERN, AnswerNotAccepted, Flashcard, Lesson, Question
 from practice import scheduling, sky
-from practice.attempts import BadSubmission
 from practice.models import Learner, LearnerGone, Memory, Review
+from practice.submissions import BadSubmission
 
 # Version 2 records a question's answer as its choices' identities; version 1 had the letters
 # of the written order, which are still read.

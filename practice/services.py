@@ -13,9 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils.crypto import salted_hmac
 
 from lessons.models import Flashcard, Grade, Lesson, Question
-from lightmysky import metrics
-from practice import progress_file, rounds, scheduling, selectors
-from practice.attempts import Attempt, BadSubmission
+from practice import progress_file, scheduling, selectors
 from practice.models import (
     LEARNER_PK_SESSION_KEY,
     LEARNER_SEEN_SESSION_KEY,
@@ -25,10 +23,11 @@ from practice.models import (
     Memory,
     Review,
     Round,
+    RoundProgress,
     SessionEnded,
     TransferCode,
 )
-from practice.submissions import FlashcardRating, QuestionAnswer
+from practice.submissions import Attempt, BadSubmission, FlashcardRating, QuestionAnswer
 
 
 def learner_get_or_create(
@@ -67,19 +66,37 @@ def learner_get_or_create(
             if browser_secret
             else None
         )
-        try:
-            with transaction.atomic():
-                learner = Learner.objects.create(
-                    created_at=now, last_seen_at=now, browser_hash=browser_hash
-                )
-        except IntegrityError:
-            learner = Learner.objects.get(browser_hash=browser_hash)
+        learner = _learner_create(browser_hash=browser_hash, now=now)
     else:
         learner = found
         if now - learner.last_seen_at > timedelta(hours=12):
             Learner.objects.filter(pk=learner.pk).update(last_seen_at=now)
     learner_bind_session(session=session, learner=learner, now=now)
     return learner
+
+
+# How long a browser's first answers may race each other to make its learner: within this, a
+# second learner with the browser's hash is the first one's twin, and becomes the same learner.
+FIRST_ANSWERS_RACE = timedelta(minutes=1)
+
+
+def _learner_create(*, browser_hash: str | None, now: datetime) -> Learner:
+    """A new learner for a browser without one in its session. A learner that already holds the
+    browser's hash was made by the same browser: a moment ago, by a first answer sent at once
+    (it is that learner), or before its session ended (it keeps its progress, and lets go of
+    the hash: an ended session does not lead back to it)."""
+    for _ in range(2):
+        try:
+            with transaction.atomic():
+                return Learner.objects.create(
+                    created_at=now, last_seen_at=now, browser_hash=browser_hash
+                )
+        except IntegrityError:
+            holder = Learner.objects.filter(browser_hash=browser_hash).first()
+            if holder is not None and holder.created_at >= now - FIRST_ANSWERS_RACE:
+                return holder
+            Learner.objects.filter(browser_hash=browser_hash).update(browser_hash=None)
+    raise AssertionError("unreachable: the browser's hash was let go")
 
 
 def learner_bind_session(*, session: SessionBase, learner: Learner, now: datetime) -> None:
@@ -115,19 +132,20 @@ def round_answer(
     answer: QuestionAnswer,
     now: datetime,
     preview: bool = False,
-) -> tuple[Review, rounds.RoundProgress]:
+) -> tuple[Review, RoundProgress, bool]:
     """Answer the current question of a practice round: load the round, refuse an answer to
     a step that is not the current one, record it, and finish the round after its last answer.
 
-    The same form sent twice returns the review the first one recorded.
+    The same form sent twice returns the review the first one recorded, and False for
+    `created`.
     """
     attempt, question = answer.attempt, answer.question
-    progress = selectors.round_progress(
+    progress = RoundProgress.load(
         learner=learner, lesson=lesson, questions=questions, key=attempt.round_key
     )
     review = next((r for r in progress.reviews if r.attempt == attempt.key), None)
     if review is not None:
-        return review, progress
+        return review, progress, False
     if progress.round is None:  # the round's first answer: it asks in the order it was shown
         by_pk = {q.pk: q for q in questions}
         if sorted(attempt.round_order) == sorted(by_pk):
@@ -160,7 +178,7 @@ def round_answer(
     if created:
         progress.round = progress.round or review.round
         progress.reviews.append(review)
-    return review, progress
+    return review, progress, created
 
 
 class _ReviewFields(TypedDict):
@@ -286,10 +304,7 @@ def _review_record(*, learner: Learner, attempt: str, **fields: Any) -> tuple[Re
     """
     for try_number in (1, 2):
         try:
-            review, created = _review_write(learner=learner, attempt=attempt, **fields)
-            if created:
-                transaction.on_commit(metrics.answer_recorded)
-            return review, created
+            return _review_write(learner=learner, attempt=attempt, **fields)
         except IntegrityError:
             existing = Review.objects.filter(learner=learner, attempt=attempt).first()
             if existing is not None:

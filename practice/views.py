@@ -18,23 +18,20 @@ from django.views.decorators.vary import vary_on_cookie, vary_on_headers
 from django_htmx.http import push_url
 
 from lessons.models import ContentVersion, Flashcard, Lesson, Question
-from lessons.selectors import LessonPage, normalise_worksheet_code
-from lessons.shortcuts import page_or_redirect
+from lessons.selectors import lesson_page, normalise_worksheet_code, page_or_redirect
 from lightmysky.lib.numbers import small_int
 from lightmysky.lib.pagecache import cache_for_visitors_by
 from lightmysky.lib.qr import qr_svg
 from lightmysky.ratelimit import limit_posts, retry_after, too_many_requests
 from practice import (
-    attempts,
     drawing,
     progress_file,
-    rounds,
     scheduling,
     selectors,
     services,
     sky,
+    submissions,
 )
-from practice.attempts import Attempt, BadSubmission
 from practice.models import (
     LEARNER_PK_SESSION_KEY,
     LEARNER_SESSION_KEY,
@@ -42,11 +39,14 @@ from practice.models import (
     LearnerGone,
     Review,
     Round,
+    RoundProgress,
     SessionEnded,
     new_round_key,
 )
 from practice.selectors import LearnerRequest, learning, sky_map, stars
 from practice.submissions import (
+    Attempt,
+    BadSubmission,
     FlashcardRating,
     QuestionAnswer,
     read_attempt,
@@ -109,6 +109,12 @@ def _learner_or_create(request: LearnerRequest, now) -> Learner:
     return learner
 
 
+def recorded(request: LearnerRequest, created: bool) -> None:
+    """Count an answer this request recorded (not one sent again) for /metrics, which the
+    request log counts when the response leaves (lightmysky.middleware)."""
+    request.answers_recorded = getattr(request, "answers_recorded", 0) + created
+
+
 def _is_preview(request: LearnerRequest, lesson: Lesson) -> bool:
     """A staff user's answer, or any answer to a draft (only staff can open one): recorded as
     a preview, so the editors' analytics never count it."""
@@ -125,7 +131,7 @@ def _page_or_partial(request: LearnerRequest, template: str, partial: str) -> st
 def feedback_for(
     review: Review,
     question: Question,
-    progress: rounds.RoundProgress | None = None,
+    progress: RoundProgress | None = None,
     *,
     differ_from: str | None = None,
     on_paper: bool = False,
@@ -167,15 +173,15 @@ def bad_submission(
 def practice_round(
     request: LearnerRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
+    if request.method == "POST":
+        return _practice_answer(request, public_id)
     page = page_or_redirect(request, subject, public_id, slug, "practice:round")
     if isinstance(page, HttpResponse):
         return page
-    if request.method == "POST":
-        return _practice_answer(request, page)
     lesson, questions = page.lesson, page.questions
     now = timezone.now()
     learner = selectors.learner_for_request(request)
-    progress = selectors.round_progress(learner=learner, lesson=lesson, questions=questions)
+    progress = RoundProgress.load(learner=learner, lesson=lesson, questions=questions)
     whole_page = not request.htmx or request.htmx.history_restore_request
     context: dict = {"lesson": lesson, "progress": progress}
     if whole_page:  # the lesson's stars with the header's counter, read at once
@@ -202,7 +208,7 @@ def practice_round(
         context["round_end"] = True  # the round's summary, on the lesson's constellation
     elif request.GET.get("new") or progress.round is None or progress.finished:
         round_key = _next_round_key(request, lesson, after=progress.round)
-        progress = rounds.RoundProgress(
+        progress = RoundProgress(
             questions=selectors.new_round_questions(
                 questions=questions, memories=memories(), now=now
             )
@@ -237,11 +243,11 @@ def _next_round_key(request: LearnerRequest, lesson: Lesson, *, after: Round | N
         owner = request.META.get("CSRF_COOKIE") or ""
     if not owner:
         return new_round_key()
-    return attempts.stable_key("round", owner, lesson.pk, after.key if after else "")
+    return submissions.stable_key("round", owner, lesson.pk, after.key if after else "")
 
 
 def _missed_practice(
-    request: LearnerRequest, learner: Learner | None, lesson: Lesson, progress: rounds.RoundProgress
+    request: LearnerRequest, learner: Learner | None, lesson: Lesson, progress: RoundProgress
 ) -> dict:
     """'Practise the ones I missed', after a round: each question it missed, once more, as
     practice (logged, never scheduled: its answer was shown in the round)."""
@@ -261,11 +267,11 @@ def _missed_practice(
             return context
     if number <= len(missed):
         question = missed[number - 1]
-        nonce = attempts.new_nonce()
-        token = attempts.issue_once(
+        nonce = submissions.new_nonce()
+        token = submissions.issue_once(
             lesson_id=lesson.pk, kind="question", item_id=question.pk, practice=True, nonce=nonce
         )
-        seed = attempts.once_attempt_key(nonce)
+        seed = submissions.once_attempt_key(nonce)
         context |= {
             "question": question,
             "token": token,
@@ -275,9 +281,8 @@ def _missed_practice(
 
 
 def _missed_practice_answer(
-    request: LearnerRequest, page: LessonPage, attempt: Attempt, question: Question
+    request: LearnerRequest, lesson: Lesson, attempt: Attempt, question: Question
 ) -> HttpResponse:
-    lesson = page.lesson
     url = lesson.get_practice_url()
     number = max(small_int(request.POST.get("n")) or 1, 1)
     try:
@@ -285,13 +290,14 @@ def _missed_practice_answer(
     except BadSubmission as error:
         return bad_submission(request, str(error), back_url=url, target="practice-card")
     now = timezone.now()
-    review, _ = services.review_answer(
+    review, created = services.review_answer(
         learner=_learner_or_create(request, now),
         attempt=attempt,
         answer=answer,
         now=now,
         preview=_is_preview(request, lesson),
     )
+    recorded(request, created)
     target = f"{url}?missed=1&n={number}&reviewed={review.pk}"
     if not request.htmx:
         return HttpResponseRedirect(target + "#feedback")
@@ -307,11 +313,11 @@ def _question_of(review: Review, questions: list[Question]) -> Question:
     return next(question for question in questions if question.pk == review.question_id)
 
 
-def _question_form(lesson: Lesson, progress: rounds.RoundProgress, round_key: str) -> dict:
+def _question_form(lesson: Lesson, progress: RoundProgress, round_key: str) -> dict:
     question = progress.current
     if question is None:
         return {}
-    token = attempts.issue_for_round(
+    token = submissions.issue_for_round(
         lesson_id=lesson.pk,
         question_id=question.pk,
         round_key=round_key,
@@ -320,20 +326,26 @@ def _question_form(lesson: Lesson, progress: rounds.RoundProgress, round_key: st
         order=[q.pk for q in progress.questions] if progress.round is None else None,
     )
     choices = question.choices_shown(
-        attempts.round_attempt_key(round_key, progress.step),
+        submissions.round_attempt_key(round_key, progress.step),
         differ_from=progress.first_showing(question),
     )
     return {"question": question, "token": token, "choices": choices}
 
 
-def _practice_answer(request: LearnerRequest, page: LessonPage) -> HttpResponse:
-    lesson, questions = page.lesson, page.questions
+def _practice_answer(request: LearnerRequest, public_id: str) -> HttpResponse:
+    # Read with the ORM, not from the lesson's cached page data: an answer needs only its
+    # questions, which the drafts' own staff may answer too.
+    visible = Lesson.objects.all() if request.user.is_staff else Lesson.objects.published()
+    questions = visible.questions_of(public_id)
+    if not questions:
+        raise Http404("No lesson has this address.")
+    lesson = questions[0].lesson
     practice_url = lesson.get_practice_url()
     try:
         attempt = read_attempt(request.POST, lesson_id=lesson.pk)
         question = next((q for q in questions if q.pk == attempt.item_id), None)
         if attempt.kind == "question" and attempt.practice and question is not None:
-            return _missed_practice_answer(request, page, attempt, question)
+            return _missed_practice_answer(request, lesson, attempt, question)
         if attempt.kind != "question" or not attempt.round_key or question is None:
             raise BadSubmission("This answer is not for a question of this lesson's round.")
         if attempt.round_step and LEARNER_SESSION_KEY not in request.session:
@@ -347,7 +359,7 @@ def _practice_answer(request: LearnerRequest, page: LessonPage) -> HttpResponse:
 
     now = timezone.now()
     try:
-        review, progress = services.round_answer(
+        review, progress, created = services.round_answer(
             learner=_learner_or_create(request, now),
             lesson=lesson,
             questions=questions,
@@ -357,11 +369,15 @@ def _practice_answer(request: LearnerRequest, page: LessonPage) -> HttpResponse:
         )
     except BadSubmission as error:
         return bad_submission(request, str(error), back_url=practice_url, target="practice-card")
+    recorded(request, created)
     number = (review.round_step or 0) + 1
     already_answered = number < progress.step  # a form from before, sent again (Back)
     if not request.htmx:
         shown_as = "q" if already_answered else "answered"
         return HttpResponseRedirect(f"{practice_url}?{shown_as}={number}#feedback")
+    page = lesson_page(lesson.public_id, ContentVersion.for_request(request))
+    if page is None:  # deleted since its questions were read
+        raise Http404("No lesson has this address.")
     context = stars.lesson_stars(learner=request.learner, page=page, now=now) | {
         "lesson": lesson,
         "progress": progress,
@@ -400,13 +416,14 @@ def flashcards(
         except BadSubmission as error:
             return bad_submission(request, str(error), back_url=url, target="flashcard-card")
         now = timezone.now()
-        services.review_answer(
+        _, created = services.review_answer(
             learner=_learner_or_create(request, now),
             attempt=attempt,
             answer=rating,
             now=now,
             preview=_is_preview(request, lesson),
         )
+        recorded(request, created)
         if attempt.practice and card in again:  # shown again at the end of the set
             position = len(cards) + again.index(card)
         else:
@@ -469,7 +486,7 @@ def _flashcard_context(
         context |= {
             "card": card,
             "practice": practice,
-            "token": attempts.issue_once(
+            "token": submissions.issue_once(
                 lesson_id=lesson.pk, kind="flashcard", item_id=card.pk, practice=practice
             ),
             "ratings": _rating_choices(
@@ -593,10 +610,10 @@ def _first_still_missed(learner: Learner, missed: list):
 
 def _review_item_form(memory, *, practice: bool = False) -> dict:
     # The same until the item is answered: a reload is the same attempt, in the same order.
-    nonce = attempts.stable_key(
+    nonce = submissions.stable_key(
         "review", memory.learner_id, memory.kind, memory.item.pk, memory.last_review, practice
     )
-    token = attempts.issue_once(
+    token = submissions.issue_once(
         lesson_id=memory.lesson_id,
         kind=str(memory.kind),
         item_id=memory.item.pk,
@@ -615,7 +632,7 @@ def _review_item_form(memory, *, practice: bool = False) -> dict:
     if memory.question_id:
         # Asked again after a miss: in another order than the miss was shown in.
         earlier = selectors.last_attempt_key(memory) if practice else None
-        seed = attempts.once_attempt_key(nonce)
+        seed = submissions.once_attempt_key(nonce)
         context["choices"] = memory.question.choices_shown(seed, differ_from=earlier)
     return context
 
@@ -654,6 +671,7 @@ def _review_answer(request: LearnerRequest, now) -> HttpResponse:
         now=now,
         preview=request.user.is_staff,  # the review queue holds published lessons only
     )
+    recorded(request, created)
     batch, item = _review_batch(request, now), [attempt.kind, attempt.item_id]
     if attempt.practice:
         batch["missed"] = [missed for missed in batch["missed"] if missed != item]
@@ -861,7 +879,7 @@ def worksheet_answers(
                 if review.question_id in by_id
             ]
             context["right"] = sum(1 for review in reviews if review.correct)
-        context["token"] = attempts.issue_for_worksheet(lesson_id=lesson.pk)
+        context["token"] = submissions.issue_for_worksheet(lesson_id=lesson.pk)
         # The short address and the QR code on the sheet bring its code along.
         context["typed_code"] = normalise_worksheet_code(request.GET.get("code", ""))
         return render(request, "practice/worksheet_answers.html", context)
@@ -884,7 +902,7 @@ def worksheet_answers(
     now = timezone.now()
     learner = _learner_or_create(request, now)
     for question, grade in answers.items():
-        services.question_answer(
+        _, created = services.question_answer(
             learner=learner,
             question=question,
             grade=grade,
@@ -893,4 +911,5 @@ def worksheet_answers(
             now=now,
             preview=_is_preview(request, lesson),
         )
+        recorded(request, created)
     return redirect(f"{url}?done={attempt.nonce}")

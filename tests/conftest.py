@@ -34,10 +34,25 @@ def pytest_collection_modifyitems(config, items):
         items[:] = [item for item in items if item not in left_out]
     if connection.vendor == "postgresql":
         return
-    skip = pytest.mark.skip(reason="needs PostgreSQL: set DATABASE_URL=postgres://…")
+    skip = pytest.mark.skip(reason=f"needs PostgreSQL: {POSTGRES_RUN}")
     for item in items:
         if "postgres" in item.keywords:
             item.add_marker(skip)
+            config.stash[POSTGRES_SKIPPED] = config.stash.get(POSTGRES_SKIPPED, 0) + 1
+
+
+POSTGRES_RUN = "DATABASE_URL=postgres://postgres@127.0.0.1:5432/lightmysky_ci make test"
+POSTGRES_SKIPPED = pytest.StashKey[int]()
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    """Say, just above the summary line, that the PostgreSQL-only tests did not run here."""
+    if skipped := config.stash.get(POSTGRES_SKIPPED, 0):
+        terminalreporter.write_line(
+            f"{skipped} PostgreSQL-only tests (concurrency, locks, connections) were skipped on "
+            f"SQLite; CI runs them. To run them here: {POSTGRES_RUN}",
+            yellow=True,
+        )
 
 
 SEED_ID = "mt__e-JwIxHek"

@@ -35,9 +35,9 @@ from tests.practice.helpers import (
     practice_url,
 )
 
-# An answer: the rate-limit counters' upsert, the session, the content version (the key of the
-# lesson's cached data) and the round with its answers; then one transaction that locks the
-# learner and the item's memory and saves the review and the memory.
+# An answer: the rate-limit counters' upsert, the session, the lesson's questions and the round
+# with its answers; then one transaction that locks the learner and the item's memory and saves
+# the review and the memory.
 ANSWER_QUERIES = 8
 
 
@@ -173,8 +173,9 @@ def test_a_rounds_first_answer_starts_it_with_the_answers_own_writes(
 
 def test_practice_step_with_htmx(learner_client, demo, assert_max_queries):
     question, token = current_question(learner_client, practice_url(demo))
-    # as any answer, and the constellation's memories with the header's counter
-    with assert_max_queries(ANSWER_QUERIES + 1):
+    # as any answer, then for the stars shown with the feedback the content version (the key of
+    # the lesson's cached page data) and the lesson's memories with the header's counter
+    with assert_max_queries(ANSWER_QUERIES + 2):
         response = learner_client.post(
             practice_url(demo),
             {"token": token, "choice": sorted(question.correct_ids)},

@@ -49,7 +49,7 @@ from types import FrameType
 import psycopg
 from django.core import signing
 
-from practice.attempts import round_attempt_key
+from practice.submissions import round_attempt_key
 from tools.bench import ROOT, answer_body, gunicorn, manage
 from tools.http_client import Browser
 

@@ -17,7 +17,6 @@ from django.db.models import (
     Func,
     OuterRef,
     Q,
-    Subquery,
     Value,
     When,
 )
@@ -26,14 +25,14 @@ from django.http import HttpRequest
 
 from lessons.models import Flashcard, Lesson, Question
 from lightmysky.lib.http import SiteRequest
-from practice import rounds, scheduling
+from practice import scheduling
 from practice.models import (
     LEARNER_PK_SESSION_KEY,
     LEARNER_SESSION_KEY,
     Learner,
     Memory,
     Review,
-    Round,
+    question_order,
 )
 
 REVIEW_BATCH_SIZE = 8
@@ -47,6 +46,7 @@ class LearnerRequest(SiteRequest):
     """A request to a practice page, for the type checker."""
 
     learner: Learner | None  # read once per request by learner_for_request
+    answers_recorded: int  # new answers, counted for /metrics (views.recorded)
 
 
 def learner_for_session(session: SessionBase) -> Learner | None:
@@ -72,36 +72,6 @@ def learner_for_request(request: HttpRequest) -> Learner | None:
         else:
             learner_request.learner = learner_for_session(request.session)
     return learner_request.learner
-
-
-def round_progress(
-    *, learner: Learner | None, lesson: Lesson, questions: list[Question], key: str | None = None
-) -> rounds.RoundProgress:
-    """The learner's round of this lesson with this key, or else their latest one, with its
-    answers, in one query: a round is stored with its first answer, so its answers find it."""
-    progress = rounds.RoundProgress(questions=questions)
-    if learner is None:
-        return progress
-    if key:
-        chosen = Q(round__learner_id=learner.pk, round__key=key, round__lesson_id=lesson.pk)
-    else:
-        latest = Round.objects.filter(learner_id=learner.pk, lesson_id=lesson.pk).order_by(
-            "-started_at", "-pk"
-        )
-        chosen = Q(round=Subquery(latest.values("pk")[:1]))
-    reviews = list(Review.objects.filter(chosen).select_related("round").order_by())
-    if not reviews:
-        return progress
-    progress.round = round_ = cast(Round, reviews[0].round)  # each review found has its round
-    for review in sorted(reviews, key=_in_round_order):
-        review.round = round_
-        progress.reviews.append(review)
-    progress.questions = rounds.in_stored_order(progress.questions, round_.question_order)
-    return progress
-
-
-def _in_round_order(review: Review) -> tuple[bool, int, int]:
-    return review.round_step is None, review.round_step or 0, review.pk
 
 
 # What a star needs of a memory, in the order `memories_from` reads them.
@@ -151,7 +121,7 @@ def new_round_questions(
         for (kind, pk), (state, last_rating, *_) in memories.items()
         if kind == "question"
     }
-    return rounds.question_order(questions, by_question, now)
+    return question_order(questions, by_question, now)
 
 
 def memory_of_item(*, learner: Learner, kind: str, item_id: int) -> Memory | None:

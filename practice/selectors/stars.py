@@ -12,9 +12,9 @@ from django.db.models.functions import Coalesce
 
 from lessons.models import Lesson, Question
 from lessons.selectors import Item, LessonPage
-from practice import rounds, scheduling, sky
+from practice import scheduling, sky
 from practice.drawing import Constellation, Star
-from practice.models import Learner, Memory, Review
+from practice.models import Learner, Memory, Review, RoundProgress
 from practice.selectors import MEMORY_COLUMNS, Memories, lesson_memories, memories_from
 
 
@@ -153,9 +153,7 @@ def answer_reward(review: Review, question: Question, constellation: Constellati
     return word if word in (sky.KINDLED, sky.LIT) else None
 
 
-def round_outcome(
-    progress: rounds.RoundProgress, constellation: Constellation, now: datetime
-) -> dict:
+def round_outcome(progress: RoundProgress, constellation: Constellation, now: datetime) -> dict:
     """What the round did to the lesson's stars, and when its questions come back."""
     stars = {s.key: s for s in constellation.stars if s.kind == "question"}
     first_right = [row["question"] for row in progress.results() if row["first_right"]]

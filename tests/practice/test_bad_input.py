@@ -10,7 +10,7 @@ from django.core import signing
 from django.test import Client
 from django.utils import timezone
 
-from practice import attempts
+from practice import submissions
 from practice.models import Learner, Memory, Review, Round
 from tests.factories import make_lesson
 from tests.practice.helpers import (
@@ -47,7 +47,7 @@ def test_a_token_for_a_question_that_is_not_this_lessons_is_refused(
     current_question(client, practice_url(demo))  # the round exists
     other = make_lesson(title="Other", slug="other")
     question_id = other.questions.get(position=1).pk if token_question == "other" else 999999
-    token = attempts.issue_for_round(
+    token = submissions.issue_for_round(
         lesson_id=(demo if token_lesson == "this" else other).pk,
         question_id=question_id,
         round_key="k",
@@ -92,7 +92,7 @@ def test_a_tampered_token_is_refused(client, demo):
 
 
 def test_a_token_in_the_wrong_shape_is_refused(client, demo):
-    token = signing.dumps({"l": demo.pk}, salt=attempts.SALT)
+    token = signing.dumps({"l": demo.pk}, salt=submissions.SALT)
     assert_rejected(
         client.post(practice_url(demo), {"token": token, "choice": "A"}), "not one this site makes"
     )
@@ -118,7 +118,7 @@ def test_a_token_read_a_moment_ago_is_refused_once_it_is_too_old(client, demo, s
 
 def test_a_token_for_a_later_step_is_stale(client, demo):
     question = demo.questions.get(position=3)
-    token = attempts.issue_for_round(
+    token = submissions.issue_for_round(
         lesson_id=demo.pk, question_id=question.pk, round_key="new-round", step=2
     )
     response = client.post(practice_url(demo), {"token": token, "choice": "A"})

@@ -8,8 +8,7 @@ from django.test import Client
 from django.utils.html import escape
 
 from lessons.models import Lesson
-from practice import selectors
-from practice.models import Learner, Memory, Review, Round
+from practice.models import Learner, Memory, Review, Round, RoundProgress
 from tests.conftest import SEED_PATH
 from tests.factories import make_lesson
 from tests.practice.helpers import (
@@ -261,7 +260,7 @@ def test_a_rounds_key_finds_its_round_in_its_lesson_only(client, demo):
 
     for lesson, found in ((demo, round_), (other, None)):
         questions = list(lesson.questions.order_by("position"))
-        progress = selectors.round_progress(
+        progress = RoundProgress.load(
             learner=round_.learner, lesson=lesson, questions=questions, key=round_.key
         )
         assert progress.round == found

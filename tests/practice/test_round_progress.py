@@ -3,8 +3,7 @@
 from __future__ import annotations
 
 from lessons.models import Question
-from practice.models import Review, Round
-from practice.rounds import RoundProgress
+from practice.models import Review, Round, RoundProgress
 
 QUESTIONS = [Question(pk=number, position=number) for number in range(1, 9)]
 
