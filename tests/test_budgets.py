@@ -174,8 +174,8 @@ def test_a_rounds_first_answer_starts_it_with_the_answers_own_writes(
 def test_practice_step_with_htmx(learner_client, demo, assert_max_queries):
     question, token = current_question(learner_client, practice_url(demo))
     # as any answer, then for the stars shown with the feedback the content version (the key of
-    # the lesson's cached page data) and the lesson's memories with the header's counter
-    with assert_max_queries(ANSWER_QUERIES + 2):
+    # the lesson's cached page data), the lesson's memories and the header's counter
+    with assert_max_queries(ANSWER_QUERIES + 3):
         response = learner_client.post(
             practice_url(demo),
             {"token": token, "choice": sorted(question.correct_ids)},

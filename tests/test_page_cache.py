@@ -6,8 +6,12 @@ page, a subject page), so a missing invalidation makes its case fail.
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+import time_machine
 from django.test import Client
+from django.utils import timezone
 
 from lessons.models import Flashcard, Lesson
 from tests.conftest import SEED_PATH
@@ -97,3 +101,26 @@ def test_a_kept_page_is_kept_apart_for_browsers_and_agents(demo, path, first, th
     kept = {kind: visit(path, kind) for kind in (first, then)}
     for kind in (first, then):
         assert visit(path, kind) == kept[kind]
+
+
+def test_the_kept_sky_of_a_new_browser_is_kept_for_its_day_only(demo):
+    """/sky counts its forecast's days from today: a page kept before midnight is not served
+    after it."""
+    evening = timezone.now().replace(hour=23, minute=0)
+    tomorrow, day_after = evening + timedelta(days=1), evening + timedelta(days=2)
+    with time_machine.travel(evening, tick=False):
+        Client().get("/sky")
+        assert f"<td>{tomorrow:%a %-d %b}</td>" in Client().get("/sky").content.decode()
+    with time_machine.travel(evening + timedelta(hours=2), tick=False):
+        kept_after_midnight = Client().get("/sky").content.decode()
+    assert f"<td>{tomorrow:%a %-d %b}</td>" not in kept_after_midnight  # it is today now
+    assert f"<td>{day_after:%a %-d %b}</td>" in kept_after_midnight
+
+
+def test_each_page_is_kept_under_its_own_address(demo):
+    other = Lesson.objects.exclude(pk=demo.pk).first()
+    pages = {SEED_PATH: demo.title, other.get_absolute_url(): other.title}
+    for path in pages:
+        Client().get(path)
+    for path, title in pages.items():
+        assert f'<h1 id="lesson-title">{title}</h1>' in Client().get(path).content.decode()

@@ -25,7 +25,6 @@ def _key(request: HttpRequest, version: int, daily: bool) -> str:
         [
             request.get_full_path(),
             "md" if wants_markdown(request) else "html",
-            "htmx" if request.headers.get("HX-Request") else "page",
             timezone.now().date().isoformat() if daily else "",
         ]
     )

@@ -8,6 +8,7 @@ from datetime import datetime
 from typing import cast
 
 from django.contrib.sessions.backends.base import SessionBase
+from django.db import connection
 from django.db.models import (
     Case,
     DateTimeField,
@@ -20,7 +21,7 @@ from django.db.models import (
     Value,
     When,
 )
-from django.db.models.functions import NullIf
+from django.db.models.expressions import RawSQL
 from django.http import HttpRequest
 
 from lessons.models import Flashcard, Lesson, Question
@@ -209,19 +210,56 @@ class DaysSince(Func):
 
 
 def first_due(*, learner: Learner, now: datetime) -> Memory | None:
-    """The due item /review asks first, with its lesson and item, in one query: the least likely
-    to be remembered. An item with no review or no stability yet comes first; then the most days
+    """The due item /review asks first, with its lesson and item: the least likely to be
+    remembered. An item with no review or no stability yet comes first; then the most days
     since its last review for its stability (retrievability falls as that grows); then the
-    earliest due, the oldest memory."""
+    earliest due, the oldest memory. In one query, which finds the item with SQL written out:
+    building its order with the ORM (`first_due_by_orm`) took half of /review's time."""
+    moment = connection.ops.adapt_datetimefield_value(now)
+    days = _DAYS_SINCE_LAST_REVIEW[connection.vendor]
+    found = RawSQL(
+        _FIRST_DUE_SQL.format(days=days),
+        [learner.pk, moment, Lesson.Status.PUBLISHED.value, moment],
+    )
+    return (
+        Memory.objects.filter(pk__in=found)
+        .select_related("lesson__subject", "question", "flashcard")
+        .first()
+    )
+
+
+# Days since the last review, as scheduling.retrievability counts them (none if in the future).
+_DAYS_SINCE_LAST_REVIEW = {
+    "sqlite": "MAX(0, julianday(%s) - julianday(last_review))",
+    "postgresql": "GREATEST(0, EXTRACT(EPOCH FROM %s - last_review) / 86400)",
+}
+_FIRST_DUE_SQL = """
+    SELECT id FROM practice_memory
+    WHERE learner_id = %s AND due <= %s
+        AND lesson_id NOT IN (SELECT id FROM lessons_lesson WHERE NOT (status = %s))
+    ORDER BY
+        CASE WHEN last_review IS NULL OR stability IS NULL OR stability = 0 THEN 0 ELSE 1 END,
+        CASE WHEN last_review IS NULL OR stability IS NULL OR stability = 0 THEN 0
+            ELSE {days} / stability END DESC,
+        due, id
+    LIMIT 1
+"""
+
+
+def first_due_by_orm(*, learner: Learner, now: datetime) -> Memory | None:
     unknown = Q(last_review__isnull=True) | Q(stability__isnull=True) | Q(stability=0)
     return (
         Memory.objects.filter(learner_id=learner.pk, due__lte=now)
         .in_published_lessons()
         .annotate(
             known=Case(When(unknown, then=Value(0)), default=Value(1)),
-            staleness=DaysSince("last_review", now) / NullIf(F("stability"), Value(0.0)),
+            staleness=Case(
+                When(unknown, then=Value(0.0)),
+                default=DaysSince("last_review", now) / F("stability"),
+                output_field=FloatField(),
+            ),
         )
-        .order_by("known", F("staleness").desc(nulls_last=True), "due", "pk")
+        .order_by("known", F("staleness").desc(), "due", "pk")
         .select_related("lesson__subject", "question", "flashcard")
         .first()
     )

@@ -17,11 +17,11 @@ CHOICE_FIELD = re.compile(r'name="choice" value="([^"]*)"')
 CSRF_FIELD = re.compile(r'<input type="hidden" name="csrfmiddlewaretoken" value="([^"]*)">')
 
 # What a learner's pages read, on either database. The lesson page: the session, the content
-# version (the key of the lesson's cached page data) and the lesson's memories with the header's
-# counter. The whole practice page: those, and the latest round with its answers. /review: the
-# session, the header's counter and the first item due, with its lesson and item.
-LESSON_PAGE_QUERIES = 3
-PRACTICE_PAGE_QUERIES = 4
+# version (the key of the lesson's cached page data), the learner's memories of the lesson and
+# the header's counter. The whole practice page: those, and the latest round with its answers.
+# /review: the session, the header's counter and the first item due with its lesson and item.
+LESSON_PAGE_QUERIES = 4
+PRACTICE_PAGE_QUERIES = 5
 REVIEW_PAGE_QUERIES = 3
 
 
