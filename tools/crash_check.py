@@ -46,10 +46,10 @@ import time
 from pathlib import Path
 from types import FrameType
 
+import django
 import psycopg
 from django.core import signing
 
-from practice.submissions import round_attempt_key
 from tools.bench import ROOT, answer_body, gunicorn, manage
 from tools.http_client import Browser
 
@@ -214,6 +214,8 @@ class Cluster:
 def attempt_of(token: str) -> str:
     """The attempt a practice form's token stands for, as its review stores it. The token is
     signed, not encrypted: its payload is readable without the site's secret."""
+    from practice.submissions import round_attempt_key  # once Django is set up (`main`)
+
     payload = json.loads(signing.b64_decode(token.split(":", 1)[0].encode()))
     return round_attempt_key(payload["r"], payload["s"])
 
@@ -367,6 +369,9 @@ def stop_on_sigterm(signum: int, frame: FrameType | None) -> None:
 
 
 def main() -> int:
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "lightmysky.settings")
+    os.environ.setdefault("DEBUG", "1")
+    django.setup()  # for the site's own attempt keys (`attempt_of`)
     if os.geteuid() != 0:
         raise SystemExit("crash-check runs PostgreSQL as the postgres user: run it as root")
     started = time.monotonic()
