@@ -4,7 +4,7 @@ from django.http import HttpRequest
 from django.utils import timezone
 from django.utils.functional import SimpleLazyObject
 
-from practice import selectors
+from practice import selectors, sky
 from practice.selectors import stars
 
 
@@ -15,4 +15,7 @@ def sky_counter(request: HttpRequest) -> dict:
         learner = selectors.learner_for_request(request)
         return stars.sky_counter(learner=learner, now=timezone.now()) if learner else None
 
-    return {"sky_counter": SimpleLazyObject(counter)}
+    return {
+        "sky_counter": SimpleLazyObject(counter),
+        "unlit_days": sky.UNLIT_MAX_INTERVAL.days,  # how soon a star not yet lit comes back
+    }

@@ -32,27 +32,35 @@ class Star:
 
     @property
     def opacity(self) -> str:
-        """Lit stars fade with retrievability; the others are drawn by shape instead."""
+        """Lit stars fade with retrievability, to their dimmest when due; the others are drawn
+        by shape instead."""
         return f"{0.45 + 0.55 * self.state.brightness:.2f}" if self.state.word == sky.LIT else "1"
 
     @property
     def css_class(self) -> str:
+        """Its evidence's class, then `due` and `missed` where they apply (a ring around it)."""
+        classes = ["star", self.state.word]
         if self.state.word == sky.LIT:
-            return f"star lit tw{self.twinkle}"
-        return f"star {self.state.word}"
+            classes.append(f"tw{self.twinkle}")
+        if self.state.is_due:
+            classes.append(sky.DUE)
+        if self.state.missed:
+            classes.append(sky.MISSED)
+        return " ".join(classes)
 
     @property
     def radius(self) -> float:
         return STAR_RADIUS[self.state.word]
 
 
-# Stars differ by shape and size, not colour alone: a small dot (unlit), a small ring (missed),
-# a middling star in a halo (kindled), a full star (lit) and a dashed full-size ring (due).
-STAR_RADIUS = {sky.UNLIT: 2.6, sky.MISSED: 3.4, sky.KINDLED: 4.2, sky.LIT: 5.5, sky.DUE: 5.5}
+# Stars differ by shape and size, not colour alone: a small dot (unlit), a middling star in a halo
+# (kindled), a full star (lit); a due star wears a dashed ring, a missed one a red ring.
+STAR_RADIUS = {sky.UNLIT: 2.6, sky.KINDLED: 4.2, sky.LIT: 5.5}
 
 
 class StarCounts:
-    """How many stars are in each state, for anything that has `stars`."""
+    """How many stars are in each state, for anything that has `stars`: the evidence (lit,
+    kindled, unlit: each star is one of them) and, apart from it, due and missed."""
 
     stars: Sequence[Star]
 
@@ -68,21 +76,16 @@ class StarCounts:
         return self._count(sky.KINDLED)
 
     @property
-    def due(self) -> int:
-        return self._count(sky.DUE)
-
-    @property
-    def missed(self) -> int:
-        return self._count(sky.MISSED)
-
-    @property
     def unlit(self) -> int:
         return self._count(sky.UNLIT)
 
     @property
-    def learned(self) -> int:
-        """Kindled and lit stars alike: "learned so far", as the header counts them."""
-        return self.kindled + self.lit
+    def due(self) -> int:
+        return sum(1 for star in self.stars if star.state.is_due)
+
+    @property
+    def missed(self) -> int:
+        return sum(1 for star in self.stars if star.state.missed)
 
     @property
     def ever_lit(self) -> int:
@@ -137,20 +140,14 @@ class Constellation(StarCounts):
 
     @property
     def counts_in_words(self) -> str:
-        """'5 of 14 learned (2 lit, 3 kindled), 3 due, 6 unlit': the states it has, in words."""
-        learned = f"{self.learned} of {len(self.stars)} learned"
-        if self.learned:
-            learned += f" ({self.lit} lit, {self.kindled} kindled)"
+        """'2 lit, 3 kindled, 9 unlit of 14; 3 due, 1 missed': what was earned, then the rest."""
+        earned = f"{self.lit} {sky.LIT}, {self.kindled} {sky.KINDLED}, {self.unlit} {sky.UNLIT}"
         others = [
             f"{count} {word}"
-            for count, word in (
-                (self.due, sky.DUE),
-                (self.missed, sky.MISSED),
-                (self.unlit, sky.UNLIT),
-            )
+            for count, word in ((self.due, sky.DUE), (self.missed, sky.MISSED))
             if count
         ]
-        return ", ".join([learned, *others])
+        return f"{earned} of {len(self.stars)}" + (f"; {', '.join(others)}" if others else "")
 
     @property
     def name_lines(self) -> list[str]:

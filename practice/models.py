@@ -111,13 +111,17 @@ class Memory(LearnerItem):
     due = models.DateTimeField()
     last_review = models.DateTimeField(null=True, blank=True)
     last_rating = models.PositiveSmallIntegerField(choices=list(scheduling.RATINGS.items()))
-    # What the scheduled answers since the last miss show (sky.evidence_after): none, kindled
-    # or lit. Set where a scheduled answer moves the memory on; practice answers never touch it.
+    # What the scheduled answers show (sky.Evidence): the star's level (none, kindled or lit),
+    # the log-odds that the learner knows the item rather than guesses, the first right answer
+    # of the current run, and whether the last scheduled answer was missed. Set where a
+    # scheduled answer moves the memory on; practice answers never touch them.
     evidence = models.PositiveSmallIntegerField(
         choices=list(sky.EVIDENCE.items()), default=sky.NO_EVIDENCE, db_default=sky.NO_EVIDENCE
     )
-    # The first time the learner's memory of the item was confirmed on a later day. Never
-    # cleared, so "stars ever lit" (memories with it set) never goes down.
+    evidence_score = models.FloatField(default=0.0, db_default=0.0)
+    streak_since = models.DateTimeField(null=True, blank=True)
+    missed = models.BooleanField(default=False, db_default=False)
+    # The first time the star was lit. Never cleared, so "stars ever lit" never goes down.
     lit_at = models.DateTimeField(null=True, blank=True)
 
     objects = MemoryQuerySet.as_manager()
@@ -154,20 +158,27 @@ class Memory(LearnerItem):
         return scheduling.MemoryState(*(getattr(self, name) for name in self.STATE_FIELDS))
 
     def set_memory_state(self, memory: scheduling.MemoryState, rating: int) -> None:
+        """The state after a scheduled review; until its star is lit, the item comes back
+        within sky.UNLIT_MAX_INTERVAL, for the answers that light it (set the evidence first)."""
         for name in self.STATE_FIELDS:
             setattr(self, name, getattr(memory, name))
         self.last_rating = rating
+        self.due = sky.due_until_lit(self.due, self.last_review, self.evidence)
 
-    def record_evidence(self, *, rating: int, now: datetime) -> None:
-        """Move the evidence on by one scheduled review, before its state is set: the previous
-        review is still `last_review` (see sky.evidence_after)."""
-        self.evidence, self.lit_at = sky.evidence_after(
-            self.evidence,
-            self.lit_at,
-            rating=rating,
-            graded=self.question_id is not None,
-            previous_review=self.last_review,
-            now=now,
+    @property
+    def evidence_now(self) -> sky.Evidence:
+        return sky.Evidence(
+            self.evidence, self.evidence_score, self.streak_since, self.lit_at, self.missed
+        )
+
+    def record_evidence(self, outcome: sky.Outcome, *, guess_rate: float, now: datetime) -> None:
+        """Move the evidence on by one scheduled answer (sky.Evidence.after)."""
+        evidence = self.evidence_now.after(outcome, guess_rate=guess_rate, now=now)
+        self.evidence, self.evidence_score = evidence.level, evidence.score
+        self.streak_since, self.lit_at, self.missed = (
+            evidence.streak_since,
+            evidence.lit_at,
+            evidence.missed,
         )
 
 
@@ -237,6 +248,9 @@ class Review(LearnerItem):
     # An answer given after the right one was shown in the same sitting (the round's retry of a
     # missed question): kept and exported, but not evidence of memory, so never scheduled.
     practice = models.BooleanField(default=False, db_default=False)
+    # What this answer did to its item's star: kindled it, lit it, or neither (""), for the
+    # verdict and for the end of a sitting to say what it lit and kindled.
+    star_change = models.CharField(max_length=7, blank=True, default="", db_default="")
     # Set when the answer is recorded, so each of the editors' statistics is a count over one
     # range of one index, however many reviews there are.
     answer_kind = models.CharField(
@@ -387,21 +401,21 @@ class RoundProgress:
 
 def question_order(
     questions: list[Question],
-    memories: dict[int, tuple[scheduling.MemoryState, int]],
+    memories: dict[int, tuple[scheduling.MemoryState, bool]],
     now: datetime,
 ) -> list[Question]:
     """The order of a new round. The first (nothing remembered yet) follows the lesson; later
     ones ask what is due or was missed, least likely remembered first, then what was never
-    answered, then the rest, weakest first. `memories`: (state, last rating) by question id."""
+    answered, then the rest, weakest first. `memories`: (state, missed) by question id."""
     if not memories:
         return list(questions)
 
     def rank(question: Question) -> tuple[int, float, int]:
         if question.pk not in memories:
             return (1, 0.0, question.position)
-        state, last_rating = memories[question.pk]
+        state, missed = memories[question.pk]
         recall = scheduling.retrievability(state, now)
-        needs_it = last_rating == scheduling.AGAIN or state.due <= now
+        needs_it = missed or state.due <= now
         return (0 if needs_it else 2, recall, question.position)
 
     return sorted(questions, key=rank)

@@ -33,7 +33,7 @@ import re
 import time
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from datetime import datetime, timedelta
 from typing import NoReturn
 
@@ -101,14 +101,21 @@ class ProgressItem:
     # does not say (written before they existed), and then worked out from its reviews.
     evidence: int | None = None
     lit_at: datetime | None = None
-    last_rating: int | None = None  # known for the site's own items, not read from files
+    # Known for the site's own items, not read from files.
+    last_rating: int | None = None
+    missed: bool = False
 
-    def scheduled_evidence(self) -> tuple[int, datetime | None]:
-        """What replaying this item's scheduled reviews would have stored, as answering on
-        the site does (sky.evidence_of)."""
+    def scheduled_evidence(self, *, guess_rate: float, graded: dict) -> sky.Evidence:
+        """What answering this item's scheduled reviews one by one on the site would have
+        stored (sky.evidence_of), each review's correctness as the site grades its answer
+        (`graded`: answer → correct)."""
         return sky.evidence_of(
-            [(r.rating, r.reviewed_at) for r in self.reviews if not r.practice],
-            graded=self.kind == "question",
+            [
+                (sky.outcome_of(r.rating, graded.get(r.answer, r.correct)), r.reviewed_at)
+                for r in self.reviews
+                if not r.practice
+            ],
+            guess_rate=guess_rate,
         )
 
 
@@ -305,15 +312,17 @@ def items_of(learner: Learner) -> Iterator[ProgressItem]:
         (question_id, flashcard_id): {
             "memory": scheduling.MemoryState(*state),
             "last_rating": last_rating,
+            "missed": missed,
             "evidence": evidence,
             "lit_at": lit_at,
         }
-        for question_id, flashcard_id, *state, last_rating, evidence, lit_at in (
+        for question_id, flashcard_id, *state, last_rating, missed, evidence, lit_at in (
             Memory.objects.filter(learner=learner).values_list(
                 "question_id",
                 "flashcard_id",
                 *Memory.STATE_FIELDS,
                 "last_rating",
+                "missed",
                 "evidence",
                 "lit_at",
             )
@@ -377,7 +386,9 @@ def _item_document(
         "item": f"{item.kind}:{item.key}",
         "kind": item.kind,
         # The star as the sky showed it at export time: said for people and agents, not read back.
-        "star": sky.star_state(memory, item.last_rating, now, config, evidence=evidence).word,
+        "star": ", ".join(
+            sky.star_state(memory, now, config, evidence=evidence, missed=item.missed).words
+        ),
         "evidence": sky.EVIDENCE[evidence] if memory else None,
         "lit_at": _iso(item.lit_at) if item.lit_at else None,
         "state": scheduling.STATES[memory.state] if memory else None,
@@ -445,7 +456,7 @@ def merge(*, learner: Learner, items: Iterable[ProgressItem]) -> MergeResult:
             stored_per_item.get((question_id, flashcard_id), 0) + 1
         )
     new_reviews: list[tuple] = []
-    newer_states: dict[tuple, tuple[dict, scheduling.MemoryState, int, int, datetime | None]] = {}
+    newer_states: dict[tuple, tuple[dict, scheduling.MemoryState, int, sky.Evidence]] = {}
     for item in items:
         target = targets.get((item.lesson, item.kind, item.key))
         if target is None:
@@ -490,13 +501,16 @@ def merge(*, learner: Learner, items: Iterable[ProgressItem]) -> MergeResult:
                 default=None,
             )
             rating = item.last_rating or (latest.rating if latest else scheduling.GOOD)
-            evidence, lit_at = item.scheduled_evidence()
-            if item.evidence is not None:
-                evidence = item.evidence
-            elif latest is None and sky.recalled(rating, graded=item.kind == "question"):
-                evidence = sky.KINDLING  # a state with no log to show more (as migration 0006)
-            lit_at = _earliest(item.lit_at, lit_at)
-            newer_states[ids] = (item_fields, item.memory, rating, evidence, lit_at)
+            if isinstance(target, Question):
+                graded = {answer: correct for answer, (_, correct) in grades.items()}
+                rate = sky.guess_rate(len(target.choices), several=target.takes_several)
+            else:
+                graded, rate = {}, sky.FLASHCARD_GUESS_RATE
+            evidence = item.scheduled_evidence(guess_rate=rate, graded=graded)
+            if item.evidence is not None:  # what the site said when it wrote the file
+                evidence = replace(evidence, level=item.evidence)
+            lit_at = _earliest(item.lit_at, evidence.lit_at)
+            newer_states[ids] = (item_fields, item.memory, rating, replace(evidence, lit_at=lit_at))
     if len(stored) + len(new_reviews) > MAX_REVIEWS_PER_LEARNER:
         raise BadSubmission(
             f"This would keep {len(stored) + len(new_reviews):,} answers for this browser, "
@@ -611,15 +625,15 @@ def _take_newer_states(learner: Learner, pending: list) -> int:
         )
     }
     to_create, to_update, lit_earlier = [], [], []
-    for ids, (item_fields, state, rating, evidence, lit_at) in pending:
+    for ids, (item_fields, state, rating, evidence) in pending:
         memory = existing.get(ids)
         if (
             memory is not None
             and memory.last_review
             and not (state.last_review and state.last_review > memory.last_review)
         ):
-            if _earliest(memory.lit_at, lit_at) != memory.lit_at:
-                memory.lit_at = lit_at
+            if _earliest(memory.lit_at, evidence.lit_at) != memory.lit_at:
+                memory.lit_at = evidence.lit_at
                 lit_earlier.append(memory)
             continue
         if memory is None:
@@ -627,12 +641,23 @@ def _take_newer_states(learner: Learner, pending: list) -> int:
             to_create.append(memory)
         else:
             to_update.append(memory)
+        memory.evidence, memory.evidence_score = evidence.level, evidence.score
+        memory.streak_since, memory.missed = evidence.streak_since, evidence.missed
+        memory.lit_at = _earliest(memory.lit_at, evidence.lit_at)
         memory.set_memory_state(state, rating)
-        memory.evidence, memory.lit_at = evidence, _earliest(memory.lit_at, lit_at)
         taken += 1
     Memory.objects.bulk_create(to_create)
     Memory.objects.bulk_update(
-        to_update, [*Memory.STATE_FIELDS, "last_rating", "evidence", "lit_at"]
+        to_update,
+        [
+            *Memory.STATE_FIELDS,
+            "last_rating",
+            "evidence",
+            "evidence_score",
+            "streak_since",
+            "missed",
+            "lit_at",
+        ],
     )
     Memory.objects.bulk_update(lit_earlier, ["lit_at"])
     return taken

@@ -93,11 +93,10 @@ def utc(moment: datetime) -> datetime:
 
 
 def rating_for_answer(correct: bool, *, guessed: bool = False) -> int:
-    """Graded questions: a wrong answer is `Again`, a right one `Good`, and a right one the
-    learner says they guessed `Hard` (recognised, not recalled)."""
-    if not correct:
-        return AGAIN
-    return HARD if guessed else GOOD
+    """Graded questions: a right answer is `Good`; a wrong one, and a right one the learner
+    says they guessed, `Again`. A guess is not a memory, so it is scheduled as a lapse and never
+    stretches the interval as `Hard` would (the star shows no miss for it: sky.Outcome)."""
+    return GOOD if correct and not guessed else AGAIN
 
 
 def review(

@@ -13,7 +13,7 @@ from django.db import IntegrityError, transaction
 from django.utils.crypto import salted_hmac
 
 from lessons.models import Flashcard, Grade, Lesson, Question
-from practice import progress_file, scheduling, selectors
+from practice import progress_file, scheduling, selectors, sky
 from practice.models import (
     LEARNER_PK_SESSION_KEY,
     LEARNER_SEEN_SESSION_KEY,
@@ -403,6 +403,7 @@ def _writes_for(
             question_order=new_round.order,
         )
         finishes_round = False
+    outcome = sky.outcome_of(rating, correct)
     review = Review(
         learner=learner,
         lesson_id=lesson_id,
@@ -416,7 +417,7 @@ def _writes_for(
         duration_ms=duration_ms,
         answer=answer,
         correct=correct,
-        answer_kind=Review.Kind.LATER if practice else _answer_kind(memory, rating),
+        answer_kind=Review.Kind.LATER if practice else _answer_kind(memory, outcome),
         practice=practice,
         origin=Review.Origin.PREVIEW if preview else Review.Origin.ANSWERED,
     )
@@ -427,15 +428,22 @@ def _writes_for(
         memory = Memory(
             learner=learner, lesson_id=lesson_id, question=question, flashcard=flashcard
         )
-    memory.record_evidence(rating=rating, now=now)
+    guess_rate = (
+        sky.guess_rate(len(question.choices), several=question.takes_several)
+        if question is not None
+        else sky.FLASHCARD_GUESS_RATE
+    )
+    level_before = memory.evidence
+    memory.record_evidence(outcome, guess_rate=guess_rate, now=now)
     memory.set_memory_state(new_state, rating)
+    review.star_change = sky.star_change(level_before, memory.evidence)
     return _Writes(round_, review, memory, finishes_round and round_ is not None)
 
 
-def _answer_kind(memory: Memory | None, rating: int) -> str:
+def _answer_kind(memory: Memory | None, outcome: sky.Outcome) -> str:
     if memory is None:
         return Review.Kind.FIRST
-    if rating == scheduling.AGAIN and memory.last_rating != scheduling.AGAIN:
+    if outcome == sky.Outcome.WRONG and not memory.missed:
         return Review.Kind.LAPSE
     return Review.Kind.LATER
 

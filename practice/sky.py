@@ -27,8 +27,9 @@ CONSTELLATION_RADIUS = 52
 LABEL_HALF_WIDTH = 95  # a constellation's name is drawn centred under it
 
 
-# The five states of a star, named the same on every page, SVG title, header, Markdown twin and
-# export. See star_state for what each means and which wins when several apply.
+# The five words for a star's state, named the same on every page, SVG title, header, Markdown
+# twin, API and progress file: its evidence (unlit, kindled, lit) and, apart from it, due and
+# missed. See star_state for what each means; the words page (/sky/words) says it to learners.
 class StarWord(StrEnum):
     UNLIT = "unlit"
     KINDLED = "kindled"
@@ -39,142 +40,197 @@ class StarWord(StrEnum):
 
 UNLIT, KINDLED, LIT, DUE, MISSED = StarWord
 WORDS = tuple(StarWord)
+# What each word means, for learners (the words page, /sky/words, and its Markdown twin).
+MEANINGS = {
+    LIT: "your answers over more than one day show you know it, not luck; it fades as "
+    "forgetting gets likelier, and stays lit when it comes due, until a wrong answer",
+    KINDLED: "answered right, and not yet lit: it lights when more right answers, on another "
+    "day, show it was not luck",
+    UNLIT: "not answered right yet, or not since a wrong answer or a guess",
+    DUE: "time to come back to it, whatever it has earned",
+    MISSED: "your last answer to it was wrong; it comes back soon",
+}
 
-# What the scheduled answers since an item's last miss show of the learner's memory of it
-# (Memory.evidence), and the names a progress file gives them.
+# How far a star's evidence has come (Memory.evidence), and the names a progress file gives them.
 NO_EVIDENCE, KINDLING, CONFIRMED = 0, 1, 2
 EVIDENCE = {NO_EVIDENCE: "none", KINDLING: "kindled", CONFIRMED: "lit"}
-# A right answer confirms a memory when it comes at least this long after the item's review
-# before it: remembered across days, not just across the minutes since the answer was shown.
+
+# The evidence rule: a star lights when the whole history of its scheduled answers makes a blind
+# guess unlikely. Each answer updates the log-odds that the learner knows the item rather than
+# answers at random (Memory.evidence_score): a right answer by (1 - SLIP) / guess rate, a wrong
+# one by SLIP / (1 - guess rate), a declared guess not at all. For a learner who answers at
+# random these odds are a martingale, so by Ville's inequality the chance that they ever reach
+# LIGHT_ODDS is at most 1 / LIGHT_ODDS (5 %), however often the item is asked. On top of that a
+# star lights only on a run of right answers (no miss, no declared guess) spanning at least a day
+# (CONFIRMATION_GAP): a right answer right after a miss or a guess never lights it by itself.
+SLIP = 0.2  # the chance that a learner who knows the item answers it wrongly
+LIGHT_ODDS = 20
+LIGHT_SCORE = math.log(LIGHT_ODDS)
 CONFIRMATION_GAP = timedelta(days=1)
+# Until its star is lit, an item comes back within this, so that a learner who knows it gets the
+# answers that light it within days rather than weeks (successive relearning).
+UNLIT_MAX_INTERVAL = timedelta(days=3)
+# A flashcard's self-rating is read as a question with this chance of a right answer by luck.
+FLASHCARD_GUESS_RATE = 1 / 3
+
+# The rule in one paragraph, for learners (the words page).
+RULE = (
+    "A right answer kindles a star. It lights when the whole history of your answers to it "
+    "makes a lucky guess unlikely: a right answer counts for more the more choices its question "
+    "has, a wrong answer counts against, and an answer you mark \u201cI guessed\u201d counts "
+    f"neither way, so someone answering at random lights a star with at most a "
+    f"{100 // LIGHT_ODDS} % chance, however often they try. It lights only on right answers "
+    "given on two different days or more, with no wrong answer or guess between them: a right "
+    "answer straight after a wrong one never lights it by itself. Until it is lit, a star comes "
+    f"back within {UNLIT_MAX_INTERVAL.days} days; after a guess, as soon as after a miss."
+)
 
 
-def recalled(rating: int, *, graded: bool) -> bool:
-    """Whether a scheduled review shows the item was remembered: a flashcard the learner rated
-    Hard or better, a question answered right, but not a right answer they said they guessed
-    (rated Hard, see scheduling.rating_for_answer)."""
-    return rating >= (scheduling.GOOD if graded else scheduling.HARD)
+class Outcome(StrEnum):
+    RIGHT = "right"  # answered right; a flashcard rated Hard, Good or Easy
+    WRONG = "wrong"  # answered wrong; a flashcard rated Again: the star is missed
+    GUESSED = "guessed"  # right, but the learner said they guessed: no evidence either way
 
 
-def evidence_after(
-    evidence: int,
-    lit_at: datetime | None,
-    *,
-    rating: int,
-    graded: bool,
-    previous_review: datetime | None,
-    now: datetime,
-) -> tuple[int, datetime | None]:
-    """The evidence and first-lit moment after one scheduled review (never a practice one).
-
-    A miss wipes the evidence; a guess keeps it as it was; remembering kindles, and remembering
-    at least CONFIRMATION_GAP after the item's previous scheduled review (whatever that review
-    was) confirms, which lights the star. `lit_at`, the first confirmation ever, is never
-    cleared: it is what "stars ever lit" counts.
-    """
-    if rating == AGAIN:
-        return NO_EVIDENCE, lit_at
-    if not recalled(rating, graded=graded):
-        return evidence, lit_at
-    if evidence == CONFIRMED or (
-        previous_review is not None and now - previous_review >= CONFIRMATION_GAP
-    ):
-        return CONFIRMED, lit_at or now
-    return KINDLING, lit_at
+def outcome_of(rating: int, correct: bool | None) -> Outcome:
+    """What a stored scheduled review says: a question's by its correctness (a right answer
+    rated below Good was declared a guess), a flashcard's by its rating."""
+    if correct is None:
+        return Outcome.WRONG if rating == AGAIN else Outcome.RIGHT
+    if not correct:
+        return Outcome.WRONG
+    return Outcome.RIGHT if rating >= scheduling.GOOD else Outcome.GUESSED
 
 
-def evidence_of(
-    reviews: list[tuple[int, datetime]], *, graded: bool
-) -> tuple[int, datetime | None]:
-    """The evidence and first-lit moment that a sequence of scheduled (rating, reviewed_at)
-    reviews leads to: what answering them one by one on the site would have stored."""
-    evidence, lit_at, previous = NO_EVIDENCE, None, None
-    for rating, reviewed_at in sorted(reviews, key=lambda pair: pair[1]):
-        evidence, lit_at = evidence_after(
-            evidence,
-            lit_at,
-            rating=rating,
-            graded=graded,
-            previous_review=previous,
-            now=reviewed_at,
-        )
-        previous = reviewed_at
-    return evidence, lit_at
+def guess_rate(choices: int, *, several: bool) -> float:
+    """The chance of answering a question right at random: 1 in its choices, or, where every
+    right choice must be picked, 1 in the non-empty sets of choices."""
+    if choices < 2:
+        return 0.5
+    return 1 / (2**choices - 1) if several else 1 / choices
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What an item's scheduled answers so far show (stored on its Memory)."""
+
+    level: int = NO_EVIDENCE
+    score: float = 0.0  # the log-odds of "knows it" against "answers at random"
+    streak_since: datetime | None = None  # the first right answer since the last miss or guess
+    lit_at: datetime | None = None  # the first time it was lit; never cleared
+    missed: bool = False  # the last scheduled answer was wrong
+
+    def after(self, outcome: Outcome, *, guess_rate: float, now: datetime) -> Evidence:
+        """The evidence after one more scheduled answer (never a practice one)."""
+        if outcome == Outcome.WRONG:
+            score = self.score + math.log(SLIP / (1 - guess_rate))
+            return Evidence(NO_EVIDENCE, score, None, self.lit_at, missed=True)
+        if outcome == Outcome.GUESSED:
+            return Evidence(NO_EVIDENCE, self.score, None, self.lit_at, missed=False)
+        score = self.score + math.log((1 - SLIP) / guess_rate)
+        since = self.streak_since or now
+        lit = self.level == CONFIRMED or (score >= LIGHT_SCORE and now - since >= CONFIRMATION_GAP)
+        if lit:
+            return Evidence(CONFIRMED, score, since, self.lit_at or now)
+        return Evidence(KINDLING, score, since, self.lit_at)
+
+
+def due_until_lit(due: datetime, last_review: datetime | None, level: int) -> datetime:
+    """When an item comes back: as the scheduler says, but within UNLIT_MAX_INTERVAL of its
+    last review until its star is lit."""
+    if level == CONFIRMED or last_review is None:
+        return due
+    return min(due, last_review + UNLIT_MAX_INTERVAL)
+
+
+def star_change(before: int, after: int) -> str:
+    """What one answer did to its star, as its verdict says it: 'lit', 'kindled' or ''."""
+    if after == CONFIRMED and before != CONFIRMED:
+        return LIT
+    if after == KINDLING and before == NO_EVIDENCE:
+        return KINDLED
+    return ""
+
+
+def evidence_of(answers: list[tuple[Outcome, datetime]], *, guess_rate: float) -> Evidence:
+    """The evidence a sequence of scheduled (outcome, moment) answers leads to: what answering
+    them one by one on the site would have stored."""
+    evidence = Evidence()
+    for outcome, moment in sorted(answers, key=lambda answer: answer[1]):
+        evidence = evidence.after(outcome, guess_rate=guess_rate, now=moment)
+    return evidence
 
 
 @dataclass(frozen=True)
 class StarState:
-    word: StarWord
+    """A star's state: its evidence level (`word`: unlit, kindled or lit) and, apart from it,
+    whether it has come due and whether its last scheduled answer was missed."""
+
+    word: StarWord  # UNLIT, KINDLED or LIT
     brightness: float  # 0 to 1: how close a lit star still is to full light
     retrievability: float
-    due: datetime | None
-    missed_last: bool = False  # the last scheduled answer was wrong (said of a due star too)
+    due: datetime | None  # when it comes back (None: never answered)
+    is_due: bool = False
+    missed: bool = False
+
+    @property
+    def words(self) -> list[str]:
+        """Every state word that applies, the evidence first: ['lit', 'due']."""
+        return [self.word, *([DUE] if self.is_due else []), *([MISSED] if self.missed else [])]
 
     def describe(self, now: datetime) -> str:
-        """The state in words, with when it matters next: '…: lit, next review in 4 days'."""
+        """The state in words, with when it matters next: 'lit, next review in 4 days',
+        'lit, due: came due 2 days ago', 'unlit, missed: back in 5 hours'."""
         if self.due is None:
             return f"{UNLIT}, not answered yet"
-        if self.word == DUE:
-            missed = ", missed last time" if self.missed_last else ""
-            return f"{DUE}{missed}, came due {_relative(self.due, now)}"
-        if self.word == MISSED:
-            return f"{MISSED}, back {_relative(self.due, now)}"
-        next_review = f"next review {_relative(self.due, now)}"
-        if self.word == UNLIT:
-            return f"{UNLIT}, not yet answered right from memory, {next_review}"
-        return f"{self.word}, {next_review}"
+        words = ", ".join(self.words)
+        if self.is_due:
+            return f"{words}: came due {_relative(self.due, now)}"
+        return f"{words}: next review {_relative(self.due, now)}"
 
 
 def star_state(
     memory: MemoryState | None,
-    last_rating: int | None,
     now: datetime,
     config: SchedulerSettings | None = None,
     *,
     evidence: int = NO_EVIDENCE,
+    missed: bool = False,
 ) -> StarState:
-    """The state of a star, from its item's memory, last scheduled rating and evidence.
+    """The state of a star, from its item's memory state, evidence level and missed mark.
 
-    - **unlit**: never answered right from memory (no scheduled answer yet, or, since the last
-      miss, only right answers the learner said they guessed);
-    - **kindled**: answered right from memory, not yet confirmed on a later day;
-    - **lit**: answered right at a review at least a day after the review before it, and not
-      missed since; its brightness follows retrievability, continuously, from full at the review
-      down to nothing at the moment it comes due;
-    - **due**: its review time has come;
-    - **missed**: the last scheduled answer was wrong; it comes back when due.
+    - **unlit**: no right answer since its last miss or declared guess (or none at all);
+    - **kindled**: answered right, not yet lit;
+    - **lit**: the whole history of its answers makes a blind guess unlikely, on a run of right
+      answers spanning a day or more (`Evidence.after`); its brightness follows retrievability,
+      from full at its last review down to its dimmest when it comes due;
+    - **due**, apart from those: its time to come back has come. A lit star that comes due stays
+      lit (at its dimmest), so no count of what was earned falls because time passed;
+    - **missed**, apart from those too: its last scheduled answer was wrong.
 
-    When several apply, the first of these wins: no memory at all (unlit), due, missed, then the
-    evidence (lit, kindled, else unlit). So a missed item that has come due is "due" (its title
-    still says it was missed last time): the sky's due stars are exactly what /review asks and
-    what the header counts as due. Practice answers (given after the answer was shown) change
-    no memory, so they never kindle, light or miss anything.
-    """
+    Practice answers (given after the answer was shown) change no memory, so they never kindle,
+    light or miss anything."""
     if memory is None:
         return StarState(UNLIT, 0.0, 0.0, None)
     config = config or SchedulerSettings.from_django()
     recall = scheduling.retrievability(memory, now, config)
-    missed = last_rating == AGAIN
-    if memory.due <= now:
-        return StarState(DUE, 0.0, recall, memory.due, missed_last=missed)
-    if missed:
-        return StarState(MISSED, 0.0, recall, memory.due, missed_last=True)
+    is_due = memory.due <= now
     if evidence == CONFIRMED:
         at_due = scheduling.retrievability(memory, memory.due, config)
         span = 1.0 - at_due
         brightness = 1.0 if span <= 0 else min(1.0, max(0.0, (recall - at_due) / span))
-        return StarState(LIT, brightness, recall, memory.due)
-    if evidence == KINDLING:
-        return StarState(KINDLED, 1.0, recall, memory.due)
-    return StarState(UNLIT, 0.0, recall, memory.due)
+        return StarState(LIT, brightness, recall, memory.due, is_due, missed)
+    word = KINDLED if evidence == KINDLING else UNLIT
+    return StarState(word, 1.0 if word == KINDLED else 0.0, recall, memory.due, is_due, missed)
 
 
 def counter_conditions(now: datetime) -> dict[str, Q]:
     """The header's counts as conditions on stored memories, for the database to count over
-    many: stars kindled or lit (`learned`), `due`, and `ever_lit`. Each is `star_state`'s rule
-    for its states, written as a query (tests/practice/test_sky_rules.py holds them together)."""
+    many: stars `lit` and `kindled`, `due`, and `ever_lit`. Each is `star_state`'s rule for its
+    state, written as a query (tests/practice/test_star_counts.py holds them together)."""
     return {
-        "learned": Q(due__gt=now, evidence__gt=NO_EVIDENCE) & ~Q(last_rating=AGAIN),
+        "lit": Q(evidence=CONFIRMED),
+        "kindled": Q(evidence=KINDLING),
         "due": Q(due__lte=now),
         "ever_lit": Q(lit_at__isnull=False),
     }

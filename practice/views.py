@@ -19,6 +19,7 @@ from django_htmx.http import push_url
 
 from lessons.models import ContentVersion, Flashcard, Lesson, Question
 from lessons.selectors import lesson_page, normalise_worksheet_code, page_or_redirect
+from lightmysky.lib.negotiation import page_or_twin
 from lightmysky.lib.numbers import small_int
 from lightmysky.lib.pagecache import cache_for_visitors_by
 from lightmysky.lib.qr import qr_svg
@@ -223,11 +224,6 @@ def practice_round(
         )
     if context.get("round_end"):
         context["outcome"] = stars.round_outcome(progress, context["constellation"], now)
-    if "feedback" in context and "constellation" in context:
-        feedback = context["feedback"]
-        context["reward"] = stars.answer_reward(
-            feedback["review"], feedback["question"], context["constellation"]
-        )
     template = _page_or_partial(request, ROUND_TEMPLATE, "practice-card")
     return render(request, template, context)
 
@@ -385,7 +381,6 @@ def _practice_answer(request: LearnerRequest, public_id: str) -> HttpResponse:
         "feedback": feedback_for(review, question, progress),
         "oob_updates": True,
     }
-    context["reward"] = stars.answer_reward(review, question, context["constellation"])
     response = render(request, f"{ROUND_TEMPLATE}#practice-card", context)
     return push_url(response, f"{practice_url}?answered={number}")
 
@@ -480,6 +475,18 @@ def _flashcard_context(
         "set_size": len(sequence),
         "again_ids": ",".join(str(card.pk) for card in again),
     }
+    learner = selectors.learner_for_request(request)
+    if position >= len(sequence) and cards and learner is not None:
+        set_reviews = Review.objects.filter(
+            learner=learner,
+            lesson=lesson,
+            flashcard__isnull=False,
+            practice=False,
+            reviewed_at__gte=now - REVIEW_BATCH_LIFETIME,
+        )
+        context["summary"] = stars.sitting_summary(
+            learner=learner, reviews=list(set_reviews), now=now
+        )
     if position < len(sequence):
         card = sequence[position]
         practice = position >= len(cards)
@@ -490,11 +497,7 @@ def _flashcard_context(
                 lesson_id=lesson.pk, kind="flashcard", item_id=card.pk, practice=practice
             ),
             "ratings": _rating_choices(
-                None
-                if practice
-                else selectors.flashcard_memory(
-                    learner=selectors.learner_for_request(request), flashcard=card
-                ),
+                None if practice else selectors.flashcard_memory(learner=learner, flashcard=card),
                 now,
                 practice=practice,
             ),
@@ -572,7 +575,11 @@ def review(request: LearnerRequest) -> HttpResponse:
             context |= _review_item_form(first)
         elif learner and (retry := _first_still_missed(learner, batch["missed"])):
             context |= _review_item_form(retry, practice=True)
-        elif not due_count:
+        elif learner and batch_done:
+            context["summary"] = stars.sitting_summary(
+                learner=learner, reviews=_set_reviews(learner, batch), now=now
+            )
+        if "item" not in context and not due_count:
             context["next_due"] = (
                 selectors.next_due_at(learner=learner, now=now) if learner else None
             )
@@ -597,6 +604,15 @@ def _review_batch(request: LearnerRequest, now) -> dict:
     if now - since >= REVIEW_BATCH_LIFETIME:
         return fresh
     return {"done": done, "since": batch["since"], "missed": missed}
+
+
+def _set_reviews(learner: Learner, batch: dict) -> list[Review]:
+    """The scheduled answers of this sitting's review set."""
+    return list(
+        Review.objects.filter(
+            learner=learner, practice=False, reviewed_at__gte=datetime.fromisoformat(batch["since"])
+        ).exclude(origin=Review.Origin.IMPORTED)
+    )
 
 
 def _first_still_missed(learner: Learner, missed: list):
@@ -739,10 +755,41 @@ def sky_page(request: LearnerRequest, table: bool = False) -> HttpResponse:
     context = {
         "sky": sky_view,
         "background": drawing.background_svg(),
+        "star_words": _star_words(),
         "width": sky.WIDTH,
         "height": sky.HEIGHT,
     }
     return render(request, "practice/sky.html", context)
+
+
+STAR_DRAWINGS = {
+    sky.LIT: ("lit", 5.5),
+    sky.KINDLED: ("kindled", 4.2),
+    sky.UNLIT: ("unlit", 2.6),
+    sky.DUE: ("lit due", 5.5),
+    sky.MISSED: ("unlit missed", 3.4),
+}
+
+
+def _star_words() -> list[tuple[str, str, str, float]]:
+    """Each word with its meaning and how its star is drawn in the legend."""
+    return [(word, sky.MEANINGS[word], *STAR_DRAWINGS[word]) for word in sky.MEANINGS]
+
+
+@require_safe
+def star_words(request: LearnerRequest, markdown: bool = False) -> HttpResponse:
+    """The one page that says what each of a star's five words means, and the rule."""
+    context = {
+        "star_words": [(word, sky.MEANINGS[word], *STAR_DRAWINGS[word]) for word in sky.MEANINGS],
+        "rule": sky.RULE,
+    }
+    return page_or_twin(
+        request,
+        context,
+        html="practice/star_words.html",
+        markdown="agent/star-words.md",
+        twin=markdown,
+    )
 
 
 def _sky_table(request: LearnerRequest, sky_view: sky_map.SkyView, version: int) -> HttpResponse:
@@ -879,6 +926,9 @@ def worksheet_answers(
                 if review.question_id in by_id
             ]
             context["right"] = sum(1 for review in reviews if review.correct)
+            context["summary"] = stars.sitting_summary(
+                learner=learner, reviews=reviews, now=timezone.now()
+            )
         context["token"] = submissions.issue_for_worksheet(lesson_id=lesson.pk)
         # The short address and the QR code on the sheet bring its code along.
         context["typed_code"] = normalise_worksheet_code(request.GET.get("code", ""))

@@ -54,7 +54,7 @@ def test_forget_ends_the_session_in_every_tab_and_on_every_server(client, demo):
 
     assert Session.objects.count() == 0 and Learner.objects.count() == 0
     assert counter_text(other_tab.get(SEED_PATH).content.decode()) == "Your sky"
-    assert "Nothing learned yet" in other_tab.get("/progress").content.decode()
+    assert "Nothing yet: your first right answer" in other_tab.get("/progress").content.decode()
 
 
 def test_a_tab_that_has_not_seen_forget_yet_records_nothing_and_starts_no_learner(client, demo):
@@ -89,7 +89,7 @@ def test_an_editors_change_shows_on_a_learners_next_lesson_page(client, demo):
     demo.save()
     html = client.get(SEED_PATH).content.decode()
     assert "A freshly edited heading" in html and "Split the work" not in html
-    assert "1 learned so far" in counter_text(html)  # still this learner's page
+    assert "0 lit · 1 kindled" in counter_text(html)  # still this learner's page
 
 
 def test_a_learners_constellation_sits_in_the_shared_page(client, demo):
@@ -127,7 +127,7 @@ def test_the_header_counter_is_the_same_on_every_page(demo):
     later = time_machine.travel(timezone.now() + timedelta(days=2), tick=False)
     with later:
         expected = counter_text(client.get("/sky").content.decode())
-        assert re.fullmatch(r"Your sky: \d+ learned so far · \d+ due", expected), expected
+        assert re.fullmatch(r"Your sky: \d+ lit · \d+ kindled · \d+ due", expected), expected
         assert not expected.endswith(" 0 due")
         for path in (
             SEED_PATH,
@@ -167,7 +167,7 @@ def test_two_browsers_shown_the_same_question_each_get_their_own_form(demo):
         )
         assert response.status_code == 302
         assert counter_text(browser.get(SEED_PATH).content.decode()).startswith(
-            "Your sky: 1 learned so far"
+            "Your sky: 0 lit · 1 kindled"
         )
     assert Learner.objects.count() == 2
 
@@ -195,8 +195,8 @@ def test_a_constellation_is_redrawn_when_a_star_changes_and_its_counts_do_not(cl
     today = constellation_at(timedelta(hours=1))
     tomorrow = constellation_at(timedelta(days=1, hours=1))
     assert today[1] == tomorrow[1] and "1 kindled" in today[1]
-    assert today[0] == "kindled, next review in 2 days"
-    assert tomorrow[0] == "kindled, next review in 23 hours"
+    assert today[0] == "kindled: next review in 2 days"
+    assert tomorrow[0] == "kindled: next review in 23 hours"
 
 
 def test_a_lesson_not_started_is_drawn_alike_for_every_learner_until_their_first_answer(demo):
@@ -267,7 +267,7 @@ def test_a_learner_who_signs_in_as_an_editor_keeps_their_sky(client, demo, djang
     client.force_login(django_user_model.objects.create_user("editor", is_staff=True))
     assert client.cookies[settings.SESSION_COOKIE_NAME].value != old_key
     assert counter_text(client.get(SEED_PATH).content.decode()).startswith(
-        "Your sky: 1 learned so far"
+        "Your sky: 0 lit · 1 kindled"
     )
 
 

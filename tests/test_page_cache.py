@@ -21,9 +21,9 @@ from tests.practice.helpers import answer
 def test_a_cached_page_holds_no_learner_data(demo):
     learner = Client()
     answer(learner, demo, right=True)
-    assert "1 learned so far" in learner.get(SEED_PATH).content.decode()
+    assert "0 lit · 1 kindled" in learner.get(SEED_PATH).content.decode()
     visitor = Client().get(SEED_PATH).content.decode()
-    assert "1 learned so far" not in visitor and "Your sky" in visitor
+    assert "0 lit · 1 kindled" not in visitor and "Your sky" in visitor
     assert 'name="csrfmiddlewaretoken"' not in visitor
 
 

@@ -22,7 +22,7 @@ def learner_whose_session_has_expired(browser: Client, demo) -> Learner:
     """The browser answers once, then its session's expiry date passes (its cookie is kept)."""
     assert answer(browser, demo, right=True).status_code == 302
     assert ONE_ANSWER in browser.get("/progress").content.decode()
-    assert "1 learned so far" in browser.get(SEED_PATH).content.decode()
+    assert "0 lit · 1 kindled" in browser.get(SEED_PATH).content.decode()
     session_key = browser.cookies[settings.SESSION_COOKIE_NAME].value
     ended = timezone.now() - timedelta(minutes=1)
     assert Session.objects.filter(session_key=session_key).update(expire_date=ended) == 1
@@ -37,7 +37,7 @@ def test_a_session_past_its_expiry_date_shows_the_browser_no_progress(demo):
     progress = browser.get("/progress").content.decode()
     assert NOTHING_YET in progress and ONE_ANSWER not in progress
     lesson_page = browser.get(SEED_PATH).content.decode()
-    assert "Your sky" in lesson_page and "1 learned so far" not in lesson_page
+    assert "Your sky" in lesson_page and "0 lit · 1 kindled" not in lesson_page
 
 
 def test_an_answer_after_the_session_expired_starts_a_new_learner(demo):

@@ -38,7 +38,7 @@ from practice.models import (
 
 REVIEW_BATCH_SIZE = 8
 
-# A learner's memories as `memories_of` reads them: (memory state, last rating, evidence, ever
+# A learner's memories as `memories_of` reads them: (memory state, missed, evidence, ever
 # lit) by (kind, item id).
 type Memories = dict[tuple[str, int], tuple]
 
@@ -80,7 +80,7 @@ MEMORY_COLUMNS = (
     "question_id",
     "flashcard_id",
     *Memory.STATE_FIELDS,
-    "last_rating",
+    "missed",
     "evidence",
     "lit_at",
 )
@@ -89,19 +89,19 @@ MEMORY_COLUMNS = (
 def memories_from(rows) -> Memories:
     """Memories from rows of MEMORY_COLUMNS (a row of nulls, from an outer join, is none)."""
     memories: Memories = {}
-    for question_id, flashcard_id, *state, last_rating, evidence, lit_at in rows:
+    for question_id, flashcard_id, *state, missed, evidence, lit_at in rows:
         if question_id:
             key = ("question", question_id)
         elif flashcard_id:
             key = ("flashcard", flashcard_id)
         else:
             continue
-        memories[key] = (scheduling.MemoryState(*state), last_rating, evidence, lit_at is not None)
+        memories[key] = (scheduling.MemoryState(*state), missed, evidence, lit_at is not None)
     return memories
 
 
 def memories_of(learner: Learner | None, **filters) -> Memories:
-    """(memory state, last rating, evidence, ever lit) by (kind, item id)."""
+    """(memory state, missed, evidence, ever lit) by (kind, item id)."""
     if learner is None:
         return {}
     return memories_from(
@@ -118,8 +118,8 @@ def new_round_questions(
     *, questions: list[Question], memories: Memories, now: datetime
 ) -> list[Question]:
     by_question = {
-        pk: (state, last_rating)
-        for (kind, pk), (state, last_rating, *_) in memories.items()
+        pk: (state, missed)
+        for (kind, pk), (state, missed, *_) in memories.items()
         if kind == "question"
     }
     return question_order(questions, by_question, now)

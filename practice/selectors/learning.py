@@ -6,13 +6,13 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 
 from django.db import models
-from django.db.models import Count, OuterRef, Q, Subquery
+from django.db.models import Count, OuterRef, Subquery
 from django.db.models.functions import Coalesce
 
 from lessons.models import Area, Flashcard, Lesson, Question, Subject
 from lessons.selectors import Item, items_of
 from lightmysky.lib import charts
-from practice import scheduling, sky
+from practice import sky
 from practice.drawing import Constellation
 from practice.models import Learner, Memory, Review
 from practice.selectors import memories_of, next_lesson_to_learn
@@ -57,19 +57,20 @@ class LessonProgress:
     """A started lesson's stars for one learner, as its lesson card words them."""
 
     stars: int
-    learned: int
+    lit: int
+    kindled: int
     due: int
     last_review: datetime | None
 
     @property
     def in_words(self) -> str:
-        """'5 of 14 learned · 3 due': the header counter's words, for one lesson."""
-        learned = f"{self.learned} of {self.stars} learned"
-        return f"{learned} · {self.due} due" if self.due else learned
+        """'5 lit · 2 kindled of 14 · 3 due': the header counter's words, for one lesson."""
+        earned = f"{self.lit} lit · {self.kindled} kindled of {self.stars}"
+        return f"{earned} · {self.due} due" if self.due else earned
 
     @property
-    def all_learned(self) -> bool:
-        return self.learned >= self.stars
+    def all_lit(self) -> bool:
+        return self.lit >= self.stars
 
 
 def _count_per_lesson(model) -> Coalesce:
@@ -100,7 +101,8 @@ def lesson_progress(
         .order_by()
         .values("lesson_id")
         .annotate(
-            learned=Count("pk", filter=sky.counter_conditions(now)["learned"]),
+            lit=Count("pk", filter=sky.counter_conditions(now)["lit"]),
+            kindled=Count("pk", filter=sky.counter_conditions(now)["kindled"]),
             due_now=Count("pk", filter=sky.counter_conditions(now)["due"]),
             latest=models.Max("last_review"),
             questions=_count_per_lesson(Question),
@@ -110,7 +112,8 @@ def lesson_progress(
     return {
         row["lesson_id"]: LessonProgress(
             stars=row["questions"] + row["flashcards"],
-            learned=row["learned"],
+            lit=row["lit"],
+            kindled=row["kindled"],
             due=row["due_now"],
             last_review=row["latest"],
         )
@@ -200,7 +203,7 @@ def next_step(
     lessons: list[Lesson],
 ) -> NextStep:
     """Start here for a new browser; else review what is due; else continue the latest lesson
-    not yet learned, or the next lesson to learn (one query, only then)."""
+    not yet all lit, or the next lesson to learn (one query, only then)."""
     if learner is None:
         first = next_lesson_to_learn(learner=None)
         return NextStep(NextStep.START, first) if first else NextStep(NextStep.REST)
@@ -208,7 +211,7 @@ def next_step(
         return NextStep(NextStep.REVIEW, due=due)
     by_pk = {lesson.pk: lesson for lesson in lessons}
     for lesson in recent:
-        if not lesson.progress.all_learned:
+        if not lesson.progress.all_lit:
             return NextStep(NextStep.CONTINUE, by_pk[lesson.constellation.lesson_id])
     following = next_lesson_to_learn(learner=learner)
     return NextStep(NextStep.CONTINUE, following) if following else NextStep(NextStep.REST)
@@ -216,10 +219,10 @@ def next_step(
 
 @dataclass(frozen=True)
 class LearningRecord:
-    """What /progress leads with: lessons started, and stars learned week by week."""
+    """What /progress leads with: lessons started, and stars first lit week by week."""
 
     lessons_started: int
-    weeks: list[tuple[datetime, int]]  # the Monday starting each week, stars first learned
+    weeks: list[tuple[datetime, int]]  # the Monday starting each week, stars first lit
 
     @property
     def week_bars(self) -> list[charts.Bar]:
@@ -230,19 +233,12 @@ LEARNING_RECORD_WEEKS = 12
 
 
 def learning_record(*, learner: Learner, now: datetime) -> LearningRecord:
-    """Lessons started, and how many stars were first learned (a scheduled answer that recalled
-    them, sky.recalled) in each of the last weeks, in one query with a row per item answered."""
-    recalled = Q(question__isnull=False, rating__gte=scheduling.GOOD) | Q(
-        flashcard__isnull=False, rating__gte=scheduling.HARD
-    )
+    """Lessons started, and how many stars were first lit in each of the last weeks, in one
+    query with a row per item answered."""
     rows = (
-        Review.objects.filter(
-            learner_id=learner.pk, practice=False, lesson__status=Lesson.Status.PUBLISHED
-        )
-        .order_by()
-        .values("lesson_id", "question_id", "flashcard_id")
-        .annotate(first_learned=models.Min("reviewed_at", filter=recalled))
-        .values_list("lesson_id", "first_learned")
+        Memory.objects.filter(learner_id=learner.pk)
+        .in_published_lessons()
+        .values_list("lesson_id", "lit_at")
     )
     this_monday = (now - timedelta(days=now.weekday())).replace(
         hour=0, minute=0, second=0, microsecond=0
@@ -250,9 +246,9 @@ def learning_record(*, learner: Learner, now: datetime) -> LearningRecord:
     first_monday = this_monday - timedelta(weeks=LEARNING_RECORD_WEEKS - 1)
     counts = [0] * LEARNING_RECORD_WEEKS
     lessons = set()
-    for lesson_id, first_learned in rows:
+    for lesson_id, lit_at in rows:
         lessons.add(lesson_id)
-        if first_learned is not None and first_learned >= first_monday:
-            counts[min((first_learned - first_monday) // timedelta(weeks=1), len(counts) - 1)] += 1
+        if lit_at is not None and lit_at >= first_monday:
+            counts[min((lit_at - first_monday) // timedelta(weeks=1), len(counts) - 1)] += 1
     weeks = [(first_monday + timedelta(weeks=i), counts[i]) for i in range(len(counts))]
     return LearningRecord(lessons_started=len(lessons), weeks=weeks)

@@ -10,46 +10,49 @@ from datetime import datetime
 from django.db import connection
 from django.db.models import Count
 
-from lessons.models import Lesson, Question
-from lessons.selectors import Item, LessonPage
+from lessons.models import Lesson
+from lessons.selectors import Item, LessonPage, items_of
 from practice import scheduling, sky
 from practice.drawing import Constellation, Star
 from practice.models import Learner, Memory, Review, RoundProgress
-from practice.selectors import Memories, lesson_memories
+from practice.selectors import Memories, lesson_memories, memories_of
 
 
 @dataclass(frozen=True)
 class SkyCounter:
-    learned: int  # kindled and lit stars
+    """The header's counts: what was earned first (stars lit, kindled), then what is due."""
+
+    lit: int
+    kindled: int
     due: int
     ever_lit: int
 
 
 def sky_counter(*, learner: Learner, now: datetime) -> SkyCounter:
-    """The header's '12 learned so far · 3 due' and the stars ever lit, over the published
-    lessons, in one query written out: every learner's page shows it, and building it with the
-    ORM (`sky_counter_by_orm`, the same counts) took a fifth of a lesson page's time."""
+    """The header's counts over the published lessons (the sky's rule: sky.counter_conditions),
+    in one query written out: every learner's page shows them, and building it with the ORM
+    (`sky_counter_by_orm`, the same counts) took a fifth of a lesson page's time."""
     with connection.cursor() as cursor:
         cursor.execute(
             _COUNTER_SQL,
             {
                 "learner": learner.pk,
                 "now": connection.ops.adapt_datetimefield_value(now),
-                "no_evidence": sky.NO_EVIDENCE,
-                "again": scheduling.AGAIN,
+                "kindling": sky.KINDLING,
+                "confirmed": sky.CONFIRMED,
                 "published": Lesson.Status.PUBLISHED.value,
             },
         )
-        learned, due, ever_lit = cursor.fetchone()
-    return SkyCounter(learned=learned, due=due, ever_lit=ever_lit)
+        lit, kindled, due, ever_lit = cursor.fetchone()
+    return SkyCounter(lit=lit, kindled=kindled, due=due, ever_lit=ever_lit)
 
 
 # sky.counter_conditions in SQL. The memories of published lessons are found as "not in a draft"
 # (as Memory.objects.in_published_lessons does): the drafts' own index finds the few drafts.
 _COUNTER_SQL = """
     SELECT
-        COUNT(CASE WHEN due > %(now)s AND evidence > %(no_evidence)s AND last_rating <> %(again)s
-            THEN 1 END),
+        COUNT(CASE WHEN evidence = %(confirmed)s THEN 1 END),
+        COUNT(CASE WHEN evidence = %(kindling)s THEN 1 END),
         COUNT(CASE WHEN due <= %(now)s THEN 1 END),
         COUNT(lit_at)
     FROM practice_memory
@@ -110,10 +113,10 @@ def star(
     y: float,
 ) -> Star:
     """One item's star where it is drawn, in the state the learner's memory of it gives."""
-    memory, last_rating, evidence, ever_lit = memories.get(
-        (kind, pk), (None, None, sky.NO_EVIDENCE, False)
+    memory, missed, evidence, ever_lit = memories.get(
+        (kind, pk), (None, False, sky.NO_EVIDENCE, False)
     )
-    state = sky.star_state(memory, last_rating, now, config, evidence=evidence)
+    state = sky.star_state(memory, now, config, evidence=evidence, missed=missed)
     label = f"{kind.capitalize()} {number} of {title}: {state.describe(now)}"
     return Star(kind, number, key, label, state, x, y, ever_lit=ever_lit)
 
@@ -155,37 +158,68 @@ def constellation_for(
 # A round's answers and end, in the stars ------------------------------------------------------
 
 
-def answer_reward(review: Review, question: Question, constellation: Constellation) -> str | None:
-    """'kindled' or 'lit' when this answer left its star so: the star shown beside the verdict.
-    A practice answer or a right guess is no evidence of memory, so it shows none."""
-    if not review.correct or review.practice or review.rating == scheduling.HARD:
-        return None
-    star = next(
-        (s for s in constellation.stars if s.kind == "question" and s.key == question.key), None
-    )
-    word = star.state.word if star else None
-    return word if word in (sky.KINDLED, sky.LIT) else None
+def sitting_stars(reviews: list[Review]) -> dict[str, int]:
+    """How many stars a sitting's answers lit and kindled (a star both kindled and later lit
+    in it counts as lit)."""
+    changes: dict[tuple, str] = {}
+    for review in sorted(reviews, key=lambda r: r.reviewed_at):
+        if review.star_change:
+            item = (review.question_id, review.flashcard_id)
+            changes[item] = (
+                sky.LIT
+                if sky.LIT in (changes.get(item), review.star_change)
+                else (review.star_change)
+            )
+    words = list(changes.values())
+    return {"lit": words.count(sky.LIT), "kindled": words.count(sky.KINDLED)}
+
+
+def sitting_summary(*, learner: Learner, reviews: list[Review], now: datetime) -> dict:
+    """What a sitting's scheduled answers did (a review set, a flashcard set, a worksheet's
+    answers): the stars they lit and kindled, drawn in their lessons' constellations, and when
+    the items answered come back. Four queries, however long the sitting."""
+    lesson_ids = sorted({review.lesson_id for review in reviews})
+    lessons = Lesson.objects.select_related("subject").in_bulk(lesson_ids)
+    items: dict[int, list[Item]] = {pk: [] for pk in lesson_ids}
+    for item in items_of(lesson_ids):
+        items[item.lesson_id].append(item)
+    memories = memories_of(learner, lesson_id__in=lesson_ids)
+    constellations = [
+        constellation_for(
+            learner=learner, lesson=lessons[pk], items=items[pk], now=now, memories=memories
+        )
+        for pk in lesson_ids
+        if pk in lessons
+    ]
+    answered = {
+        ("question", r.question_id) if r.question_id else ("flashcard", r.flashcard_id)
+        for r in reviews
+    }
+    dues = [memories[item][0].due for item in answered if item in memories]
+    return sitting_stars(reviews) | {
+        "comes_back": _comes_back(dues, now),
+        "constellations": constellations,
+    }
+
+
+def _comes_back(dues: list[datetime], now: datetime) -> list[tuple[str, int]]:
+    """How many come back on each day ahead: [('tomorrow', 2), ('in 3 days', 5)]."""
+    comes_back: dict[str, int] = {}
+    for due in sorted(due for due in dues if due > now):
+        day = day_words(due, now)
+        comes_back[day] = comes_back.get(day, 0) + 1
+    return list(comes_back.items())
 
 
 def round_outcome(progress: RoundProgress, constellation: Constellation, now: datetime) -> dict:
     """What the round did to the lesson's stars, and when its questions come back."""
     stars = {s.key: s for s in constellation.stars if s.kind == "question"}
-    first_right = [row["question"] for row in progress.results() if row["first_right"]]
-    words = [stars[q.key].state.word for q in first_right if q.key in stars]
-    comes_back: dict[str, int] = {}
-    dues = sorted(
+    dues = [
         star.state.due
         for question in progress.questions
-        if (star := stars.get(question.key)) and star.state.due and star.state.due > now
-    )
-    for due in dues:
-        day = day_words(due, now)
-        comes_back[day] = comes_back.get(day, 0) + 1
-    return {
-        "kindled": words.count(sky.KINDLED),
-        "lit": words.count(sky.LIT),
-        "comes_back": list(comes_back.items()),
-    }
+        if (star := stars.get(question.key)) and star.state.due
+    ]
+    return sitting_stars(progress.reviews) | {"comes_back": _comes_back(dues, now)}
 
 
 def day_words(moment: datetime, now: datetime) -> str:

@@ -71,14 +71,14 @@ def test_an_active_learner_continues_their_lesson_and_sees_its_stars(client, dem
     html = client.get("/").content.decode()
     assert next_step(html) == f"Continue: {demo.title}"
     states = card_states(html)
-    assert states[demo.title] == f"1 of {stars_of(demo)} learned"
+    assert states[demo.title] == f"0 lit · 1 kindled of {stars_of(demo)}"
     others = Lesson.objects.published().exclude(pk=demo.pk)
     assert all(states[lesson.title] == NOT_STARTED for lesson in others)
-    assert home_sky_cards(html) == [(demo.title, f"1 of {stars_of(demo)} learned")]
+    assert home_sky_cards(html) == [(demo.title, f"0 lit · 1 kindled of {stars_of(demo)}")]
     # The header counter uses the same words.
-    assert "1 learned so far · 0 due" in html
+    assert "0 lit · 1 kindled · 0 due" in html
     subject_page = client.get("/learn/computing/").content.decode()
-    assert card_states(subject_page)[demo.title] == f"1 of {stars_of(demo)} learned"
+    assert card_states(subject_page)[demo.title] == f"0 lit · 1 kindled of {stars_of(demo)}"
 
 
 def test_a_returning_learner_is_asked_to_review_what_is_due(client, demo):
@@ -88,12 +88,11 @@ def test_a_returning_learner_is_asked_to_review_what_is_due(client, demo):
         subject_page = client.get("/learn/computing/").content.decode()
     assert next_step(html) == "Review 8 due"
     assert '<a class="button" href="/review">Review 8 due</a>' in html
-    words = f"0 of {stars_of(demo)} learned · 8 due"
+    words = f"0 lit · 8 kindled of {stars_of(demo)} · 8 due"
     assert card_states(html)[demo.title] == words
     assert card_states(subject_page)[demo.title] == words
     assert home_sky_cards(html) == [(demo.title, words)]
-    assert "0 learned so far · 8 due" in html
-    assert "stars ever lit: 0" in html
+    assert "0 lit · 8 kindled · 8 due" in html  # nothing earned is lost to time
 
 
 def test_a_lesson_set_back_to_draft_leaves_the_counter_and_the_review(client, demo):
@@ -101,14 +100,14 @@ def test_a_lesson_set_back_to_draft_leaves_the_counter_and_the_review(client, de
     other = Lesson.objects.published().exclude(pk=demo.pk).first()
     assert other is not None
     with time_machine.travel(timezone.now() + timedelta(days=60), tick=False):
-        assert "0 learned so far · 8 due" in client.get(other.get_absolute_url()).content.decode()
+        assert "0 lit · 8 kindled · 8 due" in client.get(other.get_absolute_url()).content.decode()
         assert "Nothing is due right now" not in client.get("/review").content.decode()
 
         Lesson.objects.filter(pk=demo.pk).update(status=Lesson.Status.DRAFT)
 
-        assert "0 learned so far · 0 due" in client.get(other.get_absolute_url()).content.decode()
+        assert "0 lit · 0 kindled · 0 due" in client.get(other.get_absolute_url()).content.decode()
         review = client.get("/review").content.decode()
-    assert "Nothing is due right now" in review and "0 learned so far · 0 due" in review
+    assert "Nothing is due right now" in review and "0 lit · 0 kindled · 0 due" in review
 
 
 def test_a_learner_who_learned_their_lesson_continues_with_the_next_one(client, demo):
@@ -119,7 +118,7 @@ def test_a_learner_who_learned_their_lesson_continues_with_the_next_one(client, 
     html = client.get("/").content.decode()
     first = Lesson.objects.get(public_id=FIRST_ID)
     assert next_step(html) == f"Continue: {first.title}"
-    assert card_states(html)[demo.title] == f"{stars_of(demo)} of {stars_of(demo)} learned"
+    assert card_states(html)[demo.title] == f"{stars_of(demo)} lit · 0 kindled of {stars_of(demo)}"
 
 
 def test_the_home_sky_draws_only_the_six_latest_lessons(client, demo):

@@ -30,11 +30,11 @@ def test_a_right_retry_after_a_miss_leaves_the_memory_as_the_miss_left_it(client
     feedback = client.get(practice_url(demo) + "?answered=9").content.decode()
     assert "Practice: you had just seen the answer" in feedback
     sky = client.get("/sky").content.decode()
-    assert "<strong>7 learned so far</strong> (0 lit, 7 kindled), 0 due, 1 missed" in sky
-    assert f"Question 1 of {demo.title}: missed, back in 24 hours" in sky
+    assert "<strong>0 lit · 7 kindled</strong> · 0 due" in sky and "0 due and 1 missed" in sky
+    assert f"Question 1 of {demo.title}: unlit, missed: next review in 24 hours" in sky
 
 
-def test_a_right_answer_the_learner_says_they_guessed_is_rated_hard(demo):
+def test_a_right_answer_the_learner_says_they_guessed_is_scheduled_as_a_lapse(demo):
     browser = Client()
     question, token = current_question(browser, practice_url(demo))
     page = browser.get(practice_url(demo)).content.decode()
@@ -44,9 +44,11 @@ def test_a_right_answer_the_learner_says_they_guessed_is_rated_hard(demo):
         {"token": token, "choice": sorted(question.correct_ids), "guessed": "yes"},
     )
     review = Review.objects.get()
-    assert review.correct and review.rating == scheduling.HARD
+    assert review.correct and review.rating == scheduling.AGAIN and not review.star_change
+    memory = Memory.objects.get()
+    assert not memory.missed and memory.evidence == 0
     feedback = browser.get(practice_url(demo) + "?answered=1").content.decode()
-    assert "You guessed, so this question comes back sooner" in feedback
+    assert "You said you guessed, so this answer lights no star" in feedback
 
 
 def test_a_wrong_guess_is_simply_wrong(demo):
@@ -88,4 +90,5 @@ def test_review_asks_each_miss_once_more_at_the_end_of_its_set_as_practice(
         again = Review.objects.filter(question=missed).latest("pk")
         assert again.correct and again.practice
         assert Memory.objects.get(question=missed).memory_state == after_miss.memory_state
-        assert "Nothing is due right now" in client.get("/review").content.decode()
+        done = client.get("/review").content.decode()
+        assert "Set done" in done and "Nothing else is due right now" in done

@@ -9,6 +9,7 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.test import Client
 from django.utils import timezone
 
+from lessons.models import Question
 from practice import scheduling, sky
 from practice.models import Learner
 from tests.practice.helpers import (
@@ -105,15 +106,20 @@ def test_replaying_each_items_log_reproduces_its_exported_memory_state(client, d
         assert scheduling.STATES[replayed.state] == item["state"]
         assert replayed.last_review == parse(item["last_review"])
         # The star's evidence replays too: practice answers never kindled or lit anything.
-        evidence, lit_at = sky.evidence_of(
-            [(r["rating"], parse(r["reviewed_at"])) for r in scheduled],
-            graded=item["kind"] == "question",
+        question = Question.objects.get(key=item["item"].split(":", 1)[1])
+        evidence = sky.evidence_of(
+            [
+                (sky.outcome_of(r["rating"], r["correct"]), parse(r["reviewed_at"]))
+                for r in scheduled
+            ],
+            guess_rate=sky.guess_rate(len(question.choices), several=question.takes_several),
         )
-        assert sky.EVIDENCE[evidence] == item["evidence"], item["item"]
-        assert lit_at == (parse(item["lit_at"]) if item["lit_at"] else None), item["item"]
-    # Odd questions were remembered nine days on, so they lit; even ones were missed.
+        assert sky.EVIDENCE[evidence.level] == item["evidence"], item["item"]
+        assert evidence.lit_at == (parse(item["lit_at"]) if item["lit_at"] else None)
+    # Odd questions were remembered nine days on: a second right answer (or a first one after
+    # a miss) keeps a star kindled. Even ones were missed.
     stars = sorted(item["star"] for item in document["items"])
-    assert stars == ["lit"] * 4 + ["missed"] * 4
+    assert stars == ["kindled"] * 4 + ["unlit, missed"] * 4
 
 
 def test_export_belongs_to_this_browser_only(client, demo):

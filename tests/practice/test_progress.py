@@ -57,10 +57,8 @@ def test_an_old_export_imported_in_a_fresh_browser_shows_those_stars_due(client,
     unlit = demo.questions.count() + demo.flashcards.count() - 8
     # The two missed long ago have come due too: every answered star is due. The counts cover
     # the one lesson started, not the whole catalogue.
-    assert (
-        "<strong>0 learned so far</strong> (0 lit, 0 kindled), 8 due, 0 missed and "
-        f"{unlit} unlit" in html
-    )
+    assert "<strong>0 lit · 6 kindled</strong> · 8 due" in html
+    assert f"0 lit, 6 kindled and {unlit + 2} unlit" in html and "8 due and 2 missed" in html
     assert '<a class="button" href="/review">8 due: review now</a>' in html
     assert Review.objects.filter(learner__public_id=fresh.session["learner"]).count() == 10
 
@@ -192,7 +190,7 @@ def test_a_transfer_code_moves_progress_to_another_browser(client, demo):
     assert Review.objects.count() == 9
     # The phone's later miss of question 1 is the newer state: that star is missed.
     html = phone.get("/sky").content.decode()
-    assert "<strong>7 learned so far</strong> (0 lit, 7 kindled), 0 due, 1 missed" in html
+    assert "<strong>0 lit · 7 kindled</strong> · 0 due" in html and "0 due and 1 missed" in html
 
 
 def test_a_transfer_code_works_once(client, demo):

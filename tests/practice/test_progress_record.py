@@ -1,5 +1,5 @@
-"""/progress leads with what was learned: lessons started, stars ever lit, learned now, and
-stars learned week by week; the data tools follow."""
+"""/progress leads with the learner's stars: lessons started, lit, kindled and due, and stars
+first lit week by week; the data tools follow."""
 
 from __future__ import annotations
 
@@ -24,40 +24,38 @@ def weeks(html: str) -> list[tuple[str, str]]:
 
 def test_a_new_browser_is_told_nothing_is_learned_yet(client, demo):
     html = client.get("/progress").content.decode()
-    assert "Nothing learned yet: your first right answer kindles your first star." in html
+    assert "Nothing yet: your first right answer kindles your first star." in html
     assert figures(html) == {} and 'class="week-chart"' not in html
     # The data tools are still there, below.
-    assert html.index("What you have learned") < html.index("Take it with you")
+    assert html.index("Your stars") < html.index("Take it with you")
     assert "Forget everything" in html
 
 
-def test_an_active_learner_sees_their_first_star_learned_this_week(client, demo):
+def test_an_active_learner_sees_their_stars_and_the_weeks_they_first_lit(client, demo):
     answer(client, demo, right=True)
     answer(client, demo, right=False)
     html = client.get("/progress").content.decode()
-    assert figures(html) == {"Lessons started": "1", "Stars ever lit": "0", "Learned now": "1"}
+    assert figures(html) == {"Lessons started": "1", "Lit": "0", "Kindled": "1", "Due": "0"}
     rows = weeks(html)
     assert len(rows) == 12
-    assert rows[-1][0].endswith("(this week)") and rows[-1][1] == "1"
-    assert all(count == "0" for _, count in rows[:-1])
-    assert html.index("What you have learned") < html.index("Take it with you")
+    assert rows[-1][0].endswith("(this week)") and all(count == "0" for _, count in rows)
+    assert html.index("Your stars") < html.index("Take it with you")
     assert '<svg class="week-chart" viewBox="0 0 420 160" role="img"' in html
 
 
-def test_a_returning_learner_keeps_the_week_they_learned_and_lights_stars(client, demo):
+def test_a_returning_learner_keeps_what_was_earned_and_lights_stars(client, demo):
     now = timezone.now()
-    with time_machine.travel(now - timedelta(days=15), tick=False):
-        finish_round(client, demo, [True] * 8)
+    for days_ago in (16, 15):
+        with time_machine.travel(now - timedelta(days=days_ago), tick=False):
+            finish_round(client, demo, [True] * 8)
     with time_machine.travel(now, tick=False):
         before = client.get("/progress").content.decode()
         finish_round(client, demo, [True] * 8)
         after = client.get("/progress").content.decode()
-    # Back after 15 days, everything is due: nothing is learned now, but the chart keeps the
-    # week the 8 stars were first learned.
-    assert figures(before) == {"Lessons started": "1", "Stars ever lit": "0", "Learned now": "0"}
-    counts = [int(count) for _, count in weeks(before)]
-    assert sum(counts) == 8 and counts[-1] == 0 and 8 in counts[-4:-1]
-    # Remembered again on a later day, they light; a star first learned weeks ago is not
-    # counted again this week.
-    assert figures(after) == {"Lessons started": "1", "Stars ever lit": "8", "Learned now": "8"}
-    assert [int(count) for _, count in weeks(after)] == counts
+    # Back after 15 days, everything is due, and still kindled: nothing earned was lost.
+    assert figures(before) == {"Lessons started": "1", "Lit": "0", "Kindled": "8", "Due": "8"}
+    assert sum(int(count) for _, count in weeks(before)) == 0
+    # A third right answer, on another day: they light, this week.
+    assert figures(after) == {"Lessons started": "1", "Lit": "8", "Kindled": "0", "Due": "0"}
+    counts = [int(count) for _, count in weeks(after)]
+    assert counts[-1] == 8 and sum(counts) == 8

@@ -109,13 +109,10 @@ def test_settings_describe_themselves_for_the_export():
     assert len(described["parameters"]) == 21
 
 
-# What a right answer the learner marks "I guessed" is rated: recognised, not recalled, so it
-# comes back sooner than a sure one. Issue #50 will change this; the tests name it only here.
-RIGHT_GUESS_RATING = HARD
-
-
-def test_a_right_answer_marked_as_guessed_is_rated_below_a_sure_one_and_a_wrong_guess_again():
-    """A right guess comes back sooner than a sure right answer; a wrong guess is simply wrong."""
-    assert scheduling.rating_for_answer(True, guessed=True) == RIGHT_GUESS_RATING
-    assert RIGHT_GUESS_RATING < scheduling.rating_for_answer(True, guessed=False) == GOOD
+def test_a_right_answer_marked_as_guessed_is_scheduled_as_a_lapse_as_a_wrong_one_is():
+    """A declared guess is not a memory: it is rated Again, as a wrong answer is, so it never
+    gets a longer interval than a wrong answer would (the star shows no miss for it)."""
+    assert scheduling.rating_for_answer(True, guessed=True) == AGAIN
+    assert scheduling.rating_for_answer(True, guessed=False) == GOOD
     assert scheduling.rating_for_answer(False, guessed=True) == AGAIN
+    assert scheduling.rating_for_answer(False) == AGAIN

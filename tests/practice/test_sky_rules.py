@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -13,147 +14,161 @@ CONFIG = SchedulerSettings(0.9, (), (), 36500, False)
 NOON = datetime(2026, 5, 1, 12, 0, tzinfo=UTC)
 
 
-def reviewed(*ratings_and_times, graded: bool = True):
-    """The memory state and evidence after scheduled reviews, as answering them stores them."""
-    memory, evidence, lit_at = None, sky.NO_EVIDENCE, None
-    for rating, moment in ratings_and_times:
-        evidence, lit_at = sky.evidence_after(
-            evidence,
-            lit_at,
-            rating=rating,
-            graded=graded,
-            previous_review=memory.last_review if memory else None,
-            now=moment,
-        )
+FOUR_CHOICES = sky.guess_rate(4, several=False)
+RIGHT, WRONG, GUESSED = sky.Outcome
+
+
+def answered(*outcomes_and_times, guess_rate: float = FOUR_CHOICES):
+    """The memory state and evidence after scheduled answers, as answering them stores them:
+    the evidence first, then the scheduler's state, then the due kept short until lit."""
+    memory, evidence = None, sky.Evidence()
+    for outcome, moment in outcomes_and_times:
+        evidence = evidence.after(outcome, guess_rate=guess_rate, now=moment)
+        rating = scheduling.rating_for_answer(outcome == RIGHT, guessed=outcome == GUESSED)
         memory = scheduling.review(memory, rating, moment, CONFIG)
-    return memory, evidence, lit_at
+        due = sky.due_until_lit(memory.due, memory.last_review, evidence.level)
+        memory = dataclasses.replace(memory, due=due)
+    return memory, evidence
 
 
-def star(reviews, now, last_rating=None):
-    memory, evidence, _ = reviews
-    return sky.star_state(memory, last_rating, now, CONFIG, evidence=evidence)
+def star(answers, now):
+    memory, evidence = answers
+    return sky.star_state(memory, now, CONFIG, evidence=evidence.level, missed=evidence.missed)
+
+
+def days(*numbers: float) -> list[datetime]:
+    return [NOON + timedelta(days=n) for n in numbers]
 
 
 def test_an_unanswered_star_is_unlit():
-    state = sky.star_state(None, None, NOON, CONFIG)
-    assert state.word == "unlit"
+    state = sky.star_state(None, NOON, CONFIG)
+    assert (state.word, state.words) == ("unlit", ["unlit"])
     assert state.describe(NOON) == "unlit, not answered yet"
 
 
 def test_a_first_right_answer_kindles_the_star_and_lights_nothing():
-    reviews = reviewed((GOOD, NOON))
-    state = star(reviews, NOON, GOOD)
+    answers = answered((RIGHT, NOON))
+    state = star(answers, NOON)
     assert state.word == "kindled"
-    assert state.describe(NOON) == "kindled, next review in 2 days"
-    assert reviews[2] is None  # not lit, ever
+    assert state.describe(NOON) == "kindled: next review in 2 days"
+    assert answers[1].lit_at is None
 
 
-def test_a_right_answer_the_same_day_only_keeps_it_kindled():
-    reviews = reviewed((GOOD, NOON), (GOOD, NOON + timedelta(hours=23, minutes=59)))
-    assert star(reviews, NOON + timedelta(hours=24), GOOD).word == "kindled"
-
-
-def test_a_right_answer_a_day_after_the_review_before_lights_it_at_full_brightness():
-    later = NOON + timedelta(days=1)
-    memory, evidence, lit_at = reviewed((GOOD, NOON), (GOOD, later))
-    state = sky.star_state(memory, GOOD, later, CONFIG, evidence=evidence)
+def test_three_right_answers_over_two_days_light_a_four_choice_star():
+    """Two right answers are not enough whatever the days between (a guesser gets two in a row
+    one time in sixteen); the third lights it, on a run spanning a day or more."""
+    two = answered(*((RIGHT, moment) for moment in days(0, 3)))
+    assert star(two, days(3)[0]).word == "kindled"
+    three = answered(*((RIGHT, moment) for moment in days(0, 3, 6)))
+    state = star(three, days(6)[0])
     assert (state.word, state.brightness) == ("lit", 1.0)
-    assert lit_at == later
-    assert state.describe(later).startswith("lit, next review in ")
+    assert three[1].lit_at == days(6)[0]
+    assert state.describe(days(6)[0]).startswith("lit: next review in ")
 
 
-def test_the_day_counts_from_the_review_before_not_from_the_first_right_answer():
-    # Right at noon, again at 20:00, and again the next noon: only 16 hours after the last look.
-    reviews = reviewed(
-        (GOOD, NOON), (GOOD, NOON + timedelta(hours=8)), (GOOD, NOON + timedelta(days=1))
+def test_right_answers_all_on_one_day_never_light_it():
+    same_day = answered(*((RIGHT, NOON + timedelta(hours=h)) for h in range(0, 20, 4)))
+    assert same_day[1].score > sky.LIGHT_SCORE
+    assert star(same_day, NOON + timedelta(hours=20)).word == "kindled"
+
+
+def test_a_question_with_more_choices_needs_fewer_right_answers():
+    several = sky.guess_rate(4, several=True)  # every right one of four: 1 in 15 at random
+    assert several == 1 / 15
+    two = answered(*((RIGHT, moment) for moment in days(0, 2)), guess_rate=several)
+    assert star(two, days(2)[0]).word == "lit"
+
+
+def test_a_right_answer_right_after_a_miss_never_lights_it_by_itself():
+    lit = answered(*((RIGHT, moment) for moment in days(0, 2, 5, 12, 30)))
+    # strong evidence before the miss, more than one miss takes away
+    assert lit[1].score > sky.LIGHT_SCORE + 2
+    missed = answered(*((RIGHT, m) for m in days(0, 2, 5, 12, 30)), (WRONG, days(60)[0]))
+    after_miss = answered(
+        *((RIGHT, m) for m in days(0, 2, 5, 12, 30)), (WRONG, days(60)[0]), (RIGHT, days(61)[0])
     )
-    assert reviews[1] == sky.KINDLING
-
-
-def test_a_right_guess_neither_kindles_nor_lights_but_a_later_recall_does():
-    guessed = reviewed((HARD, NOON))
-    assert star(guessed, NOON, HARD).word == "unlit"
-    assert (
-        star(guessed, NOON, HARD)
-        .describe(NOON)
-        .startswith("unlit, not yet answered right from memory, next review in")
+    assert star(missed, days(60)[0]).words == ["unlit", "missed"]
+    assert star(after_miss, days(61)[0]).word == "kindled"
+    relit = answered(
+        *((RIGHT, m) for m in days(0, 2, 5, 12, 30)),
+        (WRONG, days(60)[0]),
+        (RIGHT, days(61)[0]),
+        (RIGHT, days(62)[0]),
     )
-    # Remembered a day after the guess was shown right: remembered across days.
-    assert reviewed((HARD, NOON), (GOOD, NOON + timedelta(days=1)))[1] == sky.CONFIRMED
-    # A guess keeps what was there: a kindled star stays kindled, a lit one lit.
-    assert reviewed((GOOD, NOON), (HARD, NOON + timedelta(days=2)))[1] == sky.KINDLING
-    lit_then_guessed = reviewed(
-        (GOOD, NOON), (GOOD, NOON + timedelta(days=1)), (HARD, NOON + timedelta(days=3))
-    )
-    assert lit_then_guessed[1] == sky.CONFIRMED
+    assert star(relit, days(62)[0]).word == "lit" and relit[1].lit_at == days(5)[0]
 
 
-def test_a_self_rated_hard_flashcard_is_remembered_and_kindles():
-    reviews = reviewed((HARD, NOON), graded=False)
-    assert star(reviews, NOON, HARD).word == "kindled"
+def test_a_declared_guess_is_no_evidence_and_no_miss_and_comes_back_as_a_miss_would():
+    guessed = answered((GUESSED, NOON))
+    state = star(guessed, NOON)
+    assert (state.word, state.missed, guessed[1].score) == ("unlit", False, 0.0)
+    wrong = answered((WRONG, NOON))
+    assert guessed[0].due == wrong[0].due  # never a longer interval than a wrong answer
+    # A guess breaks the run of right answers: the next right one only kindles.
+    broken = answered(*((RIGHT, m) for m in days(0, 2)), (GUESSED, days(4)[0]), (RIGHT, days(5)[0]))
+    assert star(broken, days(5)[0]).word == "kindled"
 
 
-def test_a_lit_star_fades_smoothly_and_is_due_exactly_when_due():
-    reviews = reviewed((GOOD, NOON), (GOOD, NOON + timedelta(days=1)))
-    memory = reviews[0]
-    just_before = star(reviews, memory.due - timedelta(seconds=1), GOOD)
-    at_due = star(reviews, memory.due, GOOD)
-    assert just_before.word == "lit" and just_before.brightness < 0.01
-    assert at_due.word == "due"
+def test_a_guess_on_a_mature_item_never_stretches_its_interval():
+    history = [(RIGHT, moment) for moment in days(0, 2, 5, 12, 30, 80)]
+    guessed = answered(*history, (GUESSED, days(200)[0]))
+    wrong = answered(*history, (WRONG, days(200)[0]))
+    right = answered(*history, (RIGHT, days(200)[0]))
+    assert guessed[0].due <= wrong[0].due < right[0].due
+
+
+def test_a_self_rated_flashcard_reads_as_a_question_with_a_third_chance_of_luck():
+    rated = answered((RIGHT, NOON), guess_rate=sky.FLASHCARD_GUESS_RATE)
+    assert star(rated, NOON).word == "kindled"
+
+
+def test_until_lit_an_item_comes_back_within_three_days():
+    two = answered(*((RIGHT, moment) for moment in days(0, 2)))
+    assert two[0].due - two[0].last_review <= sky.UNLIT_MAX_INTERVAL
+    lit = answered(*((RIGHT, moment) for moment in days(0, 2, 5)))
+    assert lit[0].due - lit[0].last_review > sky.UNLIT_MAX_INTERVAL
+
+
+def test_a_lit_star_fades_smoothly_and_stays_lit_when_it_comes_due():
+    answers = answered(*((RIGHT, moment) for moment in days(0, 2, 5)))
+    memory = answers[0]
+    just_before = star(answers, memory.due - timedelta(seconds=1))
+    at_due = star(answers, memory.due)
+    assert just_before.word == "lit" and just_before.brightness < 0.01 and not just_before.is_due
+    assert (at_due.word, at_due.is_due, at_due.words) == ("lit", True, ["lit", "due"])
     hours = [memory.last_review + timedelta(hours=h) for h in range(0, 48, 6)]
-    brightness = [star(reviews, t, GOOD).brightness for t in hours]
+    brightness = [star(answers, t).brightness for t in hours]
     assert brightness == sorted(brightness, reverse=True)
     assert len(set(brightness)) == len(brightness)
 
 
-def test_a_miss_is_missed_until_due_then_due_and_ever_lit_stays():
-    lit = NOON + timedelta(days=1)
-    reviews = reviewed((GOOD, NOON), (GOOD, lit), (AGAIN, NOON + timedelta(days=5)))
-    memory, evidence, lit_at = reviews
-    assert (evidence, lit_at) == (sky.NO_EVIDENCE, lit)  # the evidence goes, lit_at stays
-    after = NOON + timedelta(days=5, hours=1)
-    state = star(reviews, after, AGAIN)
-    assert state.word == "missed"
-    assert state.describe(after) == "missed, back in 23 hours"
+def test_a_miss_is_missed_and_due_says_since_when():
+    answers = answered(*((RIGHT, m) for m in days(0, 2, 5)), (WRONG, days(9)[0]))
+    memory, evidence = answers
+    assert (evidence.level, evidence.lit_at, evidence.missed) == (
+        sky.NO_EVIDENCE,
+        days(5)[0],
+        True,
+    )
+    after = days(9)[0] + timedelta(hours=1)
+    assert star(answers, after).describe(after) == "unlit, missed: next review in 2 days"
     overdue = memory.due + timedelta(days=1)
-    assert star(reviews, overdue, AGAIN).describe(overdue) == (
-        "due, missed last time, came due 1 day ago"
-    )
+    assert star(answers, overdue).describe(overdue) == ("unlit, due, missed: came due 1 day ago")
 
 
-def test_after_a_miss_a_right_answer_the_same_day_kindles_and_one_a_day_later_lights():
-    miss = NOON + timedelta(days=5)
-    same_day = reviewed(
-        (GOOD, NOON),
-        (GOOD, NOON + timedelta(days=1)),
-        (AGAIN, miss),
-        (GOOD, miss + timedelta(hours=2)),
-    )
-    assert star(same_day, miss + timedelta(hours=3), GOOD).word == "kindled"
-    next_day = reviewed(
-        (GOOD, NOON),
-        (GOOD, NOON + timedelta(days=1)),
-        (AGAIN, miss),
-        (GOOD, miss + timedelta(days=1)),
-    )
-    assert next_day[1] == sky.CONFIRMED and next_day[2] == NOON + timedelta(days=1)
+def test_evidence_of_a_log_is_what_answering_it_one_by_one_stored():
+    outcomes = [RIGHT, WRONG, RIGHT, RIGHT, GUESSED, RIGHT, RIGHT]
+    log = list(zip(outcomes, days(0, 0.2, 1, 3, 3.1, 4, 6), strict=True))
+    assert sky.evidence_of(log, guess_rate=FOUR_CHOICES) == answered(*log)[1]
 
 
-def test_a_due_star_says_since_when_it_is_due():
-    reviews = reviewed((GOOD, NOON))
-    later = reviews[0].due + timedelta(days=3)
-    assert star(reviews, later, GOOD).describe(later) == "due, came due 3 days ago"
-
-
-def test_evidence_of_a_log_is_what_answering_it_review_by_review_stored():
-    times = [NOON + timedelta(hours=h) for h in (0, 5, 30, 80, 81, 200)]
-    ratings = [GOOD, AGAIN, GOOD, GOOD, AGAIN, HARD]
-    _, evidence, lit_at = reviewed(*zip(ratings, times, strict=True))
-    assert sky.evidence_of(list(zip(ratings, times, strict=True)), graded=True) == (
-        evidence,
-        lit_at,
-    )
-    assert lit_at == times[2]
+def test_a_stored_review_reads_as_the_outcome_it_was():
+    assert sky.outcome_of(GOOD, True) == RIGHT
+    assert sky.outcome_of(AGAIN, False) == WRONG
+    assert sky.outcome_of(AGAIN, True) == GUESSED
+    assert sky.outcome_of(HARD, True) == GUESSED  # a guess rated before guesses were lapses
+    assert sky.outcome_of(HARD, None) == RIGHT  # a flashcard the learner recalled with effort
+    assert sky.outcome_of(AGAIN, None) == WRONG
 
 
 def test_positions_are_the_same_on_every_call():

@@ -22,7 +22,7 @@ pytestmark = pytest.mark.django_db
 
 
 def memories_of_every_kind(learner: Learner, lessons: list[Lesson]) -> None:
-    """A memory for each mix of due (past, now, future), last rating, evidence and first-lit
+    """A memory for each mix of due (past, now, future), missed mark, evidence and first-lit
     moment, spread over the lessons' questions and flashcards."""
     now = timezone.now()
     items = [
@@ -30,11 +30,11 @@ def memories_of_every_kind(learner: Learner, lessons: list[Lesson]) -> None:
     ] + [(lesson, None, card) for lesson in lessons for card in lesson.flashcards.all()]
     kinds = itertools.product(
         (now - timedelta(days=2), now + timedelta(hours=1), now + timedelta(days=9)),
-        (scheduling.AGAIN, scheduling.HARD, scheduling.GOOD),
+        (False, True),
         (sky.NO_EVIDENCE, sky.KINDLING, sky.CONFIRMED),
         (None, now - timedelta(days=5)),
     )
-    for (lesson, question, card), (due, rating, evidence, lit_at) in zip(
+    for (lesson, question, card), (due, missed, evidence, lit_at) in zip(
         items, kinds, strict=False
     ):
         Memory.objects.create(
@@ -47,23 +47,24 @@ def memories_of_every_kind(learner: Learner, lessons: list[Lesson]) -> None:
             difficulty=5.0,
             due=due,
             last_review=now - timedelta(days=3),
-            last_rating=rating,
+            last_rating=scheduling.AGAIN if missed else scheduling.GOOD,
+            missed=missed,
             evidence=evidence,
             lit_at=lit_at,
         )
 
 
 def counted_by_the_star_rule(learner: Learner, now) -> SkyCounter:
-    words, ever_lit = [], 0
+    states, ever_lit = [], 0
     for memory in Memory.objects.filter(learner=learner, lesson__status=Lesson.Status.PUBLISHED):
-        state = sky.star_state(
-            memory.memory_state, memory.last_rating, now, evidence=memory.evidence
+        states.append(
+            sky.star_state(memory.memory_state, now, evidence=memory.evidence, missed=memory.missed)
         )
-        words.append(state.word)
         ever_lit += memory.lit_at is not None
     return SkyCounter(
-        learned=words.count(sky.KINDLED) + words.count(sky.LIT),
-        due=words.count(sky.DUE),
+        lit=sum(state.word == sky.LIT for state in states),
+        kindled=sum(state.word == sky.KINDLED for state in states),
+        due=sum(state.is_due for state in states),
         ever_lit=ever_lit,
     )
 
@@ -79,9 +80,9 @@ def test_the_counters_query_the_orms_and_the_star_rule_count_alike():
         expected = counted_by_the_star_rule(learner, now)
         assert sky_counter_by_orm(learner=learner, now=now) == expected
         assert sky_counter(learner=learner, now=now) == expected
-    assert expected.learned == 0 and expected.due > 0 and expected.ever_lit > 0
+    assert expected.lit > 0 and expected.kindled > 0 and expected.ever_lit > 0
     early = counted_by_the_star_rule(learner, timezone.now())
-    assert early.learned > 0 and early.due > 0
+    assert early.due < expected.due
 
 
 def test_the_first_item_due_is_the_one_the_orms_query_orders_first():

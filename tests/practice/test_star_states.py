@@ -1,8 +1,7 @@
 """Each star state reached through real answers and time travel, as a browser reaches it.
 
-unlit: never answered right from memory; kindled: answered right, not yet confirmed on a later
-day; lit: answered right at a review a day or more after the review before it; due: time to come
-back; missed: answered wrong last time. "Stars ever lit" never goes down.
+What the answers earned (unlit, kindled, lit: sky.Evidence) and, apart from it, due and missed.
+A lit star stays lit when it comes due; "stars lit at least once" never goes down.
 """
 
 from __future__ import annotations
@@ -46,8 +45,10 @@ def stars(html: str, lesson) -> dict[int, tuple[str, str]]:
 
 
 def words(html: str, lesson) -> list[str]:
-    """Each question's state word, in question order, from its accessible name."""
-    return [described.split(",")[0] for _, (_, described) in sorted(stars(html, lesson).items())]
+    """Each question's evidence word, in question order, from its accessible name."""
+    return [
+        re.split("[,:]", described)[0] for _, (_, described) in sorted(stars(html, lesson).items())
+    ]
 
 
 def memories(client: Client) -> list[Memory]:
@@ -80,108 +81,115 @@ def test_a_new_browser_answering_the_seed_round_right_sees_kindled_stars_not_lit
     html = client.get("/sky").content.decode()
     assert set(words(html, demo)) == {"kindled"}
     assert all(drawn == "kindled" for drawn, _ in stars(html, demo).values())
-    assert stars(html, demo)[1][1] == "kindled, next review in 2 days"
-    assert "<strong>8 learned so far</strong> (0 lit, 8 kindled), 0 due, 0 missed" in html
-    assert "<strong>Stars ever lit: 0</strong>" in html
-    assert "8 learned so far · 0 due" in html  # the header counts kindled stars as learned
+    assert stars(html, demo)[1][1] == "kindled: next review in 2 days"
+    assert "<strong>0 lit · 8 kindled</strong> · 0 due" in html
+    assert "0 lit · 8 kindled · 0 due" in html  # the header: what was earned, then what is due
     lesson_page = client.get(demo.get_absolute_url()).content.decode()
     assert "<strong>0 lit, 8 kindled</strong>" in lesson_page
     table = client.get("/sky/table").content.decode()
     assert table.count("<td>kindled</td>") == 8 and "<td>lit</td>" not in table
     assert {item["star"] for item in exported(client)["items"]} == {"kindled"}
     assert all(memory.lit_at is None for memory in memories(client))
+    end = client.get(practice_url(demo) + "?summary=1").content.decode()
+    assert "This round kindled <strong>8 stars</strong>." in end
+    assert "lights when you answer it right again on another day" in end
+    assert "each comes back within 3 days" in end
 
 
-def test_a_right_answer_the_same_day_keeps_them_kindled_and_one_a_day_later_lights_them(
-    client, demo
-):
+def test_right_answers_on_two_days_light_the_stars_a_lucky_guess_could_not(client, demo):
+    """One round, another the same evening, a third the next evening: eight right answers a
+    question, three in a row on two days, which at random happen one time in 64."""
     start = timezone.now()
     with time_machine.travel(start, tick=False):
         finish_round(client, demo, [True] * 8)
     with time_machine.travel(start + timedelta(hours=23), tick=False):
-        finish_round(client, demo, [True] * 8)  # the round again, the same evening
+        finish_round(client, demo, [True] * 8)  # the round again, the same day
         assert set(words(client.get("/sky").content.decode(), demo)) == {"kindled"}
-    later = start + timedelta(hours=23) + timedelta(days=1)
+    later = start + timedelta(hours=47)
     with time_machine.travel(later, tick=False):
         finish_round(client, demo, [True] * 8)
+        end = client.get(practice_url(demo) + "?summary=1").content.decode()
+        assert "This round lit <strong>8 stars</strong>." in end
         html = client.get("/sky").content.decode()
         assert set(words(html, demo)) == {"lit"}
         assert all(drawn == "lit" for drawn, _ in stars(html, demo).values())
-        assert "<strong>8 learned so far</strong> (8 lit, 0 kindled)" in html
-        assert "<strong>Stars ever lit: 8</strong>" in html
+        assert "<strong>8 lit · 0 kindled</strong> · 0 due" in html
         home = client.get("/").content.decode()
-        assert "<strong>8 learned so far · 0 due</strong> · stars ever lit: 8" in home
+        assert "<strong>8 lit · 0 kindled · 0 due</strong>" in home
     assert {memory.lit_at for memory in memories(client)} == {later}
 
 
-def test_kindled_stars_come_due_and_a_right_review_then_lights_them(client, demo):
+def test_kindled_stars_come_back_within_three_days_and_reviews_light_them(client, demo):
     start = timezone.now()
     with time_machine.travel(start, tick=False):
         finish_round(client, demo, [True] * 8)
     with time_machine.travel(start + timedelta(days=3), tick=False):
         html = client.get("/sky").content.decode()
-        assert set(words(html, demo)) == {"due"}
-        assert all(drawn == "due" for drawn, _ in stars(html, demo).values())
-        assert stars(html, demo)[1][1].startswith("due, came due ")
-        assert "0 learned so far · 8 due" in html
+        assert set(words(html, demo)) == {"kindled"}
+        assert all(drawn == "kindled" for drawn, _ in stars(html, demo).values())
+        assert stars(html, demo)[1][1].startswith("kindled, due: came due ")
+        assert "0 lit · 8 kindled · 8 due" in html  # nothing earned is lost to time
+        review_all(client)
+        assert set(words(client.get("/sky").content.decode(), demo)) == {"kindled"}
+    assert all(m.due <= start + timedelta(days=6) for m in memories(client))
+    with time_machine.travel(start + timedelta(days=6), tick=False):
         review_all(client)
         html = client.get("/sky").content.decode()
         assert set(words(html, demo)) == {"lit"}
-        assert "<strong>Stars ever lit: 8</strong>" in html
+        assert "Stars lit at least once: 8" in html
 
 
-def test_a_miss_then_a_right_retry_leaves_the_star_missed_not_kindled(client, demo):
+def test_a_miss_then_a_right_retry_leaves_the_star_unlit_and_missed(client, demo):
     start = timezone.now()
     with time_machine.travel(start, tick=False):
         finish_round(client, demo, [False] + [True] * 7 + [True])  # the last: q1's retry
         html = client.get("/sky").content.decode()
-        assert stars(html, demo)[1] == ("missed", "missed, back in 1 day")
+        assert stars(html, demo)[1] == ("unlit", "unlit, missed: next review in 1 day")
         assert words(html, demo)[1:] == ["kindled"] * 7
-        assert "<strong>7 learned so far</strong> (0 lit, 7 kindled), 0 due, 1 missed" in html
+        assert "<strong>0 lit · 7 kindled</strong> · 0 due" in html and "1 missed" in html
         first = memories(client)[0]
-        assert (first.evidence, first.lit_at) == (sky.NO_EVIDENCE, None)
-        assert exported(client)["items"][0]["star"] == "missed"
+        assert (first.evidence, first.lit_at, first.missed) == (sky.NO_EVIDENCE, None, True)
+        assert exported(client)["items"][0]["star"] == "unlit, missed"
     with time_machine.travel(start + timedelta(days=1, minutes=1), tick=False):
-        # It has come back: due, and its name still says it was missed.
         html = client.get("/sky").content.decode()
-        assert stars(html, demo)[1] == ("due", "due, missed last time, came due under an hour ago")
-        assert "7 learned so far · 1 due" in html
-        review_all(client)  # remembered a day after the miss showed the answer: lit
-        assert stars(client.get("/sky").content.decode(), demo)[1][0] == "lit"
+        assert stars(html, demo)[1][1] == "unlit, due, missed: came due under an hour ago"
+        assert "0 lit · 7 kindled · 1 due" in html
+        review_all(client)  # right a day after the miss: kindled, never lit by itself
+        assert stars(client.get("/sky").content.decode(), demo)[1][0] == "kindled"
 
 
-def test_a_right_answer_marked_as_a_guess_does_not_kindle(client, demo):
+def test_a_right_answer_marked_as_a_guess_lights_nothing_and_is_no_miss(client, demo):
     question, token = current_question(client, practice_url(demo))
     client.post(
         practice_url(demo), {"token": token, "choice": right_choices(question), "guessed": "yes"}
     )
     html = client.get("/sky").content.decode()
     drawn, described = stars(html, demo)[1]
-    assert drawn == "unlit"
-    assert described.startswith("unlit, not yet answered right from memory, next review in")
-    assert "0 learned so far · 0 due" in html
+    assert drawn == "unlit" and "missed" not in described
+    assert described.startswith("unlit: next review in")
+    assert "0 lit · 0 kindled · 0 due" in html
+    assert memories(client)[0].missed is False
 
 
-def test_stars_ever_lit_never_drops_when_lit_stars_lapse_or_come_due(client, demo):
+def test_lit_stars_stay_lit_when_they_come_due_and_ever_lit_never_drops(client, demo):
     start = timezone.now()
-    with time_machine.travel(start, tick=False):
-        finish_round(client, demo, [True] * 8)
-    with time_machine.travel(start + timedelta(days=1), tick=False):
-        finish_round(client, demo, [True] * 8)
-        assert "<strong>Stars ever lit: 8</strong>" in client.get("/sky").content.decode()
+    for hours in (0, 23, 47):
+        with time_machine.travel(start + timedelta(hours=hours), tick=False):
+            finish_round(client, demo, [True] * 8)
     due_at = max(memory.due for memory in memories(client))
     with time_machine.travel(due_at + timedelta(minutes=1), tick=False):
+        html = client.get("/sky").content.decode()
+        assert set(words(html, demo)) == {"lit"}  # lit, and due
+        assert "<strong>8 lit · 0 kindled</strong> · 8 due" in html
         review_all(client, miss={1, 2, 3})  # three forgotten, five remembered
         html = client.get("/sky").content.decode()
-        assert words(html, demo) == ["missed"] * 3 + ["lit"] * 5
-        assert "<strong>5 learned so far</strong> (5 lit, 0 kindled), 0 due, 3 missed" in html
-        assert "<strong>Stars ever lit: 8</strong>" in html
-        assert "stars ever lit: 8" in client.get("/").content.decode()
+        assert words(html, demo) == ["unlit"] * 3 + ["lit"] * 5
+        assert "<strong>5 lit · 0 kindled</strong> · 0 due" in html
+        assert "Stars lit at least once: 8" in html
     with time_machine.travel(due_at + timedelta(days=400), tick=False):
         html = client.get("/sky").content.decode()
-        assert set(words(html, demo)) == {"due"}
-        assert "0 learned so far · 8 due" in html
-        assert "<strong>Stars ever lit: 8</strong>" in html
+        assert words(html, demo) == ["unlit"] * 3 + ["lit"] * 5
+        assert "5 lit · 0 kindled · 8 due" in html
 
 
 def test_the_export_and_import_round_trip_keeps_the_evidence(client, demo):
@@ -189,24 +197,31 @@ def test_the_export_and_import_round_trip_keeps_the_evidence(client, demo):
     with time_machine.travel(start, tick=False):
         finish_round(client, demo, [False] + [True] * 7 + [True])
     with time_machine.travel(start + timedelta(days=1, hours=1), tick=False):
-        finish_round(client, demo, [True, True, True, True, False, False, False, False, True])
+        finish_round(client, demo, [True] * 8)
+    with time_machine.travel(start + timedelta(days=2, hours=2), tick=False):
+        finish_round(client, demo, [True] * 4 + [False] * 4 + [True] * 4)
+
+        def kept(browser: Client) -> list[tuple]:
+            return [
+                (m.question_id, m.evidence, m.missed, m.streak_since, m.lit_at)
+                + (round(m.evidence_score, 9),)
+                for m in memories(browser)
+            ]
+
         document = exported(client)
-        kept = [(m.question_id, m.evidence, m.last_rating, m.lit_at) for m in memories(client)]
-        assert {m.evidence for m in memories(client)} >= {sky.CONFIRMED, sky.NO_EVIDENCE}
+        expected = kept(client)
+        levels = {m.evidence for m in memories(client)}
+        assert levels == {sky.CONFIRMED, sky.KINDLING, sky.NO_EVIDENCE}
         fresh = Client()
         assert upload(fresh, document).status_code == 200
-        assert [(m.question_id, m.evidence, m.last_rating, m.lit_at) for m in memories(fresh)] == (
-            kept
-        )
+        assert kept(fresh) == expected
         # A file from before the flags existed: the same flags, replayed from its reviews.
         for item in document["items"]:
             for name in ("star", "evidence", "lit_at"):
                 del item[name]
         older = Client()
         assert upload(older, document).status_code == 200
-        assert [(m.question_id, m.evidence, m.last_rating, m.lit_at) for m in memories(older)] == (
-            kept
-        )
+        assert kept(older) == expected
         html = client.get("/sky").content.decode()
         for other in (fresh, older):
             assert words(other.get("/sky").content.decode(), demo) == words(html, demo)
@@ -214,22 +229,36 @@ def test_the_export_and_import_round_trip_keeps_the_evidence(client, demo):
 
 def test_the_migration_replays_what_answering_stored(client, demo):
     start = timezone.now()
-    with time_machine.travel(start, tick=False):
-        finish_round(client, demo, [False, True, True, True, True, True, True, True, False])
-    with time_machine.travel(start + timedelta(days=1, hours=1), tick=False):
-        finish_round(client, demo, [True, True, False, True, True, True, True, True, True])
-    stored = [(m.pk, m.evidence, m.lit_at) for m in memories(client)]
-    assert {evidence for _, evidence, _ in stored} == {sky.NO_EVIDENCE, sky.CONFIRMED}
-    Memory.objects.update(evidence=sky.NO_EVIDENCE, lit_at=None)
-    migration = importlib.import_module("practice.migrations.0007_memory_evidence_lit_at")
+    for hours, pattern in ((0, [False] + [True] * 7 + [False]), (25, [True] * 8), (50, [True] * 8)):
+        with time_machine.travel(start + timedelta(hours=hours), tick=False):
+            finish_round(client, demo, pattern)
+    fields = ("pk", "evidence", "evidence_score", "streak_since", "lit_at", "missed")
+    stored = [tuple(getattr(m, name) for name in fields) for m in memories(client)]
+    assert {row[1] for row in stored} == {sky.KINDLING, sky.CONFIRMED}
+    Memory.objects.update(evidence=sky.NO_EVIDENCE, evidence_score=0, lit_at=None)
+    migration = importlib.import_module("practice.migrations.0010_evidence_score_and_star_change")
     migration.replay_evidence(apps, None)
-    assert [(m.pk, m.evidence, m.lit_at) for m in memories(client)] == stored
+    replayed = [tuple(getattr(m, name) for name in fields) for m in memories(client)]
+    assert [row[:2] + row[3:] for row in replayed] == [row[:2] + row[3:] for row in stored]
+    assert [round(r[2], 9) for r in replayed] == [round(r[2], 9) for r in stored]
 
 
 def test_agents_read_the_same_five_words(client, demo):
     instructions = client.get("/agent-instructions.md").content.decode()
     for word in sky.WORDS:
-        assert f"- **{word}**: " in instructions
-    assert "stars ever lit" in instructions
+        assert f"**{word}**" in instructions
+    words_twin = client.get("/sky/words.md").content.decode()
+    for word in sky.WORDS:
+        assert f"- **{word}**: {sky.MEANINGS[word]}" in words_twin
+    assert sky.RULE in words_twin
     twin = client.get(demo.get_absolute_url() + ".md").content.decode()
-    assert "unlit, kindled, lit, due or missed" in twin
+    assert "unlit, kindled or lit, and apart from that due or missed" in twin
+
+
+def test_one_page_defines_the_words_and_every_page_links_to_it(client, demo):
+    page = client.get("/sky/words").content.decode()
+    for word in sky.WORDS:
+        assert f"<strong>{word.capitalize()}</strong>: " in page
+    assert "at most a 5 % chance" in page
+    for path in ("/", demo.get_absolute_url(), practice_url(demo), "/review", "/sky", "/progress"):
+        assert '<a href="/sky/words">' in client.get(path).content.decode(), path

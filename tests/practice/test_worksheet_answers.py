@@ -56,7 +56,7 @@ def test_typed_in_answers_are_graded_scheduled_and_explained_like_on_screen(clie
     ]
     assert Memory.objects.count() == 3
     sky = client.get("/sky").content.decode()
-    assert "<strong>2 learned so far</strong> (0 lit, 2 kindled)" in sky
+    assert "<strong>0 lit · 2 kindled</strong>" in sky
 
 
 def test_the_same_sheet_sent_twice_counts_once(client, demo):
