@@ -25,7 +25,7 @@ from django.urls import get_script_prefix, get_urlconf, reverse
 from django.utils import timezone
 
 from lightmysky.lib.http import SiteRequest
-from lightmysky.lib.markdown import render_markdown
+from lightmysky.lib.markdown import first_sentence, parts_of, render_markdown, with_part_anchors
 
 PUBLIC_ID_ALPHABET = string.ascii_letters + string.digits + "_-"
 PUBLIC_ID_PATTERN = r"mt_[A-Za-z0-9_-]{10}"
@@ -327,11 +327,16 @@ class Lesson(models.Model):
         return []
 
     def render_markdown(self) -> None:
-        self.body_html = render_markdown(self.body)
+        self.body_html = with_part_anchors(render_markdown(self.body))
         self.example_html = render_markdown(self.example)
         self.tip_html = render_markdown(self.tip)
         self.recap_html = render_markdown(self.recap)
         self.transcript_html = render_markdown(self.transcript)
+
+    @property
+    def read_parts(self) -> list[tuple[str, str]]:
+        """The Read's parts, for its outline: (anchor, heading as HTML)."""
+        return parts_of(self.body_html)
 
     @property
     def is_published(self) -> bool:
@@ -409,6 +414,11 @@ class Question(models.Model):
         # draft can hold a half-written question; the shape of the choices is checked always.
         if errors := choice_errors(self.choices):
             raise ValidationError(errors)
+
+    @property
+    def explanation_lead(self) -> str:
+        """The explanation's first sentence, shown beside the verdict of a wrong answer."""
+        return first_sentence(self.explanation_html)
 
     @property
     def labelled_choices(self) -> list[dict]:

@@ -154,7 +154,13 @@ def feedback_for(
         and review.round_step is not None
         and review.round_step < len(progress.questions)
     )
-    return {"review": review, "question": question, "choices": choices, "comes_back": comes_back}
+    return {
+        "review": review,
+        "question": question,
+        "choices": choices,
+        "right_choices": [choice for choice in choices if choice["correct"]],
+        "comes_back": comes_back,
+    }
 
 
 def bad_submission(
@@ -367,7 +373,9 @@ def _practice_answer(request: LearnerRequest, public_id: str) -> HttpResponse:
         return bad_submission(request, str(error), back_url=practice_url, target="practice-card")
     recorded(request, created)
     number = (review.round_step or 0) + 1
-    already_answered = number < progress.step  # a form from before, sent again (Back)
+    # A form sent again (Back, a double click, or another tab that answered this step first)
+    # records nothing: the learner is told it was answered already.
+    already_answered = not created or number < progress.step
     if not request.htmx:
         shown_as = "q" if already_answered else "answered"
         return HttpResponseRedirect(f"{practice_url}?{shown_as}={number}#feedback")
@@ -411,7 +419,7 @@ def flashcards(
         except BadSubmission as error:
             return bad_submission(request, str(error), back_url=url, target="flashcard-card")
         now = timezone.now()
-        _, created = services.review_answer(
+        rated, created = services.review_answer(
             learner=_learner_or_create(request, now),
             attempt=attempt,
             answer=rating,
@@ -425,17 +433,28 @@ def flashcards(
             position = cards.index(card)
             if rating.rating == scheduling.AGAIN and card not in again:
                 again.append(card)
-        next_url = _flashcards_url(url, position + 2, again)
+        next_url = _flashcards_url(url, position + 2, again) + f"&rated={rated.pk}"
         if not request.htmx:
             return HttpResponseRedirect(next_url)
         context = _flashcard_context(request, lesson, cards, position + 1, again, now)
+        context |= {"rated": rated, "oob_updates": True}
         response = render(request, "practice/flashcards.html#flashcard-card", context)
         return push_url(response, next_url)
     position = max((small_int(request.GET.get("card")) or 1) - 1, 0)
     context = _flashcard_context(request, lesson, cards, position, again, timezone.now())
+    context["rated"] = _rated(request, request.GET)
     return render(
         request, _page_or_partial(request, "practice/flashcards.html", "flashcard-card"), context
     )
+
+
+def _rated(request: LearnerRequest, data) -> Review | None:
+    """The flashcard rating the page before recorded (?rated=), to say what it did."""
+    pk = small_int(data.get("rated"))
+    learner = selectors.learner_for_request(request)
+    if not pk or learner is None:
+        return None
+    return Review.objects.filter(learner=learner, pk=pk, flashcard__isnull=False).first()
 
 
 def _cards_again(raw: str, cards: list[Flashcard]) -> list[Flashcard]:
@@ -565,6 +584,8 @@ def review(request: LearnerRequest) -> HttpResponse:
             context["feedback"] = feedback_for(
                 done, done.question, differ_from=_earlier_showing(done) if done.practice else None
             )
+    elif rated := _rated(request, request.GET):
+        context |= {"rated": rated, "oob_updates": bool(request.htmx)}
     if "feedback" not in context:
         first, due_count = None, 0
         if learner:
@@ -698,18 +719,19 @@ def _review_answer(request: LearnerRequest, now) -> HttpResponse:
     if attempt.practice or created:
         request.session[REVIEW_BATCH_SESSION_KEY] = batch
     review_url = reverse("practice:review")
-    target = f"{review_url}?reviewed={review.pk}#feedback" if review.question_id else review_url
+    if review.flashcard_id:  # the next item, told what the rating did
+        return HttpResponseRedirect(f"{review_url}?rated={review.pk}")
     if not request.htmx:
-        return HttpResponseRedirect(target)
-    if review.question_id:
-        differ_from = _earlier_showing(review) if review.practice else None
-        context = {
-            "feedback": feedback_for(review, question, differ_from=differ_from),
-            "oob_updates": True,
-        }
-        response = render(request, "practice/review.html#review-card", context)
-        return push_url(response, f"{review_url}?reviewed={review.pk}")
-    return HttpResponseRedirect(target)
+        return HttpResponseRedirect(f"{review_url}?reviewed={review.pk}#feedback")
+    differ_from = _earlier_showing(review) if review.practice else None
+    context = {
+        "feedback": feedback_for(review, question, differ_from=differ_from),
+        "batch_done": batch["done"],
+        "batch_size": selectors.REVIEW_BATCH_SIZE,
+        "oob_updates": True,
+    }
+    response = render(request, "practice/review.html#review-card", context)
+    return push_url(response, f"{review_url}?reviewed={review.pk}")
 
 
 def _published_item(model, item_id: int, lesson_id: int):
@@ -861,6 +883,8 @@ def progress_forget(request: LearnerRequest) -> HttpResponse:
 @never_cache
 @recover_lost_learner
 def progress_transfer(request: LearnerRequest) -> HttpResponse:
+    """A one-time code and its QR code, on a page of their own (the address is the POST's, so
+    the code never enters the browser's history)."""
     learner = selectors.learner_for_request(request)
     if learner is None:
         return _progress_page(
@@ -868,7 +892,24 @@ def progress_transfer(request: LearnerRequest) -> HttpResponse:
         )
     code = services.transfer_code_create(learner=learner, now=timezone.now())
     adopt_url = f"{settings.SITE_URL}{reverse('practice:adopt')}?{urlencode({'code': code})}"
-    return _progress_page(request, transfer_code=code, transfer_qr=qr_svg(adopt_url))
+    context = {
+        "transfer_code": code,
+        "transfer_qr": qr_svg(adopt_url),
+        "site_url": settings.SITE_URL,
+    }
+    return render(request, "practice/move.html", context)
+
+
+def _adopt_page(request: LearnerRequest, code: str, *, error: str = "") -> HttpResponse:
+    """The one question a scanned QR code asks: bring that progress into this browser?"""
+    learner = selectors.learner_for_request(request)
+    context = {
+        "adopt_code": code,
+        "code_complete": len(code) == services.TRANSFER_CODE_LENGTH,
+        "adopt_error": error,
+        "here": learning.progress_summary(learner=learner).reviews if learner else 0,
+    }
+    return render(request, "practice/move.html", context, status=400 if error else 200)
 
 
 @require_http_methods(["GET", "HEAD", "POST"])
@@ -879,21 +920,16 @@ def progress_adopt(request: LearnerRequest) -> HttpResponse:
         (request.POST if request.method == "POST" else request.GET).get("code", "")
     )
     if request.method != "POST":  # a scanned QR code lands here: ask before adopting
-        return _progress_page(request, adopt_code=code)
+        return _adopt_page(request, code)
     if len(code) != services.TRANSFER_CODE_LENGTH:
-        return _progress_page(
-            request,
-            status=400,
-            adopt_code=code,
-            adopt_error=f"A code has {services.TRANSFER_CODE_LENGTH} letters and digits, "
-            "like ABCD-EFGH.",
-        )
+        error = f"A code has {services.TRANSFER_CODE_LENGTH} letters and digits, like ABCD-EFGH."
+        return _adopt_page(request, code, error=error)
     try:
         learner = services.transfer_code_redeem(
             code=code, current=selectors.learner_for_request(request), now=timezone.now()
         )
     except services.TransferCodeInvalid as error:
-        return _progress_page(request, status=400, adopt_code=code, adopt_error=str(error))
+        return _adopt_page(request, code, error=str(error))
     request.session.cycle_key()
     services.learner_bind_session(session=request.session, learner=learner, now=timezone.now())
     return redirect(reverse("practice:progress") + "?adopted=1")

@@ -132,7 +132,7 @@ def test_a_lesson_met_first_by_its_practice_page_is_read_in_three_queries(client
         html = client.get(SEED_PATH).content.decode()
     assert any("lessons_lesson_needs_first" in query["sql"] for query in lesson_page)
     learn_first = html[html.find("Learn first") : html.find("Optional connections")]
-    opens_up = html[html.find("This opens up") : html.find("Then practise")]
+    opens_up = html[html.find("This opens up") : html.find('id="practise-title"')]
     assert "/learn/computing/message-passing-and-asynchronous-work-mt_twcpO-945r" in learn_first
     assert "/learn/computing/serving-a-model-batching-the-key-value-cache" in opens_up
     assert "8 questions wait behind this lesson" in html

@@ -29,6 +29,7 @@ from tests.practice.helpers import (
     csrf_field,
     current_question,
     exported,
+    finish_round,
     form_token,
     practice_url,
     right_choices,
@@ -280,3 +281,23 @@ def test_a_session_without_a_learner_is_not_written_by_reading_pages(
             assert client.get(path).status_code == 200
         writes = [q["sql"] for q in captured if q["sql"].split()[0] in ("INSERT", "UPDATE")]
         assert writes == [], path
+
+
+def test_no_learner_page_speaks_the_schedulers_language(client, demo):
+    """The words of the model behind the sky stay behind it: learners read of stars, not of a
+    scheduler, memory states or states taken."""
+    finish_round(client, demo, [False] + [True] * 7 + [True])
+    practice = practice_url(demo)
+    pages = [
+        "/", demo.get_absolute_url(), practice + "?summary=1", practice + "?missed=1",
+        practice + "?missed=1&n=2", "/review", "/sky", "/sky/table", "/sky/words", "/progress",
+        demo.get_absolute_url() + "/flashcards", demo.get_absolute_url() + "/worksheet",
+        demo.get_absolute_url() + "/worksheet/answers",
+    ]  # fmt: skip
+    upload = SimpleUploadedFile("p.json", json.dumps(exported(client)).encode())
+    shown = [client.get(path).content.decode() for path in pages]
+    shown.append(client.post("/progress/import", {"file": upload}).content.decode())
+    for path, html in zip([*pages, "import"], shown, strict=True):
+        text = re.sub(r"<[^>]+>", " ", html[html.find("<main") :]).lower()
+        for words in ("scheduler", "memory state", "states taken"):
+            assert words not in text, (path, words)

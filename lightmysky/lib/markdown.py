@@ -66,6 +66,44 @@ def render_markdown(source: str) -> str:
     ).strip()
 
 
+# A lesson's Read in parts: each of its top headings (h4 on the page) gets an id, and the page
+# shows them as an outline.
+_PART = re.compile(r"<h4>(.*?)</h4>", re.S)
+_ANCHORED_PART = re.compile(r'<h4 id="(part-[\w-]+)">(.*?)</h4>', re.S)
+
+
+def with_part_anchors(html: str) -> str:
+    """Rendered lesson text with an id on each of its parts' headings."""
+    taken: set[str] = set()
+
+    def anchor(match: re.Match) -> str:
+        words = re.sub(r"[^\w]+", "-", unescape(re.sub(r"<[^>]+>", "", match[1])).lower())
+        name = f"part-{words.strip('-')[:40] or 'untitled'}"
+        while name in taken:
+            name += "-"
+        taken.add(name)
+        return f'<h4 id="{name}">{match[1]}</h4>'
+
+    return _PART.sub(anchor, html)
+
+
+def parts_of(html: str) -> list[tuple[str, str]]:
+    """(id, heading as HTML) of each part of rendered lesson text (`with_part_anchors`)."""
+    return _ANCHORED_PART.findall(html)
+
+
+_FIRST_PARAGRAPH = re.compile(r"<p>(.*?)</p>", re.S)
+_SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^\s.!?])")
+
+
+def first_sentence(html: str) -> str:
+    """The first sentence of rendered text's first paragraph, as plain text: where a verdict
+    starts the explanation that follows in full."""
+    paragraph = _FIRST_PARAGRAPH.search(html)
+    text = " ".join(unescape(re.sub(r"<[^>]+>", "", paragraph[1] if paragraph else html)).split())
+    return _SENTENCE_END.split(text, maxsplit=1)[0]
+
+
 # The Markdown twins show editors' Markdown as Markdown, under the same rules as the HTML page:
 # links only to these schemes (or relative), no images, no raw HTML. Their own structure is
 # headings, so an editor's heading becomes a bold line: no text in a field can pass for the

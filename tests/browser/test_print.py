@@ -9,6 +9,7 @@ import unicodedata
 import pytest
 from pypdf import PdfReader
 
+from lessons.models import Lesson
 from tests.conftest import SEED_PATH
 
 A4_POINTS = (595.28, 841.89)
@@ -33,6 +34,8 @@ def test_the_worksheet_prints_on_a4_with_the_key_on_its_own_page(
     assert len(key_pages) == 1
     key = key_pages[0]
     assert key > 0, "the questions come first"
+    # Eight questions on at most three sheets, and the key on the last, a page of its own.
+    assert len(texts) <= 4 and key == len(texts) - 1, [text[:40] for text in texts]
     assert texts[key].lstrip().startswith("Answer key")
     first_prompt = seed.questions.get(position=1).prompt[:40]
     assert any(first_prompt in " ".join(text.split()) for text in texts[:key])
@@ -44,6 +47,14 @@ def test_the_worksheet_prints_on_a4_with_the_key_on_its_own_page(
     )
     assert page.evaluate("document.querySelector('details.answer-key').open") is False
     page.context.close()
+
+
+def test_every_demo_worksheet_prints_on_four_pages_at_most(page, live_server, seed):
+    for lesson in Lesson.objects.filter(status=Lesson.Status.PUBLISHED):
+        page.goto(live_server.url + lesson.get_absolute_url() + "/worksheet")
+        pdf = PdfReader(io.BytesIO(page.pdf(prefer_css_page_size=True)))
+        last = unicodedata.normalize("NFKC", pdf.pages[-1].extract_text())
+        assert len(pdf.pages) <= 4 and last.lstrip().startswith("Answer key"), lesson.slug
 
 
 def test_the_lesson_prints_without_navigation(page, live_server, seed):

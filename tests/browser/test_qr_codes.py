@@ -27,6 +27,23 @@ def test_the_transfer_code_scans_to_the_adopt_address(
     expect(qr).to_be_visible()
     box = qr.bounding_box()
     assert box and box["width"] >= 150 and abs(box["width"] - box["height"]) < 1, box
+    # The learner lands on the code and its QR code: both on the first screen, nothing to scroll.
+    assert page.evaluate("window.scrollY") == 0
+    for shown in (page.locator(".transfer-code .code"), qr):
+        box = shown.bounding_box()
+        assert box and box["y"] >= 0 and box["y"] + box["height"] <= SIZES[size]["height"], box
     decoded = read_qr(qr.screenshot())
-    context.close()
     assert decoded == [f"{settings.SITE_URL}/progress/adopt?code={code}"]
+
+    # Scanned on another device: one question, asked before anything changes.
+    other = browser.new_context(viewport=SIZES[size])
+    phone = other.new_page()
+    phone.goto(decoded[0].replace(settings.SITE_URL, live_server.url))
+    expect(phone.get_by_role("heading", level=1)).to_have_text("Bring your progress here?")
+    confirm = phone.get_by_role("button", name="Yes, bring it here")
+    box = confirm.bounding_box()
+    assert box and box["y"] + box["height"] <= SIZES[size]["height"], box
+    confirm.click()
+    expect(phone.get_by_text("This browser now carries the progress")).to_be_visible()
+    other.close()
+    context.close()

@@ -4,6 +4,8 @@ the keyboard reaches."""
 
 from __future__ import annotations
 
+import re
+
 from playwright.sync_api import expect
 
 from tests.browser.pages import sky_after_an_answer
@@ -25,7 +27,10 @@ def test_on_a_phone_the_sky_is_cards_large_enough_to_read(browser, live_server, 
     expect(name).to_have_text(seed.title)
     font_size = name.evaluate("el => parseFloat(getComputedStyle(el).fontSize)")
     assert font_size >= 14, font_size
-    expect(card.locator(".card-counts")).to_contain_text("learned")
+    # What was earned comes first, in the star words (the answer was right or missed).
+    expect(card.locator(".card-counts")).to_have_text(
+        re.compile(r"^0 lit, (1 kindled, 15|0 kindled, 16) unlit of 16(; 1 missed)?$")
+    )
     # The card draws the whole sky's own stars (an SVG <use> of them), scaled to the card.
     sizes = card.locator("svg").evaluate(
         "svg => { const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;"
@@ -47,7 +52,6 @@ def test_on_a_wide_screen_names_are_whole_and_the_keyboard_reaches_every_constel
     context = browser.new_context(viewport=WIDE)
     page = context.new_page()
     sky_after_an_answer(page, live_server.url)
-    expect(page.locator(".sky-cards")).to_be_hidden()
     canvas = page.locator(".sky-figure svg").bounding_box()
     assert canvas
     for box in page.locator(".sky-figure text.constellation-name").evaluate_all(
@@ -75,4 +79,29 @@ def test_on_a_wide_screen_names_are_whole_and_the_keyboard_reaches_every_constel
     focused = page.evaluate("document.activeElement.getAttribute('href')")
     page.keyboard.press("Enter")
     page.wait_for_url(live_server.url + focused)
+    context.close()
+
+
+def test_on_a_wide_screen_the_learners_own_constellations_get_the_room(browser, live_server, seed):
+    """Above the whole sky, each started lesson's constellation is drawn large, its stars more
+    than twice their size on the map (where unstarted outlines take as much room)."""
+    context = browser.new_context(viewport=WIDE)
+    page = context.new_page()
+    sky_after_an_answer(page, live_server.url)
+    card = page.locator("a.sky-card")
+    expect(card).to_have_count(1)
+    drawing = card.locator("svg").bounding_box()
+    whole_sky = page.locator(".sky-figure svg").bounding_box()
+    assert drawing and whole_sky and drawing["width"] >= 240, drawing
+    assert drawing["y"] < whole_sky["y"]  # first
+    star_on_card = card.locator("svg").evaluate(
+        "svg => { const scale = svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;"
+        " const star = document.querySelector(svg.querySelector('use').getAttribute('href')"
+        " + ' circle.star'); return 2 * star.r.baseVal.value * scale; }"
+    )
+    star_on_map = page.locator(".sky-figure circle.star").first.evaluate(
+        "star => star.getBoundingClientRect().width"
+    )
+    assert star_on_card >= 2 * star_on_map and star_on_card >= 10, (star_on_card, star_on_map)
+    expect(page.get_by_role("heading", name="The whole sky")).to_be_visible()
     context.close()

@@ -14,7 +14,7 @@ SECTIONS_IN_ORDER = [
     "Computing · Machine Learning · Ages 23 to 24",
     "What a learner can do afterwards",
     "· Read",
-    "Try it together",
+    '<h3 id="example-title">Try it together',
     "Tip",
     "Recap",
     "Take it off screen",
@@ -23,7 +23,7 @@ SECTIONS_IN_ORDER = [
     "Learn first",
     "Optional connections",
     "This opens up",
-    "Then practise",
+    '<h2 id="practise-title">Then practise',
     "8 questions wait behind this lesson",
     "Training Across Many Devices: Data, Model and Pipeline Parallelism · Computing, ages 23 to 24"
     " · LightMySky",
@@ -53,7 +53,7 @@ def test_seed_lesson_shows_objectives_worked_table_and_neighbours(client, demo):
         "mt_Nv1-WLGIO4"
     )
     learn_first_part = html[html.find("Learn first") : html.find("Optional connections")]
-    opens_up_part = html[html.find("This opens up") : html.find("Then practise")]
+    opens_up_part = html[html.find("This opens up") : html.find('id="practise-title"')]
     assert needs_first in learn_first_part
     assert opens_up in opens_up_part
     assert f'href="{SEED_PATH}/worksheet"' in html

@@ -31,8 +31,8 @@ def test_rating_a_card_schedules_it_by_the_learners_rating(client, demo):
     card, token = response.context["card"], form_token(response)
     response = client.post(flashcards_url(demo), {"token": token, "rating": "4"})
     assert response.status_code == 302
-    assert response["Location"] == flashcards_url(demo) + "?card=2"
     review = Review.objects.get()
+    assert response["Location"] == flashcards_url(demo) + f"?card=2&rated={review.pk}"
     assert (review.flashcard, review.rating, review.correct, review.answer) == (
         card,
         4,
@@ -116,7 +116,8 @@ def test_a_card_rated_again_comes_back_once_at_the_end_as_practice(client, demo)
     url = flashcards_url(demo)
     page = client.get(url)
     response = client.post(url, {"token": form_token(page), "rating": "1"})
-    assert response["Location"] == f"{url}?card=2&again={cards[0].pk}"
+    rated = Review.objects.get()
+    assert response["Location"] == f"{url}?card=2&again={cards[0].pk}&rated={rated.pk}"
     for number in range(2, len(cards) + 1):
         page = client.get(f"{url}?card={number}&again={cards[0].pk}")
         response = client.post(

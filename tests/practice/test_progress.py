@@ -52,7 +52,9 @@ def test_an_old_export_imported_in_a_fresh_browser_shows_those_stars_due(client,
     fresh = Client()
     response = upload(fresh, document)
     assert response.status_code == 200
-    assert "Imported 8 items: 10 new answers, 8 newer states taken" in response.content.decode()
+    assert (
+        "Imported 8 items: 10 new answers, 8 stars brought up to date" in response.content.decode()
+    )
     html = fresh.get("/sky").content.decode()
     unlit = demo.questions.count() + demo.flashcards.count() - 8
     # The two missed long ago have come due too: every answered star is due. The counts cover
@@ -86,7 +88,7 @@ def test_importing_the_same_file_twice_changes_nothing_the_second_time(client, d
     upload(other, document)
     before = (Review.objects.count(), list(Memory.objects.values().order_by("pk")))
     response = upload(other, document)
-    assert "0 new answers, 0 newer states taken" in response.content.decode()
+    assert "0 new answers, 0 stars brought up to date" in response.content.decode()
     assert (Review.objects.count(), list(Memory.objects.values().order_by("pk"))) == before
 
 
@@ -219,14 +221,50 @@ def test_a_new_code_replaces_the_old_one(client, demo):
     assert Client().post("/progress/adopt", {"code": second}).status_code == 302
 
 
-def test_a_scanned_code_asks_before_adopting(client, demo):
+def test_making_a_code_lands_on_the_code_and_its_qr_code(client, demo):
+    answer(client, demo, right=True)
+    response = client.post("/progress/transfer")
+    html = response.content.decode()
+    main = html[html.index("<main") :]
+    code = response.context["transfer_code"]
+    # The page is the code: its heading, the code, then the QR code, before any other text.
+    assert main.index("<h1>Your one-time code</h1>") < main.index(code) < main.index("<svg")
+    assert main.index("<svg") < main.index("It works once, for 24 hours")
+    assert "Export" not in main and "Forget everything" not in main
+    assert response["Cache-Control"].startswith("max-age=0")  # never kept by a cache
+
+
+def test_a_scanned_code_asks_one_question_before_adopting(client, demo):
     answer(client, demo, right=True)
     code = make_code(client)
     other = Client()
+    answer(other, demo, right=False)
     response = other.get(f"/progress/adopt?code={code}")
+    html = response.content.decode()
     assert response.status_code == 200
-    assert f'value="{code.replace("-", "")}"' in response.content.decode()
-    assert "learner" not in other.session
+    assert "<h1>Bring your progress here?</h1>" in html
+    assert f'<input type="hidden" name="code" value="{code.replace("-", "")}">' in html
+    assert f'<strong class="code-inline">{code}</strong>' in html
+    assert "What you have answered in this browser (1 answer) joins it." in html
+    assert "Yes, bring it here" in html and "No, keep this browser as it is" in html
+    assert Learner.objects.count() == 2  # nothing adopted by looking
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', html)[1]
+    adopted = other.post(
+        "/progress/adopt", {"code": code.replace("-", ""), "csrfmiddlewaretoken": token}
+    )
+    assert adopted["Location"] == "/progress?adopted=1"
+    assert other.session["learner"] == client.session["learner"]
+
+
+def test_a_scanned_code_that_no_longer_works_says_so_and_asks_for_another(client, demo):
+    answer(client, demo, right=True)
+    code = make_code(client)
+    assert Client().post("/progress/adopt", {"code": code}).status_code == 302
+    response = Client().post("/progress/adopt", {"code": code})
+    html = response.content.decode()
+    assert response.status_code == 400 and "<h1>Bring your progress here?</h1>" in html
+    assert 'role="alert" id="adopt-error">That code does not work' in html
+    assert 'aria-invalid="true"' in html and 'name="code" value="' in html  # to type again
 
 
 @pytest.mark.parametrize("code", ["", "ABC", "ZZZZ-ZZZZ"])

@@ -157,9 +157,35 @@ def test_the_same_submission_twice_records_one_review_and_shows_the_same_feedbac
     first = client.post(practice_url(demo), data)
     second = client.post(practice_url(demo), data)
     assert first.status_code == second.status_code == 302
-    assert first["Location"] == second["Location"]
+    assert first["Location"].endswith("?answered=1#feedback")
+    assert second["Location"].endswith("?q=1#feedback")  # the same answer, shown as given then
     assert Review.objects.count() == 1
     assert Memory.objects.count() == 1
+    again = client.get(second["Location"])
+    assert again.context["feedback"]["review"] == first_review(client)
+    assert "You answered this question already" in again.content.decode()
+
+
+def first_review(client):
+    return Review.objects.get(learner__public_id=client.session["learner"])
+
+
+def test_a_second_tab_answering_a_question_the_first_tab_answered_is_told_so(client, demo):
+    answer(client, demo, right=True)
+    first_tab, second_tab = client.get(practice_url(demo)), client.get(practice_url(demo))
+    question = asked_question(first_tab)
+    assert asked_question(second_tab) == question  # both show question 2
+    client.post(
+        practice_url(demo), {"token": form_token(first_tab), "choice": right_choices(question)}
+    )
+    late = client.post(
+        practice_url(demo),
+        {"token": form_token(second_tab), "choice": wrong_choices(question)},
+        headers={"HX-Request": "true"},
+    )
+    html = late.content.decode()
+    assert "You answered this question already" in html and "✓</span> Right" in html
+    assert Review.objects.filter(question=question).count() == 1
 
 
 def test_two_tabs_on_the_same_question_record_one_review(client, demo):

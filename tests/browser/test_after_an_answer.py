@@ -1,0 +1,84 @@
+"""What a learner sees and hears right after an answer, on a phone and a laptop: after a miss, the
+right answer and the start of its explanation inside the verdict's bar; the live region's words;
+a flashcard rating's note on the next card."""
+
+from __future__ import annotations
+
+import pytest
+from playwright.sync_api import Page, expect
+
+from lessons.models import Lesson
+from tests.browser.test_one_screen import SIZES
+
+ON_SCREEN = """(el) => { const box = el.getBoundingClientRect();
+  return box.top >= 0 && box.bottom <= window.innerHeight && box.height > 0; }"""
+
+
+def answer_wrong(page: Page, lesson: Lesson) -> None:
+    prompt = page.locator("legend.prompt").inner_text().strip()
+    question = next(q for q in lesson.questions.all() if q.prompt == prompt)
+    wrong = next(c["id"] for c in question.choices if not c["correct"])
+    page.locator(f'input[name=choice][value="{wrong}"]').check()
+    page.get_by_role("button", name="Check my answer").click()
+
+
+@pytest.mark.parametrize("size", list(SIZES))
+def test_after_a_miss_the_right_answer_and_why_are_on_screen_without_scrolling(
+    browser, live_server, seed, size
+):
+    context = browser.new_context(
+        viewport=SIZES[size], is_mobile=size == "phone", has_touch=size == "phone"
+    )
+    page = context.new_page()
+    page.goto(live_server.url + seed.get_absolute_url() + "/practice")
+    problems = []
+    for number in range(1, 9):
+        expect(page.get_by_role("heading", name=f"Question {number} of 8")).to_be_visible()
+        prompt = page.locator("legend.prompt").inner_text().strip()
+        question = next(q for q in seed.questions.all() if q.prompt == prompt)
+        answer_wrong(page, seed)
+        shown = page.locator(".verdict-bar .verdict-answer")
+        expect(shown).to_contain_text("The answer is")
+        right = next(c["text"] for c in question.choices if c["correct"])
+        expect(shown).to_contain_text(right.replace("**", "").replace("`", "")[:20])
+        lead = question.explanation_lead
+        expect(shown.locator(".verdict-why")).to_contain_text(lead[:25])
+        if not shown.evaluate(ON_SCREEN):
+            problems.append(f"q{number}: {shown.bounding_box()}")
+        page.locator("[data-continue]").click()
+    context.close()
+    assert not problems, problems
+
+
+def test_one_polite_live_region_says_each_verdict_star_and_progress(page: Page, live_server, seed):
+    page.goto(live_server.url + seed.get_absolute_url() + "/practice")
+    region = page.locator("#answer-status")
+    expect(region).to_have_attribute("role", "status")
+    expect(region).to_have_text("")
+    handle = region.element_handle()
+    answer_wrong(page, seed)
+    expect(region).to_contain_text("Not quite. The answer is ")
+    expect(region).to_contain_text("1 of 8 answered, 1 to retry.")
+    page.locator("[data-continue]").click()
+    expect(page.get_by_role("heading", name="Question 2 of 8")).to_be_visible()
+    prompt = page.locator("legend.prompt").inner_text().strip()
+    question = next(q for q in seed.questions.all() if q.prompt == prompt)
+    for choice_id in sorted(question.correct_ids):
+        page.locator(f'input[name=choice][value="{choice_id}"]').check()
+    page.get_by_role("button", name="Check my answer").click()
+    expect(region).to_have_text("Right. Star kindled. 2 of 8 answered, 1 to retry.")
+    # The same element all along (a region replaced is a region screen readers may not follow).
+    assert page.evaluate("(old) => old === document.getElementById('answer-status')", handle)
+    assert page.locator("[role=status], [aria-live]").count() == 1
+
+
+def test_a_flashcard_rating_is_told_on_the_next_card(page: Page, live_server, seed):
+    page.goto(live_server.url + seed.get_absolute_url() + "/flashcards")
+    page.get_by_text("Show the answer").click()
+    page.get_by_role("button", name="Good").click()
+    expect(page.get_by_role("heading", name="Card 2 of")).to_be_visible()
+    expect(page.locator(".rated-note")).to_contain_text("You rated the last card Good.")
+    expect(page.locator(".rated-note")).to_contain_text("Star kindled")
+    expect(page.locator("#answer-status")).to_have_text(
+        "You rated the last card Good: star kindled."
+    )

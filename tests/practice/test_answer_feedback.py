@@ -1,0 +1,143 @@
+"""What each answer tells the learner at once: the verdict (with the right answer and the start of
+the explanation after a miss), what the answer did to its star, and the one live region that
+screen readers announce, in the round, in /review and on the flashcards page."""
+
+from __future__ import annotations
+
+import re
+from datetime import timedelta
+
+import time_machine
+from django.utils import timezone
+
+from practice.models import Review
+from tests.practice.helpers import (
+    answer,
+    asked_question_or_none,
+    finish_round,
+    form_token,
+    practice_url,
+    right_choices,
+)
+
+LIVE_REGION = re.compile(
+    r'<p id="answer-status" class="visually-hidden" role="status"([^>]*)>(.*?)</p>', re.S
+)
+
+
+def live_region(html: str) -> tuple[bool, str]:
+    """(whether it is an out-of-band update, its text without tags) of the page's live region."""
+    found = LIVE_REGION.findall(html)
+    assert len(found) == 1, found
+    attributes, text = found[0]
+    return 'data-hx-swap-oob="innerHTML"' in attributes, re.sub(r"<[^>]+>", "", text).strip()
+
+
+def verdict_answer(html: str) -> str:
+    found = re.search(r'<p class="verdict-answer">(.*?)</p>', html, re.S)
+    return re.sub(r"<[^>]+>", "", found[1]) if found else ""
+
+
+def test_a_miss_shows_the_right_answer_and_the_start_of_why_beside_the_verdict(client, demo):
+    response = answer(client, demo, right=False)
+    html = client.get(response["Location"]).content.decode()
+    question = Review.objects.get().question
+    right = next(choice for choice in question.choices if choice["correct"])
+    shown = verdict_answer(html)
+    assert shown.startswith("The answer is ") and right["text"] in shown
+    assert question.explanation_lead in shown
+    assert len(question.explanation_lead.split()) >= 5  # a sentence, not a scrap
+    assert question.explanation_lead.endswith((".", "!", "?"))
+    # Before the full explanation, inside the verdict's bar.
+    bar = html[html.find('class="action-bar verdict-bar"') : html.find('<p class="prompt">')]
+    assert 'class="verdict-answer"' in bar
+
+
+def test_a_right_answer_needs_no_answer_beside_its_verdict(client, demo):
+    response = answer(client, demo, right=True)
+    html = client.get(response["Location"]).content.decode()
+    assert "✓</span> Right" in html and verdict_answer(html) == ""
+
+
+def test_the_live_region_says_the_verdict_the_star_and_the_progress(client, demo):
+    page = client.get(practice_url(demo))
+    oob, text = live_region(page.content.decode())
+    assert (oob, text) == (False, "")  # the page arrives with nothing to announce
+
+    right = answer(client, demo, right=True, htmx=True).content.decode()
+    assert live_region(right) == (True, "Right. Star kindled. 1 of 8 answered.")
+    client.get(practice_url(demo) + "?q=2", headers={"HX-Request": "true"})
+    wrong = answer(client, demo, right=False, htmx=True).content.decode()
+    oob, text = live_region(wrong)
+    question = Review.objects.latest("pk").question
+    right_text = next(c["text"] for c in question.choices if c["correct"])
+    assert oob and text.startswith("Not quite. The answer is ") and right_text in text
+    assert text.endswith("2 of 8 answered, 1 to retry.")
+    assert "Star" not in text  # a miss kindles nothing
+    # The live region is outside the card the answer replaces, so it stays where it is.
+    full = client.get(practice_url(demo) + "?answered=2").content.decode()
+    assert full.index('id="answer-status"') < full.index('id="practice-card"')
+
+
+def test_review_verdicts_and_the_set_summary_name_the_stars_they_light(client, demo):
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        finish_round(client, demo, [True] * 8)
+    for day in (3, 6):
+        with time_machine.travel(start + timedelta(days=day), tick=False):
+            verdicts = []
+            while (page := client.get("/review")) and asked_question_or_none(page):
+                question = asked_question_or_none(page)
+                posted = client.post(
+                    "/review",
+                    {"token": form_token(page), "choice": right_choices(question)},
+                    headers={"HX-Request": "true"},
+                ).content.decode()
+                verdicts.append(re.findall(r"Star (lit|kindled)</p>", posted))
+                assert live_region(posted)[1].startswith("Right.")
+            end = client.get("/review").content.decode()
+        if day == 3:  # more evidence, not yet enough: the stars stay kindled, and say nothing
+            assert verdicts == [[]] * 8
+    assert verdicts == [["lit"]] * 8  # day 6: each star lit at its answer
+    assert "Set done" in end and "This set lit <strong>8 stars</strong>." in end
+    assert end.count('class="constellation large"') == 1  # drawn in its constellation
+
+
+def test_each_flashcard_rating_tells_the_next_card_what_it_did(client, demo):
+    url = demo.get_absolute_url() + "/flashcards"
+    token = form_token(client.get(url))
+    response = client.post(url, {"token": token, "rating": "3"})
+    rated = Review.objects.get()
+    assert response["Location"] == url + f"?card=2&rated={rated.pk}"
+    html = client.get(response["Location"]).content.decode()
+    assert "You rated the last card Good." in html and "Star kindled</p>" in html
+    assert "Card 2 of" in html
+
+    token = form_token(client.get(url + "?card=2"))
+    htmx = client.post(url, {"token": token, "rating": "1"}, headers={"HX-Request": "true"})
+    html = htmx.content.decode()
+    assert "You rated the last card Again." in html and "Star " not in verdict_region(html)
+    assert live_region(html) == (True, "You rated the last card Again.")
+    assert 'id="sky-counter"' in html  # the header's counts follow the rating
+
+
+def verdict_region(html: str) -> str:
+    found = re.search(r'<div class="rated-note">(.*?)</div>', html, re.S)
+    return found[1] if found else ""
+
+
+def test_a_rating_in_the_review_is_told_on_the_next_item(client, demo):
+    url = demo.get_absolute_url() + "/flashcards"
+    client.post(url, {"token": form_token(client.get(url)), "rating": "3"})
+    card = Review.objects.get().flashcard
+    with time_machine.travel(timezone.now() + timedelta(days=30), tick=False):
+        page = client.get("/review")  # the one card rated is the one item due
+        assert "Flashcard of" in page.content.decode()
+        response = client.post("/review", {"token": form_token(page), "rating": "3"})
+        review = Review.objects.latest("pk")
+        assert review.flashcard == card and not review.practice
+        assert response["Location"] == f"/review?rated={review.pk}"
+        html = client.get(response["Location"]).content.decode()
+        assert "You rated the last card Good." in html
+        said = f": star {review.star_change}." if review.star_change else "."
+        assert live_region(html) == (False, "You rated the last card Good" + said)
