@@ -27,6 +27,13 @@ class SkyCounter:
     due: int
     ever_lit: int
 
+    @property
+    def in_words(self) -> str:
+        """'3 lit · 5 kindled · 2 due', leaving out what is 0: no count in the header reads 0
+        (a first round of right answers reads '8 kindled'). Empty when every count is 0."""
+        counts = ((self.lit, sky.LIT), (self.kindled, sky.KINDLED), (self.due, sky.DUE))
+        return " · ".join(f"{count} {word}" for count, word in counts if count)
+
 
 def sky_counter(*, learner: Learner, now: datetime) -> SkyCounter:
     """The header's counts over the published lessons (the sky's rule: sky.counter_conditions),

@@ -25,6 +25,13 @@ PRACTICE_PAGE_QUERIES = 5
 REVIEW_PAGE_QUERIES = 3
 
 
+def counter_text(html: str) -> str:
+    """The header's sky counter as read aloud: "Your sky: 3 lit · 5 kindled · 2 due"."""
+    found = re.search(r'<a id="sky-counter"[^>]*>(.*?)</a>', html, re.S)
+    assert found, "no header counter"
+    return re.sub(r"<[^>]+>", "", found[1]).strip()
+
+
 def form_token(response) -> str:
     """The attempt token the page's answer form carries, as a browser would post it back."""
     found = TOKEN_FIELD.search(response.content.decode())
