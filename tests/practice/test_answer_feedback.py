@@ -141,3 +141,19 @@ def test_a_rating_in_the_review_is_told_on_the_next_item(client, demo):
         assert "You rated the last card Good." in html
         said = f": star {review.star_change}." if review.star_change else "."
         assert live_region(html) == (False, "You rated the last card Good" + said)
+
+
+def test_a_right_answer_written_as_a_sentence_is_not_given_a_second_full_stop(client, demo):
+    sentences = [
+        q
+        for q in demo.questions.all()
+        if next(c for c in q.choices if c["correct"])["text"][-1] == "."
+    ]
+    assert sentences, "the demo has right answers written as sentences"
+    said = []
+    for _ in range(8):
+        said.append(live_region(answer(client, demo, right=False, htmx=True).content.decode())[1])
+    assert len(said) == 8 and not any(".." in text for text in said), said
+    assert any(
+        next(c for c in q.choices if c["correct"])["text"] in " ".join(said) for q in sentences
+    )
