@@ -32,11 +32,13 @@ from lessons.forms import (
     FlashcardAdminForm,
     FlashcardInlineFormSet,
     LessonAdminForm,
+    LessonQuestionForm,
     MarkdownPreviewForm,
     QuestionAdminForm,
     QuestionInlineFormSet,
     TextWithNewlines,
     choice_field_names,
+    choice_id_field,
     publish_checklist,
 )
 from lessons.item_checks import lesson_item_warnings, question_warnings
@@ -48,6 +50,8 @@ from lessons.models import (
     ProblemReport,
     Question,
     Subject,
+    new_item_key,
+    with_choice_ids,
 )
 from lightmysky.lib.markdown import markdown_losses, render_inline_markdown, render_markdown
 
@@ -64,7 +68,11 @@ TEXT_FIELDS: dict[type[models.Field], dict[str, Any]] = {
     models.TextField: {"form_class": TextWithNewlines}
 }
 MEMORY_DECISION = "_memory"  # "reset" or "keep", from the confirmation page
-CONFIRMATION_FIELDS = {MEMORY_DECISION, "_unpublish", "_delete_answered", "_confirmed"}
+REPLACE_CONFIRMED = "_replace"  # "yes": retire the questions being replaced
+REWRITTEN = "_rewritten_"  # + a question's pk: "same" (reworded) or "new" (replace it)
+CONFIRMATION_FIELDS = {
+    MEMORY_DECISION, REPLACE_CONFIRMED, "_unpublish", "_delete_answered", "_confirmed",
+}  # fmt: skip
 
 
 @dataclass
@@ -75,6 +83,8 @@ class PendingLosses:
     resets: list[dict] = field(default_factory=list)
     unpublish_learners: int = 0
     deleted: list[dict] = field(default_factory=list)
+    replaced: list[dict] = field(default_factory=list)
+    rewritten: list[dict] = field(default_factory=list)
     unconfirmed: bool = False
 
 
@@ -103,7 +113,9 @@ def confirmation_page(model_admin, request: HttpRequest, pending: PendingLosses)
     hidden = [
         (name, value)
         for name, values in request.POST.lists()
-        if name not in CONFIRMATION_FIELDS and name != "csrfmiddlewaretoken"
+        if name not in CONFIRMATION_FIELDS
+        and name != "csrfmiddlewaretoken"
+        and not name.startswith(REWRITTEN)
         for value in values
     ]
     context = {
@@ -115,6 +127,8 @@ def confirmation_page(model_admin, request: HttpRequest, pending: PendingLosses)
         "resets": pending.resets,
         "unpublish_learners": pending.unpublish_learners,
         "deleted": pending.deleted,
+        "replaced": pending.replaced,
+        "rewritten": pending.rewritten,
         "back_url": request.get_full_path(),
         "files_dropped": sorted(request.FILES),
     }
@@ -126,10 +140,28 @@ def right_answer_words(choices: list[dict]) -> str:
     return " and ".join(right) or "none"
 
 
+def right_answer_after(before: list[dict], after: list[dict]) -> str:
+    """The right answer now, each choice by its identity: one that was another choice before
+    says what it read then, so a moved or reworded choice is never taken for the old answer."""
+    was = {c.get("id"): c["text"] for c in before}
+    words = []
+    for choice in after:
+        if not choice.get("correct"):
+            continue
+        earlier = was.get(choice.get("id"))
+        if earlier is None:
+            words.append(f"“{choice['text']}” (a new choice)")
+        elif earlier != choice["text"]:
+            words.append(f"“{choice['text']}” (the choice that read “{earlier}”)")
+        else:
+            words.append(f"“{choice['text']}”")
+    return " and ".join(words) or "none"
+
+
 def memory_reset_row(form, position: int | None = None) -> dict | None:
     """The confirmation line of a question form whose right answer changes, if learners
     remember the question; None when nobody would be affected."""
-    if not getattr(form, "correct_answer_changed", False):
+    if not getattr(form, "correct_answer_changed", False) or getattr(form, "replacing", False):
         return None
     learners = learner_data.remembering(form.instance)
     if not learners:
@@ -138,10 +170,39 @@ def memory_reset_row(form, position: int | None = None) -> dict | None:
         "position": position or form.instance.position,
         "prompt": form.instance.prompt,
         "before": right_answer_words(form.choices_before),
-        "after": right_answer_words(form.instance.choices),
+        "after": right_answer_after(form.choices_before, form.instance.choices),
         "learners": learners,
         "question": form.instance,
     }
+
+
+def history_row(form, answers: dict[int, tuple[int, int]]) -> dict:
+    """A stored question being replaced or rewritten, with its learners' answers."""
+    count, learners = answers.get(form.instance.pk, (0, 0))
+    return {
+        "pk": form.instance.pk,
+        "position": form.instance.position,
+        "before": form.prompt_before,
+        "after": form.instance.prompt,
+        "right_before": right_answer_words(form.choices_before),
+        "right_after": right_answer_words(form.instance.choices),
+        "answers": count,
+        "learners": learners,
+        "remembering": learner_data.remembering(form.instance),
+    }
+
+
+def replaced_forms(request: HttpRequest, formset) -> list:
+    """The question forms to save as new questions: "Replace this question" ticked, or a
+    rewritten one the editor said is a new question."""
+    return [
+        form
+        for form in formset.forms
+        if form.instance.pk
+        and form.has_changed()
+        and not getattr(form, "cleaned_data", {}).get("DELETE")
+        and (form.replacing or request.POST.get(f"{REWRITTEN}{form.instance.pk}") == "new")
+    ]
 
 
 def answered_deletions(formsets) -> list[dict]:
@@ -217,12 +278,12 @@ class AreaAdmin(admin.ModelAdmin):
 
 
 def choice_fieldsets() -> list[str | tuple[str, ...]]:
-    return [tuple(choice_field_names(slot)) for slot in range(CHOICE_SLOTS)]
+    return [(*choice_field_names(slot), choice_id_field(slot)) for slot in range(CHOICE_SLOTS)]
 
 
 class QuestionInline(admin.StackedInline):
     model = Question
-    form = QuestionAdminForm
+    form = LessonQuestionForm
     formset = QuestionInlineFormSet
     extra = 0
     max_num = 8
@@ -236,7 +297,7 @@ class QuestionInline(admin.StackedInline):
                 "fields": [*choice_fieldsets(), "keep_choice_order"],
             },
         ),
-        (None, {"fields": ["explanation"]}),
+        (None, {"fields": ["explanation", "replace"]}),
     ]
 
     def get_extra(self, request: HttpRequest, obj: Lesson | None = None, **kwargs) -> int:
@@ -269,6 +330,7 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
         "updated_at",
         "open_reports",
         "lesson_file",
+        "retired_questions",
     ]
     actions = ["download_lesson_files"]
     inlines = [QuestionInline, FlashcardInline]
@@ -295,7 +357,10 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
             },
         ),
         ("Video (optional)", {"fields": ["video", "transcript"], "classes": ["collapse"]}),
-        ("Reports and history", {"fields": ["open_reports", "updated_at", "lesson_file"]}),
+        (
+            "Reports and history",
+            {"fields": ["open_reports", "updated_at", "lesson_file", "retired_questions"]},
+        ),
     ]
 
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
@@ -306,6 +371,33 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
         if form.conflict:
             context["conflict"] = conflict_context(obj, form.conflict)
         return super().render_change_form(request, context, add, change, form_url, obj)
+
+    @admin.display(description="Retired questions")
+    def retired_questions(self, lesson: Lesson) -> str:
+        """Questions replaced by new ones, each with the answers learners gave it."""
+        retired = list(
+            Question.everything.filter(lesson=lesson, retired_at__isnull=False).order_by(
+                "-retired_at"
+            )
+        ) if lesson.pk else []  # fmt: skip
+        if not retired:
+            return "None: every question learners answered is still in the lesson."
+        counts = learner_data.answers_to(retired)
+        return format_html(
+            '<ul class="retired-questions">{}</ul>',
+            format_html_join(
+                "",
+                "<li>Question {} “{}”, retired {}: {} answer(s) from {} learner(s), kept with it "
+                "(learners' exports include them)</li>",
+                (
+                    (
+                        q.position, _short(q.prompt), f"{q.retired_at:%Y-%m-%d %H:%M}",
+                        *counts.get(q.pk, (0, 0)),
+                    )
+                    for q in retired
+                ),
+            ),
+        )  # fmt: skip
 
     @admin.display(description="As a lesson file")
     def lesson_file(self, lesson: Lesson) -> str:
@@ -390,15 +482,27 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
             if problem:
                 context["problems"] = [problem]
             elif request.POST.get("apply") == "yes":
+                answers: dict[str, Any] = {
+                    name: value if (value := request.POST.get(name)) in allowed else None
+                    for name, allowed in (
+                        ("memories", services.MEMORY_DECISIONS),
+                        ("missing", services.MISSING_DECISIONS),
+                    )
+                }
                 try:
                     document = markdown_to_lesson(text, source=name)
-                    result = services.lessons_load(lessons=[document], user_id=request.user.pk)
+                    result = services.lessons_load(
+                        lessons=[document], user_id=request.user.pk, **answers
+                    )
                 except LessonFileError as error:
                     context["problems"] = error.problems
+                except services.AnswerNeeded:  # learners' data changed since the preview
+                    context |= upload_preview(name, text)
                 else:
                     lesson = services.existing_lesson(document)
                     done = f"{name}: {result.created} created, {result.updated} updated."
-                    self.message_user(request, " ".join([done, *result.notes]))
+                    said = [f"{line.where}: {line.past}" for line in result.plan]
+                    self.message_user(request, " ".join([done, *said]))
                     target = (
                         reverse("admin:lessons_lesson_change", args=[lesson.pk])
                         if lesson
@@ -445,12 +549,25 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
         for formset in formsets:
             if formset.model is Question:
                 deleted = {id(f) for f in formset.deleted_forms}
-                for question_form in formset.forms:
-                    if id(question_form) in deleted or not question_form.has_changed():
-                        continue
-                    if row := memory_reset_row(question_form):
-                        pending.resets.append(row)
+                changed = [f for f in formset.forms if id(f) not in deleted and f.has_changed()]
+                answers = learner_data.answers_to([f.instance for f in changed if f.instance.pk])
+                replacing = {id(f) for f in replaced_forms(request, formset)}
+                for question_form in changed:
+                    if id(question_form) in replacing:
+                        replaced = history_row(question_form, answers)
+                        if replaced["answers"] or replaced["remembering"]:
+                            pending.replaced.append(replaced)
+                    elif question_form.looks_rewritten and question_form.instance.pk in answers:
+                        rewritten = history_row(question_form, answers)
+                        rewritten["decided"] = request.POST.get(f"{REWRITTEN}{rewritten['pk']}")
+                        pending.rewritten.append(rewritten)
+                        if rewritten["decided"] != "same":
+                            pending.unconfirmed = True
+                    elif reset := memory_reset_row(question_form):
+                        pending.resets.append(reset)
         if pending.resets and request.POST.get(MEMORY_DECISION) not in ("reset", "keep"):
+            pending.unconfirmed = True
+        if pending.replaced and request.POST.get(REPLACE_CONFIRMED) != "yes":
             pending.unconfirmed = True
         if (
             form.initial.get("status") == Lesson.Status.PUBLISHED
@@ -494,10 +611,29 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
         answer_changed = []
         if formset.model is Question:
             deleted = {id(f) for f in formset.deleted_forms}
+            for replaced in replaced_forms(request, formset):
+                # The old question leaves the lesson with its answers; the form saves anew.
+                old = Question.objects.get(pk=replaced.instance.pk)
+                services.question_retire(question=old)
+                replaced.instance.pk = None
+                replaced.instance._state.adding = True
+                replaced.instance.key = new_item_key()
+                replaced.instance.choices = with_choice_ids(
+                    [{k: v for k, v in c.items() if k != "id"} for c in replaced.instance.choices]
+                )
+                replaced.instance.save()  # (the formset passes over a row without a pk)
+                self.message_user(
+                    request,
+                    f"Question {old.position} was replaced: the question as it was is retired, "
+                    "with learners' answers to it.",
+                )
             answer_changed = [
                 f
                 for f in formset.forms
-                if id(f) not in deleted and f.has_changed() and f.correct_answer_changed
+                if id(f) not in deleted
+                and f.has_changed()
+                and f.instance.pk
+                and f.correct_answer_changed
             ]
             # Questions that change places step aside first, so a swap never meets the
             # (lesson, position) unique constraint halfway.
@@ -687,7 +823,15 @@ def upload_preview(name: str, text: str) -> dict:
         if result.created
         else ("It changes the lesson." if result.updated else "It changes nothing.")
     )
-    return {"preview": {"summary": summary, "notes": result.notes, "diff": diff}}
+    return {
+        "preview": {
+            "summary": summary,
+            "plan": [(line.where, line.future) for line in result.plan],
+            "diff": diff,
+        },
+        "asks": {kind: [line.where for line in lines] for kind, lines in result.asks.items()},
+        "answers": {"memories": "keep", "missing": "retire"},
+    }
 
 
 def percent_of(part: int, whole: int) -> str:
@@ -811,6 +955,11 @@ class QuestionAdmin(AsksBeforeLosingLearnerData):
             services.lesson_revision_record(
                 lesson=lesson, source=LessonRevision.Source.ADMIN, author_id=request.user.pk
             )
+
+
+def _short(text: str, words: int = 14) -> str:
+    parts = text.split()
+    return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
 
 
 def warning_list(rows: Iterable[tuple[str, str]]) -> str:

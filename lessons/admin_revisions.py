@@ -6,6 +6,7 @@ from __future__ import annotations
 import difflib
 import re
 from functools import partial
+from typing import Any
 
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied
@@ -185,17 +186,19 @@ def restore_view(model_admin, request: HttpRequest, pk: int, revision_pk: int) -
     when = timezone.localtime(revision.created_at)
     source = f"revision of {when:%Y-%m-%d %H:%M:%S}"
     document = markdown_to_lesson(revision.text, source=source)
-    options = {
-        "allow_delete": request.POST.get("allow_delete") == "yes",
-        "keep_memories": request.POST.get("keep_memories") == "yes",
-        "force": True,  # the editor has seen what the lesson's latest changes become
+    # What the page asks comes preselected with what keeps learners' data: their memory kept,
+    # an answered question retired (its answers kept), so a restore never takes more than the
+    # editor chose, here or on an earlier save.
+    answers: dict[str, Any] = {
+        "memories": _answer(request, "memories", services.MEMORY_DECISIONS),
+        "missing": _answer(request, "missing", services.MISSING_DECISIONS),
     }
     context = _context(model_admin, request, lesson, f"Restore “{lesson.title}”")
     context |= {"revision": revision, "when": when}
     if request.method == "POST":
         unpublishing = _unpublishes(lesson, document)
         if unpublishing and request.POST.get("unpublish") != "yes":
-            context |= _restore_preview(lesson, revision, document, options)
+            context |= _restore_preview(lesson, revision, document, answers)
             context["error"] = "Tick the box to set the lesson back to draft, or cancel."
             return TemplateResponse(request, TEMPLATE, context, status=400)
         try:
@@ -204,21 +207,31 @@ def restore_view(model_admin, request: HttpRequest, pk: int, revision_pk: int) -
                 user_id=request.user.pk,
                 revision_source=LessonRevision.Source.RESTORE,
                 revision_note=f"Restored the {source}",
-                **options,
+                force=True,  # the editor has seen what the lesson's latest changes become
+                **answers,
             )
-        except LessonFileError as error:
-            context |= _restore_preview(lesson, revision, document, options)
-            context["problems"] = error.problems
+        except (LessonFileError, services.AnswerNeeded) as error:
+            context |= _restore_preview(lesson, revision, document, answers)
+            context["problems"] = getattr(error, "problems", [])
             return TemplateResponse(request, TEMPLATE, context, status=400)
         done = (
             f"Restored the {source}."
             if result.updated
             else f"The {source} matches the lesson: nothing changed."
         )
-        model_admin.message_user(request, " ".join([done, *result.notes]), messages.SUCCESS)
+        said = [f"{line.where}: {line.past}" for line in result.plan if line.touches_learners]
+        model_admin.message_user(request, " ".join([done, *said]), messages.SUCCESS)
         return redirect(reverse("admin:lessons_lesson_change", args=[lesson.pk]))
-    context |= _restore_preview(lesson, revision, document, options)
+    context |= _restore_preview(lesson, revision, document, answers)
     return TemplateResponse(request, TEMPLATE, context)
+
+
+SAFE_ANSWERS = {"memories": "keep", "missing": "retire"}
+
+
+def _answer(request: HttpRequest, name: str, allowed: tuple[str, ...]) -> str:
+    value = request.POST.get(name)
+    return value if value in allowed else SAFE_ANSWERS[name]
 
 
 TEMPLATE = "admin/lessons/lesson/revision_restore.html"
@@ -231,24 +244,16 @@ def _unpublishes(lesson: Lesson, document: dict) -> int:
     return learner_data.learners_of(lesson)
 
 
-def _restore_preview(lesson: Lesson, revision: LessonRevision, document: dict, options) -> dict:
-    """The diff from the lesson now to the revision, the import's notes and problems, and
-    which questions the restore has to ask (answered items deleted, memories reset)."""
-    result, problems = services.lessons_check(lessons=[document], **options)
-    asks_delete = False
-    if problems and not options["allow_delete"]:
-        _, with_delete = services.lessons_check(
-            lessons=[document], **(options | {"allow_delete": True})
-        )
-        asks_delete = not with_delete
-    kept, _ = services.lessons_check(lessons=[document], **(options | {"keep_memories": True}))
+def _restore_preview(lesson: Lesson, revision: LessonRevision, document: dict, answers) -> dict:
+    """The diff from the lesson now to the revision, the plan of what restoring changes (in the
+    future tense), its problems, and what it asks (with the editor's answers so far)."""
+    result, problems = services.lessons_check(lessons=[document], force=True)
     return {
         "lines": diff_lines(lesson_to_markdown(lesson), revision.text),
-        "notes": result.notes,
+        "plan": [(line.where, line.future) for line in result.plan],
         "problems": problems,
-        "asks_delete": asks_delete,
-        "asks_memories": result.notes != kept.notes or options["keep_memories"],
+        "asks": {kind: [line.where for line in lines] for kind, lines in result.asks.items()},
+        "answers": answers,
         "unpublish_learners": _unpublishes(lesson, document),
         "changes": bool(result.updated),
-        "options": options,
     }

@@ -56,6 +56,9 @@ KEEP_CHOICE_ORDER = "keep-choice-order"
 LETTERS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 MAX_CHOICES = 6
 KEY_HELP = "an item's key is 1 to 16 hex digits (or leave it out and the import assigns one)"
+CHOICE_ID_HELP = (
+    "a choice's id is 1 to 16 hex digits (leave it out for a new choice: the import assigns one)"
+)
 
 
 class Problem(NamedTuple):
@@ -119,8 +122,9 @@ def lesson_to_markdown(lesson: Lesson) -> str:
         blocks.append(_block(header, question.prompt))
         for choice in question.labelled_choices:
             verdict = "right" if choice["correct"] else "wrong"
-            blocks.append(_block(f"choice {choice['letter']} {verdict}", choice["text"]))
-            if choice.get("explanation"):
+            header = f"choice {choice['letter']} {verdict} {choice.get('id', '')}".rstrip()
+            blocks.append(_block(header, choice["text"]))
+            if choice.get("explanation") and not choice["correct"]:  # a right choice has no why
                 blocks.append(_block(f"why {choice['letter']}", choice["explanation"]))
         blocks.append(_block("explanation", question.explanation))
     for card in lesson.flashcards.all():
@@ -269,8 +273,20 @@ def markdown_to_lesson(text: str, *, source: str = "the file") -> dict[str, Any]
                     "line": number,
                 }
             )
-        elif kind == "choice" and len(words) == 3 and words[2] in {"right", "wrong"}:
+        elif kind == "choice" and len(words) in (3, 4) and words[2] in {"right", "wrong"}:
             question = _current(lesson["questions"], number, block, problem)
+            choice_id = words[3] if len(words) == 4 else ""
+            if choice_id and not KEY_PATTERN.match(choice_id):
+                problem(number, f"choice {words[1]}", f"{CHOICE_ID_HELP}, not {choice_id!r}")
+            if question is not None and choice_id:
+                taken = {c.get("id"): c["line"] for c in question["choices"]}
+                if choice_id in taken:
+                    problem(
+                        number,
+                        f"choice {words[1]}",
+                        f"id {choice_id} is already used on line {taken[choice_id]}: each "
+                        "choice of a question has its own",
+                    )
             if question is not None:
                 expected = (
                     LETTERS[len(question["choices"])]
@@ -299,6 +315,7 @@ def markdown_to_lesson(text: str, *, source: str = "the file") -> dict[str, Any]
                         "explanation": "",
                         "line": number,
                     }
+                    | ({"id": choice_id} if choice_id else {})
                 )
                 previous = f"choice {words[1]}"
                 continue

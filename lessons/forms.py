@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import re
 from dataclasses import dataclass, field
 from typing import cast
@@ -24,7 +25,7 @@ from lessons.models import (
     Lesson,
     ProblemReport,
     Question,
-    carry_choice_ids,
+    with_choice_ids,
 )
 
 CHOICE_SLOTS = 6
@@ -84,6 +85,12 @@ def choice_field_names(slot: int) -> tuple[str, str, str]:
     return f"choice_{slot}_text", f"choice_{slot}_correct", f"choice_{slot}_why"
 
 
+def choice_id_field(slot: int) -> str:
+    """The hidden field that carries a choice's identity with its row, so moving a choice (or
+    rewording it) keeps what learners' answers to it record."""
+    return f"choice_{slot}_id"
+
+
 def _choice_fields() -> dict[str, forms.Field]:
     """Six slots of (text, correct, why wrong), declared so the admin's fieldsets can name them."""
     fields: dict[str, forms.Field] = {}
@@ -96,6 +103,7 @@ def _choice_fields() -> dict[str, forms.Field]:
             help_text=INLINE_MARKDOWN if slot == 0 else "",
         )
         fields[correct] = forms.BooleanField(label=f"{letter} is correct", required=False)
+        fields[choice_id_field(slot)] = forms.CharField(required=False, widget=forms.HiddenInput)
         fields[why] = forms.CharField(
             label=f"Why {letter} is wrong",
             required=False,
@@ -127,11 +135,15 @@ class BaseQuestionAdminForm(forms.ModelForm):
         choices = self.instance.choices if self.instance.pk else []
         self.choices_before = list(choices)
         self._correct_before = correct_choice_ids(choices)
+        self.prompt_before = self.instance.prompt if self.instance.pk else ""
         for slot, choice in enumerate(choices[:CHOICE_SLOTS]):
             text, correct, why = choice_field_names(slot)
             self.initial.setdefault(text, choice.get("text", ""))
             self.initial.setdefault(correct, bool(choice.get("correct")))
             self.initial.setdefault(why, choice.get("explanation", ""))
+            self.initial.setdefault(choice_id_field(slot), choice.get("id", ""))
+        if "replace" in self.fields and not self.instance.pk:
+            self.fields["replace"].widget = forms.HiddenInput()  # only a stored one is replaced
 
     def has_changed(self) -> bool:
         # A new question's position comes filled in, and reordering renumbers it: a blank
@@ -143,6 +155,7 @@ class BaseQuestionAdminForm(forms.ModelForm):
     def clean(self) -> dict:
         super().clean()
         cleaned = self.cleaned_data
+        stored_ids = {c.get("id") for c in self.choices_before if c.get("id")}
         choices = []
         for slot in range(CHOICE_SLOTS):
             text, correct, why = (cleaned.get(name) for name in choice_field_names(slot))
@@ -152,14 +165,18 @@ class BaseQuestionAdminForm(forms.ModelForm):
                         choice_field_names(slot)[0], "This choice has a flag or reason but no text."
                     )
                 continue
-            choices.append(
-                {
-                    "text": str(text).strip(),
-                    "correct": bool(correct),
-                    "explanation": (why or "").strip(),
-                }
-            )
-        self.instance.choices = carry_choice_ids(self.instance.choices or [], choices)
+            choice = {
+                "text": str(text).strip(),
+                "correct": bool(correct),
+                # A right choice has no "why wrong": one kept from before would come back if it
+                # turned wrong again, and lesson files would write it under a right choice.
+                "explanation": "" if correct else (why or "").strip(),
+            }
+            # The identity the row carries, if it is one of this question's; else a new choice.
+            if (choice_id := cleaned.get(choice_id_field(slot))) in stored_ids:
+                choice["id"] = choice_id
+            choices.append(choice)
+        self.instance.choices = with_choice_ids(choices)
         if cleaned.get("explanation") is not None:
             self.instance.explanation = cleaned["explanation"]
         lesson = getattr(self.instance, "lesson", None) if self.instance.lesson_id else None
@@ -188,12 +205,39 @@ class BaseQuestionAdminForm(forms.ModelForm):
             self.add_error(None, error)
 
     @property
+    def replacing(self) -> bool:
+        """The editor asked for this to be saved as a new question, retiring the old one."""
+        return bool(self.instance.pk and self.cleaned_data.get("replace"))
+
+    @property
+    def looks_rewritten(self) -> bool:
+        """A stored question whose prompt and right answer were both written anew: most likely
+        another question typed over this one, which the editor is asked about."""
+        if not self.instance.pk or self.replacing:
+            return False
+        right_before = " / ".join(c["text"] for c in self.choices_before if c.get("correct"))
+        right_now = " / ".join(c["text"] for c in self.instance.choices if c.get("correct"))
+        return (
+            similarity(self.prompt_before, self.instance.prompt) < REWRITTEN_BELOW
+            and similarity(right_before, right_now) < REWRITTEN_BELOW
+        )
+
+    @property
     def correct_answer_changed(self) -> bool:
         """True when an existing question's right answer is another one now: other choices
         (by identity) marked right. Moving choices around or rewording one is not a change."""
         return bool(self.instance.pk) and self._correct_before != correct_choice_ids(
             self.instance.choices
         )
+
+
+# How alike two texts are (difflib's ratio, 0 to 1) below which a prompt, and a right answer,
+# count as written anew: a reworded prompt keeps most of its words, a new one keeps few.
+REWRITTEN_BELOW = 0.5
+
+
+def similarity(before: str, after: str) -> float:
+    return difflib.SequenceMatcher(None, before.lower().split(), after.lower().split()).ratio()
 
 
 def correct_choice_ids(choices: list[dict]) -> set[str | None]:
@@ -226,6 +270,20 @@ class MarkdownPreviewForm(forms.Form):
 
 
 QuestionAdminForm = type("QuestionAdminForm", (BaseQuestionAdminForm,), _choice_fields())
+# On a lesson's page, a stored question can also be replaced by what is written in its block.
+LessonQuestionForm = type(
+    "LessonQuestionForm",
+    (QuestionAdminForm,),
+    {
+        "replace": forms.BooleanField(
+            label="Replace this question",
+            required=False,
+            help_text="Save what is written here as a new question. The question as it was is "
+            "retired: it leaves the lesson, learners' answers to it stay with it, and their "
+            "memory of it ends. Leave unticked to reword the question and keep its history.",
+        )
+    },
+)
 
 
 OPENED_SALT = "lessons.admin.opened"
@@ -385,7 +443,14 @@ class QuestionInlineFormSet(NumberedInlineFormSet):
         if any(form.errors for form in self.forms):
             return
         kept = kept_forms(self)
-        taken = {form.cleaned_data["position"] for form in kept if form.cleaned_data["position"]}
+        positions = [
+            form.cleaned_data["position"] for form in kept if form.cleaned_data["position"]
+        ]
+        if len(positions) != len(set(positions)):
+            # The database's rule holds for the lesson's questions, not the retired ones, so
+            # Django's own formset check (which skips conditional constraints) cannot see it.
+            raise ValidationError(self.get_unique_error_message(["position"]))
+        taken = set(positions)
         free = (n for n in range(1, QUESTIONS_PER_LESSON + 1) if n not in taken)
         for form in kept:
             if not form.cleaned_data.get("position"):

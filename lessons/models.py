@@ -85,7 +85,9 @@ class LessonQuerySet(models.QuerySet["Lesson"]):
     def for_page(self) -> LessonQuerySet:
         """Everything the lesson page shows about the lesson itself, in one query."""
         return self.select_related("subject", "area").annotate(
-            question_count=Count("questions", distinct=True)
+            question_count=Count(
+                "questions", filter=Q(questions__retired_at__isnull=True), distinct=True
+            )
         )
 
     def questions_of(self, public_id: str) -> list[Question]:
@@ -365,6 +367,14 @@ class Lesson(models.Model):
         return f"ages {self.age_from} to {self.age_to}"
 
 
+class QuestionManager(models.Manager["Question"]):
+    """A lesson's questions: retired ones keep their learners' answers but are no longer part of
+    it (a foreign key from an answer still reaches one, through the base manager)."""
+
+    def get_queryset(self) -> models.QuerySet[Question]:
+        return super().get_queryset().filter(retired_at__isnull=True)
+
+
 class Question(models.Model):
     lesson = models.ForeignKey(Lesson, on_delete=models.CASCADE, related_name="questions")
     key = models.CharField(max_length=16, default=new_item_key, editable=False)
@@ -387,12 +397,21 @@ class Question(models.Model):
         help_text="For numeric or ordered choices: the choices are shown in the written order "
         "instead of shuffled.",
     )
+    # Set when a new question replaced this one: it leaves the lesson (its position is free for
+    # the new one), learners' memories of it end, and their answers stay with it.
+    retired_at = models.DateTimeField(null=True, blank=True, editable=False)
+
+    objects = QuestionManager()
+    everything: models.Manager[Question] = models.Manager()  # retired questions too
 
     class Meta:
         ordering = ["lesson", "position"]
+        base_manager_name = "everything"
         constraints = [
             models.UniqueConstraint(
-                fields=["lesson", "position"], name="question_position_unique_in_lesson"
+                fields=["lesson", "position"],
+                condition=Q(retired_at__isnull=True),
+                name="question_position_unique_in_lesson",
             ),
             models.UniqueConstraint(fields=["lesson", "key"], name="question_key_unique_in_lesson"),
             # Only a floor in the database: reordering moves questions through positions above 8

@@ -12,6 +12,7 @@ from django.contrib.auth.models import User
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.db import models, transaction
+from django.utils import timezone
 from django.utils.text import slugify
 
 from lessons import learner_data
@@ -32,7 +33,9 @@ from lessons.models import (
     Question,
     Subject,
     carry_choice_ids,
+    choice_letter,
     new_public_id,
+    with_choice_ids,
 )
 
 LESSON_FIELDS = [
@@ -55,12 +58,49 @@ class AssignedKey:
 
 
 @dataclass
+class PlanLine:
+    """One change a load makes (or would make) to a lesson's items, said in the future tense
+    before it is made (`--check`, a restore's or an upload's preview) and in the past after."""
+
+    source: str
+    line: int
+    where: str
+    future: str
+    past: str
+    touches_learners: bool = False
+
+    def words(self, *, future: bool) -> str:
+        return f"{self.source}:{self.line}: {self.where}: {self.future if future else self.past}"
+
+
+@dataclass
 class LoadResult:
     created: int = 0
     updated: int = 0
     unchanged: int = 0
     notes: list[str] = field(default_factory=list)
     assigned: list[AssignedKey] = field(default_factory=list)
+    plan: list[PlanLine] = field(default_factory=list)
+    # What the load needs the editor's answer to before it may touch learners' data: "memories"
+    # (reset or keep learners' memory of questions whose right answer changes) and "missing"
+    # (retire or delete answered questions the file no longer has).
+    asks: dict[str, list[PlanLine]] = field(default_factory=dict)
+
+    def plan_in_words(self, *, future: bool) -> list[str]:
+        return [line.words(future=future) for line in self.plan]
+
+
+class AnswerNeeded(Exception):
+    """Raised at the end of a load (which rolls back) that would touch learners' data in a way
+    the editor has not answered for; it carries the whole plan."""
+
+    def __init__(self, result: LoadResult) -> None:
+        super().__init__("The load needs the editor's answer: " + ", ".join(result.asks))
+        self.result = result
+
+
+MEMORY_DECISIONS = ("reset", "keep")
+MISSING_DECISIONS = ("retire", "delete")
 
 
 class _Problems:
@@ -93,13 +133,13 @@ class _Problems:
                 self.add(line_of(NON_FIELD_ERRORS), prefix.strip() or "lesson", message)
 
 
-def _assign(instance: models.Model, values: dict[str, Any]) -> bool:
-    """Set the values on the instance; True when any of them differed."""
-    changed = False
+def _assign(instance: models.Model, values: dict[str, Any]) -> list[str]:
+    """Set the values on the instance; the names of those that differed."""
+    changed = []
     for name, value in values.items():
         if getattr(instance, name) != value:
             setattr(instance, name, value)
-            changed = True
+            changed.append(name)
     return changed
 
 
@@ -115,7 +155,7 @@ def _save_if_changed(
 ) -> bool:
     """Assign, validate and save; with `problems`, validation errors are collected there (and
     the row is not saved) instead of raised."""
-    changed = _assign(instance, values) or instance.pk is None
+    changed = bool(_assign(instance, values)) or instance.pk is None
     if changed:
         try:
             instance.full_clean(exclude=exclude, validate_unique=False, validate_constraints=False)
@@ -141,6 +181,8 @@ def lessons_check(
             transaction.set_rollback(True)
     except LessonFileError as error:
         problems = error.problems
+    except AnswerNeeded as asked:
+        result = asked.result
     return result, problems
 
 
@@ -148,24 +190,29 @@ def lessons_check(
 def lessons_load(
     *,
     lessons: list[dict[str, Any]],
-    allow_delete: bool = False,
+    memories: str | None = None,
+    missing: str | None = None,
     update_subjects: bool = False,
     force: bool = False,
-    keep_memories: bool = False,
     user_id: int | None = None,
     revision_source: str = LessonRevision.Source.IMPORT,
     revision_note: str = "",
 ) -> LoadResult:
     """Create or update lessons (with their subjects and areas) by public id.
 
+    Items are matched by key only: a question or flashcard written without a key is new.
     Loading the same lessons again writes nothing. Refused, with every problem named by file
     and line (LessonFileError), and nothing kept: a published lesson that breaks the publish
-    rule, an answered question or flashcard missing from its file (unless `allow_delete`), a
-    lesson changed in the admin since its file was exported (unless `force`). A question whose
-    right choices change (by identity) resets learners' memory of it (unless `keep_memories`).
-    A subject's or area's name and description are only set when it is new (or with
+    rule, a lesson changed in the admin since its file was exported (unless `force`). What
+    touches learners' data needs the editor's answer, else the load stops with the whole plan
+    (AnswerNeeded) and nothing kept: `memories` ("reset" or "keep") for learners' memory of a
+    question whose right choices change (by identity), `missing` ("retire" or "delete") for an
+    answered question the file no longer has ("delete" also for an answered flashcard). A
+    subject's or area's name and description are only set when it is new (or with
     `update_subjects`). Every lesson created or changed gets an admin log entry and a revision.
     """
+    if memories not in (None, *MEMORY_DECISIONS) or missing not in (None, *MISSING_DECISIONS):
+        raise ValueError(f"memories={memories!r}, missing={missing!r}")
     result = LoadResult()
     found: list[Problem] = []
     loaded: dict[str, tuple[Lesson, dict[str, Any], _Problems]] = {}
@@ -188,7 +235,6 @@ def lessons_load(
         lesson = lesson or Lesson(public_id=item.get("public_id") or new_public_id())
         if is_new and not item.get("public_id"):
             result.assigned.append(AssignedKey(problems.source, 1, "lesson", lesson.public_id))
-            result.notes.append(f"{problems.source}: new lesson, public id {lesson.public_id}")
         if not is_new and not lesson.revisions.exists():
             before_history[lesson.public_id] = lesson_to_markdown(lesson)
         if not is_new and not force:
@@ -208,6 +254,7 @@ def lessons_load(
             values |= {"subject_id": subject.pk, "area_id": area.pk}
         lesson_ok = subject.pk is not None and area.pk is not None
         before = len(found)
+        values_before = {name: getattr(lesson, name) for name in values}
         changed = _save_if_changed(
             lesson,
             values,
@@ -219,9 +266,17 @@ def lessons_load(
         lesson_ok = lesson_ok and len(found) == before
         notes: list[str] = []
         load = _ItemsLoad(
-            lesson, problems, result, notes, save=lesson_ok, allow_delete=allow_delete
+            lesson, problems, result, notes, save=lesson_ok, memories=memories, missing=missing
         )
-        changed |= _load_questions(load, item.get("questions", []), keep_memories=keep_memories)
+        if is_new:
+            load.plan(
+                1, "lesson", "a new lesson will be created",
+                f"new lesson (public id {lesson.public_id})",
+            )  # fmt: skip
+        elif fields := [n for n in values if values_before[n] != getattr(lesson, n)]:
+            said = ", ".join(name.replace("_id", "").replace("_", " ") for name in fields)
+            load.plan(1, "lesson", f"will change: {said}", f"changed: {said}")
+        changed |= _load_questions(load, item.get("questions", []))
         changed |= _load_flashcards(load, item.get("flashcards", []))
         if lesson.status == Lesson.Status.PUBLISHED:
             questions: list[tuple[int | None, Question]] = (
@@ -291,6 +346,8 @@ def lessons_load(
                     problems.add(problems.line("needs_first"), "needs_first", message)
     if found:
         raise LessonFileError(sorted(found, key=lambda p: (p.source, p.line)))
+    if result.asks:
+        raise AnswerNeeded(result)
     _log_imports(touched, user_id)
     for public_id, (lesson, _, _) in touched.items():
         if public_id in before_history:
@@ -407,31 +464,41 @@ def _area(subject: Subject, item: dict[str, Any], update: bool, problems: _Probl
 
 @dataclass
 class _ItemsLoad:
-    """One lesson's questions or flashcards being loaded from its file: where problems, notes
-    and counts go, whether the load may write, and whether it may delete answered items."""
+    """One lesson's questions or flashcards being loaded from its file: where problems, notes,
+    the plan and counts go, whether the load may write, and the editor's answers (None: not
+    given, so asked) on learners' memories and on answered questions the file no longer has."""
 
     lesson: Lesson
     problems: _Problems
     result: LoadResult
     notes: list[str]
     save: bool
-    allow_delete: bool
+    memories: str | None
+    missing: str | None
+    now: Any = None
+
+    def plan(self, line: int, where: str, future: str, past: str, *, learners: bool = False):
+        entry = PlanLine(self.problems.source, line, where, future, past, learners)
+        self.result.plan.append(entry)
+        self.notes.append(entry.words(future=False))  # what the import did, once it is done
+        return entry
+
+    def ask(self, kind: str, entry: PlanLine) -> None:
+        self.result.asks.setdefault(kind, []).append(entry)
 
     def match_and_drop(self, stored: list, items: list[dict[str, Any]]) -> tuple[dict, bool, bool]:
-        """The stored rows matched to the file's items, whether rows the file no longer has
-        were deleted, and whether the load may still write (a refused delete keeps every row)."""
+        """The stored rows matched to the file's items (by key only), whether rows the file no
+        longer has were dropped, and whether the load may still write."""
         existing = _match(stored, items)
         before = len(self.problems.found)
-        changed = _drop_missing(
-            self.lesson, stored, existing, self.problems, self.allow_delete, self.save, self.notes
-        )
-        return existing, changed, self.save and len(self.problems.found) == before
+        changed, asked = _drop_missing(self, stored, existing, items)
+        return existing, changed, self.save and not asked and len(self.problems.found) == before
 
 
-def _load_questions(load: _ItemsLoad, items: list[dict[str, Any]], *, keep_memories: bool) -> bool:
-    """Questions matched by key (or, without one, by position), so a row (and every learner's
-    memory of it) keeps its text."""
-    lesson, problems, result, notes = load.lesson, load.problems, load.result, load.notes
+def _load_questions(load: _ItemsLoad, items: list[dict[str, Any]]) -> bool:
+    """Questions matched by key: a question the file writes without one is new, so a row (and
+    every learner's memory of it) never passes to another question by its place."""
+    lesson, problems = load.lesson, load.problems
     stored = list(lesson.questions.all()) if lesson.pk else []
     existing, changed, save = load.match_and_drop(stored, items)
     for item in items:
@@ -447,55 +514,104 @@ def _load_questions(load: _ItemsLoad, items: list[dict[str, Any]], *, keep_memor
             )
             continue
         question = question or Question(lesson=lesson, position=item["position"])
+        before = {"choices": list(question.choices or [])}
         right_before = question.correct_ids if question.pk else None
         values = {
             "prompt": item["prompt"],
-            "choices": carry_choice_ids(
-                question.choices,
-                [
-                    {
-                        "text": choice["text"],
-                        "correct": choice["correct"],
-                        "explanation": choice.get("explanation", ""),
-                    }
-                    for choice in item["choices"]
-                ],
-            ),
+            "choices": file_choices(question.choices or [], item["choices"]),
             "explanation": item["explanation"],
             "keep_choice_order": item.get("keep_choice_order", False),
         }
         if item.get("key"):
             values["key"] = item["key"]
         item_changed, saved = _save_item(
-            question, values, item, "question", where, line, problems, result, notes, save=save
+            load, question, values, item, "question", where, line, save=save
         )
         changed |= item_changed
-        if not saved:
-            continue
         if right_before is not None and right_before != question.correct_ids:
-            _right_answer_changed(question, problems, line, where, notes, keep_memories)
+            _right_answer_changed(load, question, before["choices"], line, where, saved=saved)
     return changed
 
 
-def _right_answer_changed(question, problems, line, where, notes, keep_memories) -> None:
+def file_choices(stored: list[dict], written: list[dict]) -> list[dict]:
+    """A question's choices as its file writes them, each keeping the identity its id names; a
+    choice written without an id is new. A file from before choices had ids in files (no choice
+    of the question has one) is matched as it was then: by text, else by place."""
+    choices = [
+        {"text": c["text"], "correct": c["correct"], "explanation": c.get("explanation", "")}
+        | ({"id": c["id"]} if c.get("id") else {})
+        for c in written
+    ]
+    if any(c.get("id") for c in written):
+        return with_choice_ids(choices)
+    return carry_choice_ids(stored, choices)
+
+
+def choice_changes(before: list[dict], after: list[dict]) -> list[str]:
+    """What happened to a question's choices, by their identities: reworded, added, removed,
+    moved, and which is right."""
+    old = {c["id"]: (index, c) for index, c in enumerate(before) if c.get("id")}
+    new = {c["id"]: (index, c) for index, c in enumerate(after) if c.get("id")}
+    words = []
+    for choice_id, (index, choice) in new.items():
+        letter = choice_letter(index)
+        if choice_id not in old:
+            words.append(f"choice {letter} “{choice['text']}” added")
+        elif old[choice_id][1]["text"] != choice["text"]:
+            words.append(f"choice {letter} reworded (was “{old[choice_id][1]['text']}”)")
+    for choice_id, (index, choice) in old.items():
+        if choice_id not in new:
+            words.append(f"choice {choice_letter(index)} “{choice['text']}” removed")
+    kept = [choice_id for choice_id in new if choice_id in old]
+    if sorted(kept, key=lambda i: new[i][0]) != sorted(kept, key=lambda i: old[i][0]):
+        words.append("choices reordered")
+    right_before = [c["text"] for c in before if c.get("correct")]
+    right_after = [c["text"] for c in after if c.get("correct")]
+    if {c["id"] for c in before if c.get("correct")} != {
+        c["id"] for c in after if c.get("correct")
+    }:
+        words.append(f"the right answer {_quoted(right_before)} becomes {_quoted(right_after)}")
+    return words
+
+
+def _quoted(texts: list[str]) -> str:
+    return " and ".join(f"“{text}”" for text in texts) or "none"
+
+
+def _right_answer_changed(
+    load: _ItemsLoad, question: Question, before: list[dict], line: int, where: str, *, saved: bool
+) -> None:
+    """Another choice is right now: learners' memory of the question is reset or kept as the
+    editor answered; without an answer, the load asks."""
     remembering = learner_data.remembering(question)
     if not remembering:
         return
-    if keep_memories:
-        notes.append(
-            f"{problems.source}:{line}: {where}: the right answer changed; {remembering} "
-            "learners' memory of it kept (--keep-memories)"
-        )
+    was = _quoted([c["text"] for c in before if c.get("correct")])
+    now = _quoted([c["text"] for c in question.choices if c.get("correct")])
+    change = f"the right answer changes from {was} to {now}"
+    learners = f"{remembering} learner{'s' if remembering != 1 else ''}"
+    if load.memories == "keep":
+        load.plan(
+            line, where, f"{change}; {learners}' memory of it will be kept",
+            f"{change}; {learners}' memory of it kept", learners=True,
+        )  # fmt: skip
         return
-    reset = learner_data.forget(question)
-    notes.append(
-        f"{problems.source}:{line}: {where}: the right answer changed; {reset} learners' "
-        "memory of it reset (their answers are kept)"
-    )
+    if load.memories is None:
+        entry = load.plan(
+            line, where, f"{change}; {learners} remember it: reset or keep their memory?",
+            f"{change}", learners=True,
+        )  # fmt: skip
+        load.ask("memories", entry)
+        return
+    reset = learner_data.forget(question) if saved else remembering
+    load.plan(
+        line, where, f"{change}; {learners}' memory of it will be reset (answers kept)",
+        f"{change}; {reset} learners' memory of it reset (their answers are kept)", learners=True,
+    )  # fmt: skip
 
 
 def _load_flashcards(load: _ItemsLoad, items: list[dict[str, Any]]) -> bool:
-    lesson, problems, result, notes = load.lesson, load.problems, load.result, load.notes
+    lesson, problems = load.lesson, load.problems
     stored = list(lesson.flashcards.all()) if lesson.pk else []
     existing, changed, save = load.match_and_drop(stored, items)
     for item in items:
@@ -505,18 +621,21 @@ def _load_flashcards(load: _ItemsLoad, items: list[dict[str, Any]]) -> bool:
         values = {"front": item["front"], "back": item["back"], "position": item["position"]}
         if item.get("key"):
             values["key"] = item["key"]
-        item_changed, _ = _save_item(
-            card, values, item, "flashcard", where, line, problems, result, notes, save=save
-        )
+        item_changed, _ = _save_item(load, card, values, item, "flashcard", where, line, save=save)
         changed |= item_changed
     return changed
 
 
-def _save_item(row, values, item, kind, where, line, problems, result, notes, *, save: bool):
-    """Save one question or flashcard of a file if it changed (or only check it), and report
-    the key given to a new item the file left without one. Returns (changed, saved)."""
+def _save_item(
+    load: _ItemsLoad, row, values, item, kind, where, line, *, save: bool
+) -> tuple[bool, bool]:
+    """Save one question or flashcard of a file if it changed (or only check it), say what
+    changes in the plan, and report the key given to a new item the file left without one.
+    Returns (changed, saved)."""
+    problems = load.problems
     is_new = row.pk is None
-    before = len(problems.found)
+    before = {name: getattr(row, name) for name in values}
+    before_problems = len(problems.found)
     changed = _save_if_changed(
         row,
         values,
@@ -526,65 +645,111 @@ def _save_item(row, values, item, kind, where, line, problems, result, notes, *,
         exclude=["lesson"] if not save else None,
         save=save,
     )
-    saved = save and len(problems.found) == before
+    saved = save and len(problems.found) == before_problems
+    if is_new:
+        named = f" (key {row.key})" if item.get("key") else ""
+        load.plan(
+            line, where, f"a new {kind}{named} will be created", f"new {kind} (key {row.key})"
+        )
+    elif changed:
+        fields = [name for name in values if before[name] != getattr(row, name)]
+        details = []
+        for name in fields:
+            if name == "choices":
+                details += choice_changes(before["choices"], row.choices) or ["choices"]
+            elif name != "key":
+                details.append(name.replace("_", " "))
+        said = ", ".join(details)
+        load.plan(line, where, f"will change: {said}", f"changed: {said}")
     if saved and is_new and not item.get("key"):
-        result.assigned.append(AssignedKey(problems.source, line, kind, row.key))
-        notes.append(f"{problems.source}:{line}: {where}: new key {row.key}")
+        load.result.assigned.append(AssignedKey(problems.source, line, kind, row.key))
     return changed, saved
 
 
 def _match(stored: list, items: list[dict[str, Any]]) -> dict[int, Any]:
-    """The stored row each file item is (by key; an item without a key is the row at its
-    position whose key the file does not name), as {id(item): row}."""
+    """The stored row each file item is, by key, as {id(item): row}; an item the file writes
+    without a key is new."""
     by_key = {row.key: row for row in stored}
-    named = {item.get("key") for item in items if item.get("key")}
-    by_position = {row.position: row for row in stored if row.key not in named}
-    matched: dict[int, Any] = {}
-    for item in items:
-        row = (
-            by_key.get(item["key"]) if item.get("key") else by_position.pop(item["position"], None)
-        )
-        if row is not None:
-            matched[id(item)] = row
-    return matched
+    return {
+        id(item): by_key[item["key"]] for item in items if item.get("key") and item["key"] in by_key
+    }
 
 
 def _drop_missing(
-    lesson: Lesson,
-    stored: list,
-    matched: dict[int, Any],
-    problems: _Problems,
-    allow_delete: bool,
-    save: bool,
-    notes: list[str],
-) -> bool:
-    """Delete the stored items the file no longer has; one that learners have answered only
-    with `allow_delete`."""
+    load: _ItemsLoad, stored: list, matched: dict[int, Any], items: list[dict[str, Any]]
+) -> tuple[bool, bool]:
+    """Take out the stored items the file no longer has. One that learners have answered is
+    asked about: a question is retired (its answers stay with it) or deleted with its answers,
+    as the editor answered; a flashcard can only be deleted."""
     kept = {row.pk for row in matched.values()}
     gone = [row for row in stored if row.pk not in kept]
     if not gone:
-        return False
+        return False, False
     model = type(gone[0])
     kind = model._meta.model_name
     answers = learner_data.answers_to(gone)
+    newcomers = {item["position"] for item in items if id(item) not in matched}
+    refused = False
     for row in gone:
         count, learners = answers.get(row.pk, (0, 0))
-        what = f"{kind} {row.key} (position {row.position})"
-        if count and not allow_delete:
-            problems.add(
-                problems.line("end"),
-                f"{kind} {row.position}",
-                f"{what} has {count} answer{'s' if count != 1 else ''} from {learners} "
-                f"learner{'s' if learners != 1 else ''} and is missing from the file: put it "
-                "back (with its key), or import with --allow-delete to delete it and its answers",
-            )
-        elif count:
-            notes.append(
-                f"{problems.source}: {what} deleted with {count} answers from {learners} learners"
-            )
-    if save and not (any(answers.values()) and not allow_delete):
-        model.objects.filter(pk__in=[row.pk for row in gone]).delete()
-    return True
+        label = f"{kind} {row.position}"
+        text = row.prompt if kind == "question" else row.front
+        what = f"“{_short(text)}” (key {row.key})"
+        if kind == "question" and row.position in newcomers:
+            what = f"the new question replaces {what}, which"
+        else:
+            what = f"{what} is left out and"
+        line = load.problems.line("end")
+        if not count:
+            load.plan(line, label, f"{what} will be deleted", f"{what} was deleted")
+            continue
+        held = (
+            f"{count} answer{'s' if count != 1 else ''} from {learners} "
+            f"learner{'s' if learners != 1 else ''}"
+        )
+        decision = load.missing
+        if kind != "question" and decision == "retire":
+            decision = None  # a flashcard cannot be retired
+        if decision is None:
+            if kind == "question":
+                ask = f"{what} has {held}: retire it (its answers stay with it) or delete it?"
+            else:
+                ask = f"{what} has {held}: put it back (with its key), or delete it with them?"
+            load.ask("missing", load.plan(line, label, ask, ask, learners=True))
+            refused = True
+        elif decision == "retire":
+            load.plan(
+                line, label,
+                f"{what} will be retired, keeping its {held}; learners' memory of it ends",
+                f"{what} was retired, keeping its {held}", learners=True,
+            )  # fmt: skip
+        else:
+            load.plan(
+                line, label, f"{what} will be deleted with {held}",
+                f"{what} was deleted with {held}", learners=True,
+            )  # fmt: skip
+    if load.save and not refused:
+        for row in gone:
+            count, _ = answers.get(row.pk, (0, 0))
+            if kind == "question" and count and load.missing == "retire":
+                question_retire(question=row)
+            else:
+                row.delete()
+    return True, refused
+
+
+def _short(text: str, words: int = 12) -> str:
+    parts = text.split()
+    return " ".join(parts[:words]) + ("…" if len(parts) > words else "")
+
+
+def question_retire(*, question: Question, now=None) -> int:
+    """Take a question out of its lesson for good, keeping its learners' answers with it; their
+    memories of it end. Returns how many learners remembered it."""
+    ended = learner_data.forget(question)
+    question.retired_at = now or timezone.now()
+    question.save(update_fields=["retired_at"])
+    return ended
 
 
 def _missing_links(
@@ -662,6 +827,8 @@ def lessons_import_directory(
         return lessons_load(lessons=lessons, **options), []
     except LessonFileError as error:
         return LoadResult(), error.problems
+    except AnswerNeeded as asked:  # nothing was written; the result says what to answer
+        return asked.result, []
 
 
 def read_lesson_files(paths: list[Path]) -> tuple[list[dict[str, Any]], list[Problem]]:

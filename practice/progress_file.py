@@ -349,11 +349,12 @@ def items_of(learner: Learner) -> Iterator[ProgressItem]:
 
 
 def _item_names(ids: set[tuple]) -> dict[tuple, tuple[str, str, str]]:
-    """(lesson public id, kind, key) for each (question id, flashcard id), in two queries."""
+    """(lesson public id, kind, key) for each (question id, flashcard id), in two queries; a
+    retired question's answers are the learner's too, so they are named as well."""
     names = {}
     for kind, model, position in (("question", Question, 0), ("flashcard", Flashcard, 1)):
         pks = [pair[position] for pair in ids if pair[position]]
-        for pk, lesson, key in model.objects.filter(pk__in=pks).values_list(
+        for pk, lesson, key in model._base_manager.filter(pk__in=pks).values_list(
             "pk", "lesson__public_id", "key"
         ):
             names[(pk, None) if position == 0 else (None, pk)] = (lesson, kind, key)

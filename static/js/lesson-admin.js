@@ -1,5 +1,6 @@
 /* The lesson's admin page (and a question's own page): Markdown previews, questions reordered
-   by dragging or by "Move up"/"Move down", unused choice slots behind "Add a choice", no
+   by dragging or by "Move up"/"Move down", choices moved up and down with their identity,
+   unused choice slots behind "Add a choice", no
    "why wrong" box on a choice ticked right, and the Area pop-up that keeps the subject.
    Without JavaScript the page still works: positions are typed, every slot is shown. */
 (function () {
@@ -239,6 +240,11 @@
       if (slotValue(scope, slot, "text") || slotValue(scope, slot, "why") || errors) last = slot;
       setUpWhy(scope, slot);
     }
+    var status = document.createElement("p");
+    status.className = "visually-hidden";
+    status.setAttribute("aria-live", "polite");
+    slotRow(scope, SLOTS - 1).parentNode.appendChild(status);
+    setUpChoiceMoves(scope, status);
     var shown = Math.max(last + 1, SHOWN_AT_LEAST);
     for (slot = shown; slot < SLOTS; slot++) slotRow(scope, slot).hidden = true;
     if (shown >= SLOTS) return;
@@ -259,6 +265,58 @@
         }
       }
     });
+  }
+
+  /* Moving a choice moves its whole row: text, tick, reason and the hidden identity that
+     learners' answers record, so a reorder never reads as a new right answer. */
+  var CHOICE_PARTS = ["text", "why", "id"];
+
+  function slotInput(scope, slot, part) {
+    return scope.querySelector("[name$='choice_" + slot + "_" + part + "']");
+  }
+
+  function swapSlots(scope, a, b) {
+    CHOICE_PARTS.forEach(function (part) {
+      var first = slotInput(scope, a, part);
+      var second = slotInput(scope, b, part);
+      if (!first || !second) return;
+      var value = first.value;
+      first.value = second.value;
+      second.value = value;
+    });
+    var tickA = slotInput(scope, a, "correct");
+    var tickB = slotInput(scope, b, "correct");
+    if (tickA && tickB) {
+      var checked = tickA.checked;
+      tickA.checked = tickB.checked;
+      tickB.checked = checked;
+      tickA.dispatchEvent(new Event("change"));
+      tickB.dispatchEvent(new Event("change"));
+    }
+  }
+
+  function setUpChoiceMoves(scope, status) {
+    for (var slot = 0; slot < SLOTS; slot++) {
+      var row = slotRow(scope, slot);
+      if (!row) continue;
+      [["up", -1], ["down", 1]].forEach(function (pair) {
+        var from = slot;
+        var to = slot + pair[1];
+        if (to < 0 || to >= SLOTS) return;
+        var letter = "ABCDEF".charAt(from);
+        var button = scriptButton("choice-move choice-move-" + pair[0], pair[0] === "up" ? "↑" : "↓");
+        button.setAttribute("aria-label", "Move choice " + letter + " " + pair[0]);
+        button.addEventListener("click", function () {
+          if (slotRow(scope, to).hidden) return;
+          swapSlots(scope, from, to);
+          var text = slotInput(scope, to, "text").value || "An empty choice";
+          status.textContent = "“" + text + "” is now choice " + "ABCDEF".charAt(to) + ".";
+          var moved = slotRow(scope, to).querySelector(".choice-move-" + pair[0]);
+          (moved || slotInput(scope, to, "text")).focus();
+        });
+        row.appendChild(button);
+      });
+    }
   }
 
   function setUpWhy(scope, slot) {

@@ -141,3 +141,33 @@ def test_the_checklist_and_reorder_buttons_are_accessible(browser, live_server, 
     violations = results.response["violations"]
     context.close()
     assert not violations, [(v["id"], v["help"], v["nodes"][0]["target"]) for v in violations]
+
+
+def test_moving_a_choice_carries_its_identity_so_a_typo_fix_asks_nothing(
+    page, live_server, seed, console_errors
+):
+    """The editors' review, D3: ↓ on the right choice moves its whole row (the hidden id too);
+    a typo fixed in it in the same save keeps the right answer and learners' memory."""
+    from django.test import Client
+
+    from practice.models import Memory
+    from tests.practice.helpers import answer
+
+    answer(Client(), seed, right=True)
+    question = seed.questions.get(position=1)
+    right_id = next(iter(question.correct_ids))
+    right = next(n for n, c in enumerate(question.choices) if c["correct"])
+    target = 1 if right == 0 else right - 1
+    log_in(page, live_server.url)
+    page.goto(f"{live_server.url}/admin/lessons/question/{question.pk}/change/")
+    letter = "ABCDEF"[right]
+    direction = "down" if target > right else "up"
+    page.get_by_role("button", name=f"Move choice {letter} {direction}").click()
+    text = page.locator(f"input[name=choice_{target}_text]")
+    text.fill(text.input_value() + " (typo fixed)")
+    page.locator("input[name=_save]").click()
+    expect(page.locator(".messagelist")).to_contain_text("was changed successfully")
+    question.refresh_from_db()
+    assert question.choices[target]["id"] == right_id and question.correct_ids == {right_id}
+    assert question.choices[target]["text"].endswith("(typo fixed)")
+    assert Memory.objects.filter(question=question).count() == 1

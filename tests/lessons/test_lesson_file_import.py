@@ -30,16 +30,18 @@ def import_lessons(directory: Path, *options: str) -> str:
 
 
 def refused(directory: Path, *options: str) -> str:
+    """What a refused import printed (its plan, if it got that far) and its error."""
+    out = io.StringIO()
     with pytest.raises(CommandError) as error:
-        import_lessons(directory, *options)
-    return str(error.value)
+        call_command("import_lessons", str(directory), *options, stdout=out)
+    return out.getvalue() + str(error.value)
 
 
 def seed_file(directory: Path, demo: Lesson) -> Path:
     return directory / f"{demo.public_id}.md"
 
 
-def test_an_answered_question_missing_from_its_file_is_not_deleted(demo, tmp_path):
+def test_an_answered_question_missing_from_its_file_is_asked_about_first(demo, tmp_path):
     answer(Client(), demo, right=True)  # the first round asks question 1 first
     first = demo.questions.get(position=1)
     path = seed_file(export(tmp_path), demo)
@@ -48,17 +50,90 @@ def test_an_answered_question_missing_from_its_file_is_not_deleted(demo, tmp_pat
     )
     message = refused(tmp_path)
     assert re.search(
-        rf"{path.name}:\d+: question 1: question {first.key} \(position 1\) has 1 answer from "
-        r"1 learner and is missing from the file: put it back \(with its key\), or import with "
-        r"--allow-delete",
+        rf"{path.name}:\d+: question 1: the new question replaces “.*” \(key {first.key}\), "
+        r"which has 1 answer from 1 learner: retire it \(its answers stay with it\) or delete "
+        r"it\?",
         message,
     ), message
+    assert "Nothing was written" in message and "--allow-retire or --allow-delete" in message
     assert Question.objects.filter(pk=first.pk).exists() and Review.objects.count() == 1
 
     out = import_lessons(tmp_path, "--allow-delete")
-    assert f"question {first.key} (position 1) deleted with 1 answers from 1 learners" in out
-    assert not Question.objects.filter(pk=first.pk).exists()
+    assert f"(key {first.key}), which was deleted with 1 answer from 1 learner" in out
+    assert not Question.everything.filter(pk=first.pk).exists()
     assert demo.questions.get(position=1).key == "abc123"
+
+
+def test_a_new_question_written_without_a_key_never_takes_over_an_answered_one(demo, tmp_path):
+    """The editors' review, D1: a new question 7 written in the file without a key, in place
+    of the answered one, took its memories, answers and choice statistics."""
+    client = Client()
+    for _ in range(7):
+        answer(client, demo, right=True)
+    seventh = demo.questions.get(position=7)
+    assert Memory.objects.filter(question=seventh).count() == 1
+    path = seed_file(export(tmp_path), demo)
+    text = path.read_text()
+    start = text.index(f"::: question 7 {seventh.key}")
+    end = text.index("::: question 8 ")
+    new_question = (
+        "::: question 7\nWhat does a token in a token bucket stand for?\n\n"
+        "::: choice A right\nPermission to send one request\n\n"
+        "::: choice B wrong\nOne second of waiting\n\n::: why B\nTime refills tokens.\n\n"
+        "::: explanation\nEach token lets one request through.\n\n"
+    )
+    path.write_text(text[:start] + new_question + text[end:])
+
+    plan = import_lessons(tmp_path, "--check")
+    assert re.search(
+        rf":\d+: question 7: the new question replaces “.*” \(key {seventh.key}\), which has 1 "
+        r"answer from 1 learner: retire it",
+        plan,
+    ), plan
+    assert "question 7: a new question will be created" in plan
+    assert "An import will ask about 1 of these" in plan
+    assert "Check passed. Lessons: 0 created, 1 updated, 2 unchanged." in plan
+
+    out = import_lessons(tmp_path, "--allow-retire")
+    assert f"(key {seventh.key}), which was retired, keeping its 1 answer from 1 learner" in out
+    new = demo.questions.get(position=7)
+    assert new.pk != seventh.pk and new.prompt.startswith("What does a token")
+    old = Question.everything.get(pk=seventh.pk)
+    assert old.retired_at is not None and old.position == 7
+    assert Review.objects.filter(question=old).count() == 1  # the answer stays with it
+    assert not Review.objects.filter(question=new).exists()
+    assert not Memory.objects.filter(question=old).exists()  # its memory ended
+    assert demo.questions.count() == 8 and Lesson.objects.get(pk=demo.pk).is_published
+
+
+def test_reordered_choices_with_a_typo_keep_the_right_answer_and_learners_memory(demo, tmp_path):
+    """The editors' review, D3: swapping two choices' blocks and fixing a typo in the right one
+    is not a new right answer, so nothing is reset and nothing asked."""
+    answer(Client(), demo, right=True)
+    first = demo.questions.get(position=1)
+    right_id = next(iter(first.correct_ids))
+    path = seed_file(export(tmp_path), demo)
+    text = path.read_text()
+    start = text.index(f"::: question 1 {first.key}")
+    end = text.index("::: explanation", start)
+    blocks = text[start:end].split("\n::: choice ")
+    head, choices = blocks[0], blocks[1:]
+    choices[0], choices[1] = choices[1], choices[0]
+    letters = "ABCDEF"
+    choices = [letters[n] + choice[1:] for n, choice in enumerate(choices)]
+    choices = [re.sub(r"(right \w+\n)(.*)\n", r"\1\2 (typo fixed)\n", c, count=1) for c in choices]
+    moved = head + "".join("\n::: choice " + c for c in choices)
+    moved = re.sub(r"::: why ([A-F])\n", lambda m: "::: why @\n", moved)
+    # each why follows its own choice again, under the new letters
+    parts = moved.split("\n::: choice ")
+    parts = [parts[0]] + [p.replace("::: why @", f"::: why {p[0]}") for p in parts[1:]]
+    path.write_text(text[:start] + "\n::: choice ".join(parts) + text[end:])
+    out = import_lessons(tmp_path)
+    assert "choices reordered" in out and "reworded" in out, out
+    assert "right answer" not in out
+    first.refresh_from_db()
+    assert first.correct_ids == {right_id}
+    assert Memory.objects.filter(question=first).count() == 1
 
 
 def test_every_lesson_an_import_changes_is_in_the_admin_history(demo, tmp_path):
@@ -95,12 +170,20 @@ def test_an_import_resets_memory_only_when_the_right_answer_really_changes(demo,
     right_text = next(c["text"] for c in first.labelled_choices if c["correct"])
     path.write_text(original.replace(f"\n{right_text}\n", f"\n{right_text}!\n", 1))
     out = import_lessons(tmp_path)
-    assert "right answer changed" not in out and Memory.objects.count() == 1
+    assert "right answer" not in out and Memory.objects.count() == 1
+    assert re.search(r":\d+: question 1: changed: choice [A-F] reworded", out), out
 
     path.write_text(swap_verdicts(path.read_text(), right, "C" if right != "C" else "B"))
-    out = import_lessons(tmp_path)
+    asked = refused(tmp_path)  # not a tty: the import asks by refusing, with its plan
     assert re.search(
-        r":\d+: question 1: the right answer changed; 1 learners' memory of it reset", out
+        r":\d+: question 1: the right answer changes from “.*” to “.*”; 1 learner remember it: "
+        r"reset or keep their memory\?",
+        asked,
+    ), asked
+    assert "--reset-memories or --keep-memories" in asked and Memory.objects.count() == 1
+    out = import_lessons(tmp_path, "--reset-memories")
+    assert re.search(
+        r":\d+: question 1: the right answer changes from .*; 1 learners' memory of it reset", out
     ), out
     assert Memory.objects.filter(question=first).count() == 0
     assert Review.objects.filter(question=first).count() == 1
@@ -121,7 +204,11 @@ def test_check_reports_every_slip_with_its_line_and_writes_nothing(demo, tmp_pat
     block = text[start:end].replace("::: choice B ", "::: choice C ", 1)
     text = text[:start] + block + "::: why B\nMisplaced.\n\n" + text[end:]
     start, end = text.index(q1), text.index("::: question 2 ")
-    text = text[:start] + text[start:end].replace(" right\n", " wrong\n") + text[end:]
+    text = (
+        text[:start]
+        + re.sub(r"(::: choice [A-F]) right", r"\1 wrong", text[start:end])
+        + text[end:]
+    )
     text = text.replace("::: tip", "::: tipp", 1)
     path.write_text(text)
     with pytest.raises(CommandError) as error:
@@ -151,6 +238,7 @@ def test_check_of_a_good_file_says_what_would_change_and_writes_nothing(demo, tm
     path.write_text(path.read_text().replace(demo.heading, "A better heading"))
     logged = LogEntry.objects.count()
     out = import_lessons(tmp_path, "--check")
+    assert f"{demo.public_id}.md:1: lesson: will change: heading" in out  # the plan, field by field
     assert "Check passed. Lessons: 0 created, 1 updated, 2 unchanged. (nothing was written)" in out
     assert Lesson.objects.get(pk=demo.pk).heading == demo.heading
     assert LogEntry.objects.count() == logged
@@ -166,10 +254,14 @@ def test_new_flashcards_and_questions_may_leave_their_key_out(demo, tmp_path):
     path.write_text(text + "\n::: flashcard 9\nA new front\n\n::: back\nA new back\n")
     out = import_lessons(tmp_path)
     card = Flashcard.objects.get(lesson=demo, front="A new front")
-    assert re.search(rf":\d+: flashcard 9: new key {card.key}", out), out
-    assert demo.questions.get(position=8).pk == last.pk  # no key: the question at its place
+    assert re.search(rf":\d+: flashcard 9: new flashcard \(key {card.key}\)", out), out
+    # No key: a new question (the one it replaces had no answers, so it simply goes).
+    new = demo.questions.get(position=8)
+    assert new.pk != last.pk and new.prompt == last.prompt
+    assert re.search(rf":\d+: question 8: new question \(key {new.key}\)", out), out
+    assert f"(key {last.key}), which was deleted" in out
     assert "--write-keys" in out
-    import_lessons(tmp_path, "--write-keys")  # matched by place again; nothing new
+    import_lessons(tmp_path, "--write-keys")  # keyless again: new again, and keys written
     assert Flashcard.objects.filter(lesson=demo, front="A new front").count() == 1
 
     path.write_text(path.read_text() + "\n::: flashcard 10\nAnother\n\n::: back\nBack\n")
@@ -198,7 +290,7 @@ def test_a_short_new_lesson_file_is_enough_and_never_rewrites_its_subject(demo, 
     out = import_lessons(tmp_path)
     lesson = Lesson.objects.get(title="Caching")
     assert lesson.slug == "caching" and lesson.status == Lesson.Status.DRAFT
-    assert f"caching.md: new lesson, public id {lesson.public_id}" in out
+    assert f"caching.md:1: lesson: new lesson (public id {lesson.public_id})" in out
     assert Subject.objects.get(slug="computing").description == description
     assert lesson.area.name == "systems"
     assert "0 created, 0 updated, 1 unchanged" in import_lessons(tmp_path)  # found by slug
@@ -273,5 +365,58 @@ def test_keep_memories_keeps_them_when_the_right_answer_changes(demo, tmp_path):
     right = first.correct_letters[0]
     path.write_text(swap_verdicts(path.read_text(), right, "C" if right != "C" else "B"))
     out = import_lessons(tmp_path, "--keep-memories")
-    assert "1 learners' memory of it kept (--keep-memories)" in out
+    assert "1 learner' memory of it kept" in out
     assert Memory.objects.filter(question=first).count() == 1
+
+
+class Terminal(io.StringIO):
+    """Standard input as a person at a terminal types it."""
+
+    def isatty(self) -> bool:
+        return True
+
+
+def keyless_seventh_question(demo, tmp_path) -> Question:
+    """An export whose question 7 is written anew without a key (the editors' review, D1)."""
+    client = Client()
+    for _ in range(7):
+        answer(client, demo, right=True)
+    seventh = demo.questions.get(position=7)
+    path = seed_file(export(tmp_path), demo)
+    text = path.read_text()
+    start, end = text.index(f"::: question 7 {seventh.key}"), text.index("::: question 8 ")
+    path.write_text(
+        text[:start]
+        + "::: question 7\nA new prompt?\n\n::: choice A right\nYes\n\n::: choice B wrong\nNo\n\n"
+        + "::: why B\nBecause.\n\n::: explanation\nIt is so.\n\n"
+        + text[end:]
+    )
+    return seventh
+
+
+def test_in_a_terminal_the_import_asks_and_does_what_the_editor_answers(
+    demo, tmp_path, monkeypatch
+):
+    seventh = keyless_seventh_question(demo, tmp_path)
+    monkeypatch.setattr("sys.stdin", Terminal("maybe\nretire\n"))
+    out = import_lessons(tmp_path)
+    assert "will be created" in out  # the plan first, in the future tense
+    assert out.count("Retire these answered questions") == 2  # asked again after "maybe"
+    assert "which was retired, keeping its 1 answer from 1 learner" in out
+    assert Question.everything.get(pk=seventh.pk).retired_at is not None
+
+
+def test_a_cancelled_answer_writes_nothing(demo, tmp_path, monkeypatch):
+    seventh = keyless_seventh_question(demo, tmp_path)
+    monkeypatch.setattr("sys.stdin", Terminal("\n"))
+    assert "Cancelled; nothing was written." in refused(tmp_path)
+    assert Question.objects.get(pk=seventh.pk).position == 7
+    assert not Question.objects.filter(prompt="A new prompt?").exists()
+
+
+def test_no_input_refuses_with_the_plan_even_at_a_terminal(demo, tmp_path, monkeypatch):
+    keyless_seventh_question(demo, tmp_path)
+    monkeypatch.setattr("sys.stdin", Terminal("retire\n"))
+    message = refused(tmp_path, "--no-input")
+    assert "will be created" in message and "--allow-retire or --allow-delete" in message
+    assert not Question.objects.filter(prompt="A new prompt?").exists()

@@ -9,7 +9,7 @@ from django.contrib.admin.models import LogEntry
 from django.core.management import call_command
 from django.test import Client
 
-from lessons.models import Lesson, LessonRevision
+from lessons.models import Lesson, LessonRevision, Question
 from practice.models import Learner, Memory, Review
 from tests.factories import make_lesson, make_question
 from tests.lessons.test_admin import change_page_data, move_right_answer, question_page_data
@@ -152,18 +152,33 @@ def test_a_restore_that_would_delete_answered_questions_asks_first(editor_client
     )
     url = f"/admin/lessons/lesson/{lesson.pk}/revisions/{two.pk}/restore/"
     html = editor_client.get(url).content.decode()
-    assert "has 1 answer from 1 learner and is missing from the file" in html
-    assert 'name="allow_delete"' in html
-
-    refused = editor_client.post(url)
-    assert refused.status_code == 400
-    assert "has 1 answer from 1 learner" in refused.content.decode()
+    assert f"(key {third.key}) is left out and has 1 answer from 1 learner: retire it" in html
+    # Asked in words, with what keeps learners' answers chosen; no command-line advice.
+    assert 'name="missing" value="retire" id="id_missing_retire" checked' in html
+    assert "--allow" not in html and "import with" not in html
     lesson.refresh_from_db()
     assert lesson.title == "Three Questions" and lesson.questions.count() == 3
 
-    assert editor_client.post(url, {"allow_delete": "yes"}).status_code == 302
+    assert editor_client.post(url, {"missing": "retire"}).status_code == 302
     lesson.refresh_from_db()
     assert lesson.title == "Two Questions" and lesson.questions.count() == 2
+    assert Question.everything.get(pk=third.pk).retired_at is not None
+    assert Review.objects.filter(question_id=third.pk).count() == 1  # kept with it
+
+
+def test_a_restore_may_delete_an_answered_question_when_the_editor_says_so(editor_client, db):  # noqa: F811
+    lesson = make_lesson(status=Lesson.Status.DRAFT, questions=2)
+    retitle(editor_client, lesson, "Two Questions")
+    two = lesson.revisions.first()
+    third = make_question(lesson, position=3)
+    retitle(editor_client, lesson, "Three Questions")
+    Review.objects.create(
+        learner=Learner.objects.create(), lesson=lesson, question=third, attempt="a", rating=3,
+        reviewed_at=third.lesson.updated_at, answer=sorted(third.correct_ids)[0], correct=True,
+    )  # fmt: skip
+    url = f"/admin/lessons/lesson/{lesson.pk}/revisions/{two.pk}/restore/"
+    assert editor_client.post(url, {"missing": "delete"}).status_code == 302
+    assert not Question.everything.filter(pk=third.pk).exists()
     assert not Review.objects.filter(question_id=third.pk).exists()
 
 
@@ -204,8 +219,10 @@ def test_a_restore_that_changes_a_right_answer_asks_about_learners_memory(editor
 
     url = f"/admin/lessons/lesson/{demo.pk}/revisions/{imported.pk}/restore/"
     html = editor_client.get(url).content.decode()
-    assert "question 1: the right answer changed" in html and 'name="keep_memories"' in html
-    assert editor_client.post(url, {"keep_memories": "yes"}).status_code == 302
+    assert "the right answer changes from" in html and "1 learner remember it" in html
+    # The editor kept their memory when they saved: the restore keeps it unless told otherwise.
+    assert 'name="memories" value="keep" id="id_memories_keep" checked' in html
+    assert editor_client.post(url, {"memories": "keep"}).status_code == 302
     question.refresh_from_db()
     assert question.correct_ids == right_before
     assert Memory.objects.filter(question=question).count() == 1

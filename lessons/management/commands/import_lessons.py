@@ -1,31 +1,83 @@
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from django.contrib.auth.models import User
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from lessons.services import lesson_files_write_keys, lessons_import_directory
+from lessons.services import LoadResult, lesson_files_write_keys, lessons_import_directory
+
+# What the import asks before it touches learners' data, and the flags that answer for scripts.
+QUESTIONS: dict[str, tuple[str, tuple[str, ...], str]] = {
+    "memories": (
+        "Reset these learners' memory (the question is asked again as new; their answers are "
+        "kept), or keep it?",
+        ("reset", "keep"),
+        "--reset-memories or --keep-memories",
+    ),
+    "missing": (
+        "Retire these answered questions (they leave the lesson; learners' answers stay with "
+        "them), or delete them with their answers?",
+        ("retire", "delete"),
+        "--allow-retire or --allow-delete",
+    ),
+}
 
 
 class Command(BaseCommand):
     help = (
         "Create or update lessons from the Markdown files in DIR (the format is in "
         "docs/lesson-files.md). All or nothing: any problem changes nothing, and every problem "
-        "is printed as `file:line: field: message`. --check only reports what would happen."
+        "is printed as `file:line: field: message`. --check prints what an import would change, "
+        "and writes nothing. An import that would reset learners' memory, or retire or delete "
+        "questions they answered, asks first (or takes the answer from the flags below)."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("directory", type=Path)
         parser.add_argument(
-            "--check", action="store_true", help="Report every problem and change; write nothing."
+            "--check",
+            action="store_true",
+            help="Print every problem and every change an import would make; write nothing.",
+        )
+        memories = parser.add_mutually_exclusive_group()
+        memories.add_argument(
+            "--reset-memories",
+            action="store_const",
+            const="reset",
+            dest="memories",
+            help="Reset learners' memory of questions whose right answer changes.",
+        )
+        memories.add_argument(
+            "--keep-memories",
+            action="store_const",
+            const="keep",
+            dest="memories",
+            help="Keep learners' memory of questions whose right answer changes.",
+        )
+        missing = parser.add_mutually_exclusive_group()
+        missing.add_argument(
+            "--allow-retire",
+            action="store_const",
+            const="retire",
+            dest="missing",
+            help="Retire answered questions missing from their file (or replaced by a new one "
+            "without a key): they leave the lesson, their answers stay with them.",
+        )
+        missing.add_argument(
+            "--allow-delete",
+            action="store_const",
+            const="delete",
+            dest="missing",
+            help="Delete answered questions and flashcards missing from their file, with their "
+            "answers.",
         )
         parser.add_argument(
-            "--allow-delete",
+            "--no-input",
             action="store_true",
-            help="Delete questions and flashcards missing from their file even when learners "
-            "have answered them (their answers go too).",
+            help="Never ask in the terminal: refuse, with the plan, when an answer is needed.",
         )
         parser.add_argument(
             "--force",
@@ -37,11 +89,6 @@ class Command(BaseCommand):
             "--update-subjects",
             action="store_true",
             help="Let files set the name and description of existing subjects and areas.",
-        )
-        parser.add_argument(
-            "--keep-memories",
-            action="store_true",
-            help="Keep learners' memory of questions whose right answer changes.",
         )
         parser.add_argument(
             "--write-keys",
@@ -63,33 +110,38 @@ class Command(BaseCommand):
             if user is None:
                 raise CommandError(f"There is no staff user {options['user']!r}.")
             user_id = user.pk
-        try:
-            result, problems = lessons_import_directory(
-                directory=directory,
-                check=options["check"],
-                allow_delete=options["allow_delete"],
-                force=options["force"],
-                update_subjects=options["update_subjects"],
-                keep_memories=options["keep_memories"],
-                user_id=user_id,
-            )
-        except ValidationError as error:
-            raise CommandError(" ".join(error.messages)) from error
-        if problems:
-            count = len(problems)
-            lines = [str(problem) for problem in problems]
-            lines.append(f"{count} problem{'s' if count != 1 else ''} found; nothing was written.")
-            raise CommandError("\n".join(lines))
-        for note in result.notes:
-            self.stdout.write(note)
-        summary = (
-            f"Lessons: {result.created} created, {result.updated} updated, "
-            f"{result.unchanged} unchanged."
-        )
+        answers = {"memories": options["memories"], "missing": options["missing"]}
+        import_options = {
+            "force": options["force"],
+            "update_subjects": options["update_subjects"],
+            "user_id": user_id,
+        }
+        result = self.run(directory, options["check"], answers, import_options)
         if options["check"]:
-            self.stdout.write(f"Check passed. {summary} (nothing was written)")
+            self.print_plan(result, future=True)
+            for kind, asked in result.asks.items():
+                question, _, flags = QUESTIONS[kind]
+                self.stdout.write(
+                    f"An import will ask about {len(asked)} of these: {question} ({flags})"
+                )
+            self.stdout.write(f"Check passed. {summary(result)} (nothing was written)")
             return
-        self.stdout.write(summary)
+        if result.asks:
+            if options["no_input"] or not sys.stdin.isatty():
+                self.print_plan(result, future=True)
+                needed = " and ".join(QUESTIONS[kind][2] for kind in result.asks)
+                raise CommandError(
+                    "Nothing was written: this import touches learners' data (above). Run it "
+                    f"in a terminal to be asked, or answer with {needed}."
+                )
+            self.print_plan(result, future=True)
+            for kind, asked in result.asks.items():
+                answers[kind] = self.ask(kind, asked)
+            result = self.run(directory, False, answers, import_options)
+            if result.asks:  # the files changed in between: start again
+                raise CommandError("The files changed while you answered; nothing was written.")
+        self.print_plan(result, future=False)
+        self.stdout.write(summary(result))
         if result.assigned and options["write_keys"]:
             count = lesson_files_write_keys(directory=directory, assigned=result.assigned)
             self.stdout.write(f"Wrote {count} new key(s) back into the files.")
@@ -98,3 +150,45 @@ class Command(BaseCommand):
                 "New keys were assigned (above): add them to the files, or import with "
                 "--write-keys, so the next import matches these items by key."
             )
+
+    def run(self, directory: Path, check: bool, answers: dict, options: dict) -> LoadResult:
+        try:
+            result, problems = lessons_import_directory(
+                directory=directory, check=check, **answers, **options
+            )
+        except ValidationError as error:
+            raise CommandError(" ".join(error.messages)) from error
+        if problems:
+            count = len(problems)
+            lines = [str(problem) for problem in problems]
+            lines.append(f"{count} problem{'s' if count != 1 else ''} found; nothing was written.")
+            raise CommandError("\n".join(lines))
+        return result
+
+    def print_plan(self, result: LoadResult, *, future: bool) -> None:
+        for line in result.plan_in_words(future=future):
+            self.stdout.write(line)
+
+    def ask(self, kind: str, asked: list) -> str:
+        question, options, _ = QUESTIONS[kind]
+        if kind == "missing" and all(line.where.startswith("flashcard") for line in asked):
+            question, options = "Delete these flashcards with their answers?", ("delete",)
+        self.stdout.write("")
+        for line in asked:
+            self.stdout.write(f"  {line.where}: {line.future}")
+        prompt = f"{question} [{'/'.join(options)}/cancel] "
+        while True:
+            self.stdout.write(prompt, ending="")
+            self.stdout.flush()
+            reply = sys.stdin.readline().strip().lower()
+            if reply in options:
+                return reply
+            if reply in ("", "cancel", "c", "n", "no"):
+                raise CommandError("Cancelled; nothing was written.")
+
+
+def summary(result: LoadResult) -> str:
+    return (
+        f"Lessons: {result.created} created, {result.updated} updated, "
+        f"{result.unchanged} unchanged."
+    )
