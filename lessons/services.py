@@ -21,6 +21,7 @@ from lessons.files import (
     lesson_revision,
     lesson_to_markdown,
     markdown_to_lesson,
+    read_lesson_file,
 )
 from lessons.forms import publish_checklist, publish_problem_items
 from lessons.models import (
@@ -61,6 +62,8 @@ class LoadResult:
     unchanged: int = 0
     notes: list[str] = field(default_factory=list)
     assigned: list[AssignedKey] = field(default_factory=list)
+    # Markdown in the files that will not show as written: said, but not stopping the import.
+    warnings: list[Problem] = field(default_factory=list)
 
 
 class _Problems:
@@ -652,26 +655,30 @@ def lessons_import_directory(
     if not paths:
         raise ValidationError(f"{directory} holds no lesson files (*.md).")
     lessons, problems = read_lesson_files(paths)
+    warnings = [warning for lesson in lessons for warning in lesson["warnings"]]
     if problems:
         # Still check the files that could be read, so one pass names every problem.
         _, more = lessons_check(lessons=lessons, **options) if lessons else (None, [])
-        return LoadResult(), problems + more
+        return LoadResult(warnings=warnings), problems + more
     if check:
-        return lessons_check(lessons=lessons, **options)
-    try:
-        return lessons_load(lessons=lessons, **options), []
-    except LessonFileError as error:
-        return LoadResult(), error.problems
+        result, problems = lessons_check(lessons=lessons, **options)
+    else:
+        try:
+            result, problems = lessons_load(lessons=lessons, **options), []
+        except LessonFileError as error:
+            result, problems = LoadResult(), error.problems
+    result.warnings = warnings
+    return result, problems
 
 
 def read_lesson_files(paths: list[Path]) -> tuple[list[dict[str, Any]], list[Problem]]:
     lessons, problems = [], []
     for path in paths:
         try:
-            lessons.append(markdown_to_lesson(path.read_text(encoding="utf-8"), source=path.name))
+            lessons.append(markdown_to_lesson(read_lesson_file(path), source=path.name))
         except LessonFileError as error:
             problems += error.problems
-        except (OSError, UnicodeDecodeError) as error:
+        except OSError as error:
             problems.append(Problem(path.name, 1, "file", f"cannot be read: {error}"))
     return lessons, problems
 

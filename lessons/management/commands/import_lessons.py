@@ -13,7 +13,9 @@ class Command(BaseCommand):
     help = (
         "Create or update lessons from the Markdown files in DIR (the format is in "
         "docs/lesson-files.md). All or nothing: any problem changes nothing, and every problem "
-        "is printed as `file:line: field: message`. --check only reports what would happen."
+        "is printed as `file:line: field: message`. Markdown that will not show as written is "
+        "printed as `file:line: warning: field: message` and does not stop the import. --check "
+        "only reports what would happen."
     )
 
     def add_arguments(self, parser):
@@ -78,10 +80,19 @@ class Command(BaseCommand):
         if problems:
             count = len(problems)
             lines = [str(problem) for problem in problems]
+            lines += [warning.as_warning() for warning in result.warnings]
             lines.append(f"{count} problem{'s' if count != 1 else ''} found; nothing was written.")
             raise CommandError("\n".join(lines))
         for note in result.notes:
             self.stdout.write(note)
+        for warning in result.warnings:
+            self.stdout.write(warning.as_warning())
+        if result.warnings:
+            count = len(result.warnings)
+            self.stdout.write(
+                f"{count} warning{'s' if count != 1 else ''}: learners will not see that "
+                "Markdown as written. Warnings do not stop an import."
+            )
         summary = (
             f"Lessons: {result.created} created, {result.updated} updated, "
             f"{result.unchanged} unchanged."
