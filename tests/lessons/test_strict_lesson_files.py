@@ -413,3 +413,20 @@ def test_saving_an_unchanged_lesson_page_still_works(editor_client, demo):
     data = change_page_data(editor_client, demo)
     response = editor_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
     assert response.status_code == 302, response.content.decode()[:2000]
+
+
+def test_a_revision_kept_before_the_rule_cannot_be_restored_as_it_is(editor_client, demo):
+    from lessons.models import LessonRevision
+
+    revision = demo.revisions.get()
+    text = revision.text.replace(f'title: "{demo.title}"', f'title: "Token{ZWSP}Bucket"')
+    LessonRevision.objects.filter(pk=revision.pk).update(text=text)
+    url = f"/admin/lessons/lesson/{demo.pk}/revisions/{revision.pk}/restore/"
+    page = editor_client.get(url)
+    assert page.status_code == 200
+    html = page.content.decode()
+    assert "This revision cannot be restored as it is: 1 problem" in html
+    assert "title: an invisible character, U+200B ZERO WIDTH SPACE" in html
+    assert "Restore this revision" not in html
+    assert editor_client.post(url).status_code == 400
+    assert Lesson.objects.get(pk=demo.pk).title == demo.title
