@@ -664,7 +664,7 @@ def uploaded_text(request: HttpRequest) -> tuple[str, str, Problem | None]:
     try:
         if upload is None:
             return name, lesson_file_text(request.POST.get("text", "").encode(), source=name), None
-        refuse_large_file(upload.size or 0, name)
+        refuse_large_file(upload.size or 0, source=name)
         return name, lesson_file_text(upload.read(), source=name), None
     except LessonFileError as error:
         return name, "", error.problems[0]

@@ -168,14 +168,14 @@ def lesson_revision(lesson: Lesson) -> str:
 def read_lesson_file(path: Path) -> str:
     """The text of a lesson file on disk (see lesson_file_text); its size is checked before
     it is read."""
-    refuse_large_file(path.stat().st_size, path.name)
+    refuse_large_file(path.stat().st_size, source=path.name)
     return lesson_file_text(path.read_bytes(), source=path.name)
 
 
 def lesson_file_text(data: bytes, *, source: str) -> str:
     """A lesson file's bytes as text. Refused (LessonFileError) over MAX_FILE_BYTES, or when it
     is not UTF-8, naming the line of the first byte that is not."""
-    refuse_large_file(len(data), source)
+    refuse_large_file(len(data), source=source)
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:
@@ -196,7 +196,7 @@ def lesson_file_text(data: bytes, *, source: str) -> str:
         ) from error
 
 
-def refuse_large_file(size: int, source: str) -> None:
+def refuse_large_file(size: int, *, source: str) -> None:
     """Refuse (LessonFileError) a lesson file of more than MAX_FILE_BYTES, before reading it."""
     if size > MAX_FILE_BYTES:
         raise LessonFileError(

@@ -23,10 +23,12 @@ Everything else in those categories is refused wherever it stands. Among them: Z
 SPACE U+200B, WORD JOINER U+2060, the invisible maths operators U+2061–U+2064, SOFT HYPHEN
 U+00AD (shown only where a line breaks), a byte order mark U+FEFF anywhere but the very start
 of a file (which the file reader drops), and the embedding, override and isolate controls
-U+202A–U+202E and U+2066–U+2069. Ordinary letters of any script, including Hebrew and Arabic,
-are never format characters, so they always pass; right-to-left text is laid out by the
-browser without any control characters. Visible spaces (no-break space, ideographic space)
-are spaces, not format characters, and pass.
+U+202A–U+202E and U+2066–U+2069. So are the format controls that only scripts not written
+here need (the Mongolian vowel separator, Egyptian hieroglyph and shorthand controls): a lesson
+that needs one adds it to the exceptions above. Ordinary letters of any script, including
+Hebrew and Arabic, are never format characters, so they always pass; right-to-left text is laid
+out by the browser without any control characters. Visible spaces (no-break space, ideographic
+space) are spaces, not format characters, and pass.
 """
 
 from __future__ import annotations
