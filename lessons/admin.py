@@ -26,7 +26,14 @@ from django.utils.html import format_html, format_html_join
 from django.utils.text import slugify
 
 from lessons import admin_revisions, learner_data, services
-from lessons.files import LessonFileError, Problem, lesson_to_markdown, markdown_to_lesson
+from lessons.files import (
+    LessonFileError,
+    Problem,
+    lesson_file_text,
+    lesson_to_markdown,
+    markdown_to_lesson,
+    refuse_large_file,
+)
 from lessons.forms import (
     CHOICE_SLOTS,
     FlashcardAdminForm,
@@ -784,22 +791,19 @@ def conflict_context(lesson: Lesson | None, conflict: dict) -> dict:
     return {"who": who, "diff": diff}
 
 
-MAX_UPLOAD_BYTES = 1_000_000
-
-
 def uploaded_text(request: HttpRequest) -> tuple[str, str, Problem | None]:
-    """The uploaded (or carried over) lesson file's name and text, or why it cannot be read."""
+    """The uploaded (or carried over) lesson file's name and text, or why it cannot be read
+    (too large, or not UTF-8: the same limits as import_lessons)."""
     upload = request.FILES.get("file")
-    if upload is None:
-        name = request.POST.get("name", "lesson.md")[:100]
-        return name, request.POST.get("text", ""), None
-    name = (upload.name or "lesson.md")[:100]
-    if (upload.size or 0) > MAX_UPLOAD_BYTES:
-        return name, "", Problem(name, 1, "file", "is over 1 MB: a lesson file is far smaller")
+    name = (upload.name if upload else request.POST.get("name")) or "lesson.md"
+    name = name[:100]
     try:
-        return name, upload.read().decode("utf-8"), None
-    except UnicodeDecodeError:
-        return name, "", Problem(name, 1, "file", "is not UTF-8 text; save it as UTF-8")
+        if upload is None:
+            return name, lesson_file_text(request.POST.get("text", "").encode(), source=name), None
+        refuse_large_file(upload.size or 0, source=name)
+        return name, lesson_file_text(upload.read(), source=name), None
+    except LessonFileError as error:
+        return name, "", error.problems[0]
 
 
 def upload_preview(name: str, text: str) -> dict:
@@ -827,6 +831,7 @@ def upload_preview(name: str, text: str) -> dict:
         "preview": {
             "summary": summary,
             "plan": [(line.where, line.future) for line in result.plan],
+            "warnings": document["warnings"],
             "diff": diff,
         },
         "asks": {kind: [line.where for line in lines] for kind, lines in result.asks.items()},

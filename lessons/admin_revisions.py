@@ -185,7 +185,6 @@ def restore_view(model_admin, request: HttpRequest, pk: int, revision_pk: int) -
         raise PermissionDenied
     when = timezone.localtime(revision.created_at)
     source = f"revision of {when:%Y-%m-%d %H:%M:%S}"
-    document = markdown_to_lesson(revision.text, source=source)
     # What the page asks comes preselected with what keeps learners' data: their memory kept,
     # an answered question retired (its answers kept), so a restore never takes more than the
     # editor chose, here or on an earlier save.
@@ -195,6 +194,15 @@ def restore_view(model_admin, request: HttpRequest, pk: int, revision_pk: int) -
     }
     context = _context(model_admin, request, lesson, f"Restore “{lesson.title}”")
     context |= {"revision": revision, "when": when}
+    try:
+        document = markdown_to_lesson(revision.text, source=source)
+    except LessonFileError as error:  # kept before a check that it fails (invisible characters)
+        context |= {
+            "lines": diff_lines(lesson_to_markdown(lesson), revision.text),
+            "problems": error.problems,
+        }
+        status = 400 if request.method == "POST" else 200
+        return TemplateResponse(request, TEMPLATE, context, status=status)
     if request.method == "POST":
         unpublishing = _unpublishes(lesson, document)
         if unpublishing and request.POST.get("unpublish") != "yes":

@@ -33,10 +33,14 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 import re
+from pathlib import Path
 from typing import Any, NamedTuple
 
 from lessons.models import Lesson
+from lightmysky.lib.invisible import invisible_characters, visible
+from lightmysky.lib.markdown import markdown_losses_at
 
 FRONT_MATTER = [
     "public_id", "slug", "title", "status", "subject", "subject_name", "subject_description",
@@ -59,6 +63,13 @@ KEY_HELP = "an item's key is 1 to 16 hex digits (or leave it out and the import 
 CHOICE_ID_HELP = (
     "a choice's id is 1 to 16 hex digits (leave it out for a new choice: the import assigns one)"
 )
+# The blocks the pages render as Markdown (the others are plain text): what they will not show
+# as written is a warning, as the admin shows it beside the same fields.
+MARKDOWN_BLOCKS = {"body", "example", "tip", "recap", "transcript", "explanation"}
+INLINE_MARKDOWN_BLOCKS = {"question", "choice", "why", "flashcard", "back"}
+# A whole lesson's file is about 10 kB and the longest demo lesson 13 kB. Far beyond that is a
+# mistake (a pasted book, a wrong file), and each save would keep it again as a revision.
+MAX_FILE_BYTES = 256 * 1024
 
 
 class Problem(NamedTuple):
@@ -71,6 +82,10 @@ class Problem(NamedTuple):
 
     def __str__(self) -> str:
         return f"{self.source}:{self.line}: {self.field}: {self.message}"
+
+    def as_warning(self) -> str:
+        """The problem as a warning, which does not stop an import."""
+        return f"{self.source}:{self.line}: warning: {self.field}: {self.message}"
 
 
 class LessonFileError(ValueError):
@@ -97,6 +112,14 @@ def lesson_to_markdown(lesson: Lesson) -> str:
     """One lesson as a Markdown file, the same bytes for the same content. Its `revision`
     names the lesson's content as exported, so an import can tell whether the lesson was
     changed in the admin since."""
+    values, blocks = _front_matter_and_blocks(lesson)
+    parts = ["---\n"]
+    parts += [f"{name}: {json.dumps(values[name], ensure_ascii=False)}\n" for name in FRONT_MATTER]
+    parts.append("---\n")
+    return "".join(parts + blocks)
+
+
+def _front_matter_and_blocks(lesson: Lesson) -> tuple[dict[str, Any], list[str]]:
     values: dict[str, Any] = {
         "public_id": lesson.public_id,
         "slug": lesson.slug,
@@ -131,10 +154,7 @@ def lesson_to_markdown(lesson: Lesson) -> str:
         blocks.append(_block(f"flashcard {card.position} {card.key}", card.front))
         blocks.append(_block("back", card.back))
     values["revision"] = content_revision(values, "".join(blocks))
-    parts = ["---\n"]
-    parts += [f"{name}: {json.dumps(values[name], ensure_ascii=False)}\n" for name in FRONT_MATTER]
-    parts.append("---\n")
-    return "".join(parts + blocks)
+    return values, blocks
 
 
 def content_revision(front_matter: dict[str, Any], blocks: str) -> str:
@@ -146,19 +166,70 @@ def content_revision(front_matter: dict[str, Any], blocks: str) -> str:
 
 def lesson_revision(lesson: Lesson) -> str:
     """The revision an export of the lesson would carry now."""
-    return markdown_to_lesson(lesson_to_markdown(lesson))["revision"]
+    return _front_matter_and_blocks(lesson)[0]["revision"]
+
+
+def read_lesson_file(path: Path) -> str:
+    """The text of a lesson file on disk (see lesson_file_text); its size is checked before
+    it is read."""
+    refuse_large_file(path.stat().st_size, source=path.name)
+    return lesson_file_text(path.read_bytes(), source=path.name)
+
+
+def lesson_file_text(data: bytes, *, source: str) -> str:
+    """A lesson file's bytes as text. Refused (LessonFileError) over MAX_FILE_BYTES, or when it
+    is not UTF-8, naming the line of the first byte that is not."""
+    refuse_large_file(len(data), source=source)
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as error:
+        line_start = data.rfind(b"\n", 0, error.start) + 1
+        before = visible(data[line_start : error.start].decode("utf-8", errors="replace"))
+        where = f"after “{before[-20:].lstrip()}”" if before.strip() else "at the start of the line"
+        raise LessonFileError(
+            [
+                Problem(
+                    source,
+                    data.count(b"\n", 0, error.start) + 1,
+                    "file",
+                    f"is not UTF-8 text: the byte 0x{data[error.start]:02X} {where} is not "
+                    "UTF-8. Save the file as UTF-8 (it may have been saved as Latin-1 or "
+                    "Windows-1252).",
+                )
+            ]
+        ) from error
+
+
+def refuse_large_file(size: int, *, source: str) -> None:
+    """Refuse (LessonFileError) a lesson file of more than MAX_FILE_BYTES, before reading it."""
+    if size > MAX_FILE_BYTES:
+        raise LessonFileError(
+            [
+                Problem(
+                    source,
+                    1,
+                    "file",
+                    f"is {math.ceil(size / 1024):,} KB; a lesson file may be at most "
+                    f"{MAX_FILE_BYTES // 1024} KB (a whole lesson is usually about 10 KB). "
+                    "Shorten its texts, or split it into two lessons.",
+                )
+            ]
+        )
 
 
 def markdown_to_lesson(text: str, *, source: str = "the file") -> dict[str, Any]:
     """A lesson file read back into the document `lessons_load` takes, with the line of each
-    part (`lines`, and `line` on each question, choice and flashcard). Raises LessonFileError
-    naming every problem found, not just the first."""
+    part (`lines`, and `line` on each question, choice and flashcard), and `warnings`: the
+    Markdown that will not show as written, which does not stop an import. Raises
+    LessonFileError naming every problem found, not just the first; an invisible character
+    (lightmysky.lib.invisible) anywhere is one. A byte order mark opening the file is dropped."""
     problems: list[Problem] = []
+    line_fields: dict[int, str] = {}  # what each line is part of, for invisible characters
 
     def problem(line: int, field: str, message: str) -> None:
         problems.append(Problem(source, line, field, message))
 
-    lines = _normalise(text).split("\n")
+    lines = _normalise(text).removeprefix("\ufeff").split("\n")
     if not lines or lines[0].strip() != "---" or "---" not in [x.strip() for x in lines[1:]]:
         raise LessonFileError(
             [
@@ -177,6 +248,7 @@ def markdown_to_lesson(text: str, *, source: str = "the file") -> dict[str, Any]
             continue
         name, sep, raw = line.partition(":")
         name, raw = name.strip(), raw.strip()
+        line_fields[number] = visible(name) or "front matter"
         if not sep or name not in FRONT_MATTER:
             problem(
                 number,
@@ -218,18 +290,27 @@ def markdown_to_lesson(text: str, *, source: str = "the file") -> dict[str, Any]
             problem(number, name, f"expected {expected}, not {raw}")
             continue
         lesson[name] = value
+        if isinstance(value, str) and "\\" in raw and not invisible_characters(line):
+            # Written as a JSON escape (\u200b): not in the line as typed, but in the text.
+            for found in invisible_characters(value):
+                problem(number, name, found.describe())
     for name in REQUIRED_FRONT_MATTER:
         if name not in lesson["lines"]:
             problem(1, name, f"the front matter needs `{name}:` (every other key may be left out)")
 
     blocks: list[tuple[str, int, list[str]]] = []
+    block_field = "text"
     for number, line in enumerate(lines[end + 1 :], start=end + 2):
         if line.startswith(MARKER):
             blocks.append((line[len(MARKER) :].strip(), number, []))
+            block_field = " ".join(visible(blocks[-1][0]).split()[:2]) or "block"
         elif blocks:
             blocks[-1][2].append(line[1:] if line.startswith("\\" + MARKER) else line)
         elif line.strip():
             problem(number, "text", "text before the first ::: block")
+        line_fields[number] = block_field
+    for found in invisible_characters("\n".join(lines)):
+        problem(found.line, line_fields.get(found.line, "front matter"), found.describe())
 
     lesson |= {"questions": [], "flashcards": []}
     previous = ""  # the kind of the block before, with its letter for choices
@@ -399,11 +480,25 @@ def markdown_to_lesson(text: str, *, source: str = "the file") -> dict[str, Any]
                 )
     if problems:
         raise LessonFileError(sorted(problems, key=lambda p: p.line))
+    lesson["warnings"] = _markdown_warnings(blocks, source)
     lesson["revision_of_file"] = content_revision(
         {name: lesson[name] for name in FRONT_MATTER if name in lesson},
         "".join(_block(h, "\n".join(b)) for h, _, b in blocks),
     )
     return lesson
+
+
+def _markdown_warnings(blocks: list[tuple[str, int, list[str]]], source: str) -> list[Problem]:
+    """What the Markdown blocks will not show as written, each at its line of the file."""
+    warnings: list[Problem] = []
+    for header, number, body in blocks:
+        words = header.split()
+        kind = words[0] if words else ""
+        if kind in MARKDOWN_BLOCKS or kind in INLINE_MARKDOWN_BLOCKS:
+            losses = markdown_losses_at("\n".join(body), inline=kind in INLINE_MARKDOWN_BLOCKS)
+            field = " ".join(words[:2])
+            warnings += [Problem(source, number + line, field, loss) for line, loss in losses]
+    return warnings
 
 
 def _number(text: str, line: int, kind: str, problem) -> int:

@@ -16,7 +16,7 @@ from django.forms.models import BaseInlineFormSet
 from django.urls import reverse
 from django.utils.html import format_html
 from django.utils.safestring import mark_safe
-from django.utils.text import slugify
+from django.utils.text import capfirst, slugify
 
 from lessons.files import lesson_to_markdown
 from lessons.models import (
@@ -27,6 +27,7 @@ from lessons.models import (
     Question,
     with_choice_ids,
 )
+from lightmysky.lib.invisible import invisible_characters
 
 CHOICE_SLOTS = 6
 LETTERS = "ABCDEF"
@@ -81,6 +82,32 @@ def with_format(field: forms.Field, note: str, *, markdown: str | None = None) -
         field.widget = MarkdownTextarea(field.widget.attrs, inline=markdown == "inline")
 
 
+MAX_INVISIBLE_SHOWN = 3
+
+
+def refuse_invisible_characters(value: str) -> None:
+    """A text field's validator: no character that shows nothing or turns the text around
+    (lightmysky.lib.invisible), as lesson files refuse them too."""
+    found = invisible_characters(str(value))
+    if not found:
+        return
+    several_lines = "\n" in str(value)
+    messages = [
+        f"On line {c.line}, {c.describe()}" if several_lines else capfirst(c.describe())
+        for c in found[:MAX_INVISIBLE_SHOWN]
+    ]
+    if len(found) > MAX_INVISIBLE_SHOWN:
+        messages.append(f"And {len(found) - MAX_INVISIBLE_SHOWN} more invisible characters.")
+    raise ValidationError(messages, code="invisible")
+
+
+def refuse_invisible_characters_in(form: forms.BaseForm) -> None:
+    """Every text box of the form refuses invisible characters."""
+    for text_field in form.fields.values():
+        if isinstance(text_field, forms.CharField) and not text_field.widget.is_hidden:
+            text_field.validators.append(refuse_invisible_characters)
+
+
 def choice_field_names(slot: int) -> tuple[str, str, str]:
     return f"choice_{slot}_text", f"choice_{slot}_correct", f"choice_{slot}_why"
 
@@ -130,6 +157,7 @@ class BaseQuestionAdminForm(forms.ModelForm):
         super().__init__(*args, **kwargs)
         with_format(self.fields["prompt"], INLINE_MARKDOWN, markdown="inline")
         with_format(self.fields["explanation"], "", markdown="block")
+        refuse_invisible_characters_in(self)
         self.fields["position"].required = False
         self.fields["position"].help_text = "Left empty, the next free place."
         choices = self.instance.choices if self.instance.pk else []
@@ -155,6 +183,10 @@ class BaseQuestionAdminForm(forms.ModelForm):
     def clean(self) -> dict:
         super().clean()
         cleaned = self.cleaned_data
+        if any(
+            name in self.errors for slot in range(CHOICE_SLOTS) for name in choice_field_names(slot)
+        ):
+            return cleaned  # a choice refused as typed: the rest is checked once it is fixed
         stored_ids = {c.get("id") for c in self.choices_before if c.get("id")}
         choices = []
         for slot in range(CHOICE_SLOTS):
@@ -260,6 +292,7 @@ class FlashcardAdminForm(forms.ModelForm):
         for name in ("front", "back"):
             self.fields[name].label = f"{name.capitalize()} (inline Markdown)"
             with_format(self.fields[name], INLINE_MARKDOWN, markdown="inline")
+        refuse_invisible_characters_in(self)
 
 
 class MarkdownPreviewForm(forms.Form):
@@ -343,6 +376,7 @@ class LessonAdminForm(forms.ModelForm):
                 if help_text in ("Markdown.", "The worked example, in Markdown."):
                     self.fields[name].help_text = ""
                 with_format(self.fields[name], note, markdown=markdown)
+        refuse_invisible_characters_in(self)
         if "slug" in self.fields:
             self.fields["slug"].required = False
             self.fields["slug"].help_text = "Left empty, made from the title."

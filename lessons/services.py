@@ -22,6 +22,7 @@ from lessons.files import (
     lesson_revision,
     lesson_to_markdown,
     markdown_to_lesson,
+    read_lesson_file,
 )
 from lessons.forms import publish_checklist, publish_problem_items
 from lessons.models import (
@@ -85,6 +86,8 @@ class LoadResult:
     # (reset or keep learners' memory of questions whose right answer changes) and "missing"
     # (retire or delete answered questions the file no longer has).
     asks: dict[str, list[PlanLine]] = field(default_factory=dict)
+    # Markdown in the files that will not show as written: said, but not stopping the import.
+    warnings: list[Problem] = field(default_factory=list)
 
     def plan_in_words(self, *, future: bool) -> list[str]:
         return [line.words(future=future) for line in self.plan]
@@ -817,28 +820,32 @@ def lessons_import_directory(
     if not paths:
         raise ValidationError(f"{directory} holds no lesson files (*.md).")
     lessons, problems = read_lesson_files(paths)
+    warnings = [warning for lesson in lessons for warning in lesson["warnings"]]
     if problems:
         # Still check the files that could be read, so one pass names every problem.
         _, more = lessons_check(lessons=lessons, **options) if lessons else (None, [])
-        return LoadResult(), problems + more
+        return LoadResult(warnings=warnings), problems + more
     if check:
-        return lessons_check(lessons=lessons, **options)
-    try:
-        return lessons_load(lessons=lessons, **options), []
-    except LessonFileError as error:
-        return LoadResult(), error.problems
-    except AnswerNeeded as asked:  # nothing was written; the result says what to answer
-        return asked.result, []
+        result, problems = lessons_check(lessons=lessons, **options)
+    else:
+        try:
+            result, problems = lessons_load(lessons=lessons, **options), []
+        except LessonFileError as error:
+            result, problems = LoadResult(), error.problems
+        except AnswerNeeded as asked:  # nothing was written; the result says what to answer
+            result, problems = asked.result, []
+    result.warnings = warnings
+    return result, problems
 
 
 def read_lesson_files(paths: list[Path]) -> tuple[list[dict[str, Any]], list[Problem]]:
     lessons, problems = [], []
     for path in paths:
         try:
-            lessons.append(markdown_to_lesson(path.read_text(encoding="utf-8"), source=path.name))
+            lessons.append(markdown_to_lesson(read_lesson_file(path), source=path.name))
         except LessonFileError as error:
             problems += error.problems
-        except (OSError, UnicodeDecodeError) as error:
+        except OSError as error:
             problems.append(Problem(path.name, 1, "file", f"cannot be read: {error}"))
     return lessons, problems
 

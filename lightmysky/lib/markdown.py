@@ -283,51 +283,142 @@ def render_inline_markdown(source: str) -> str:
     return nh3.clean(html, tags=INLINE_TAGS, attributes={}).strip()
 
 
-_loss_parser = MarkdownIt("commonmark", {"html": True}).enable("table")
+# text_join off: an escaped character stays a token of its own, so a `**` left in a text token
+# is one the editor typed unescaped, and that no other `**` closed.
+_loss_parser = MarkdownIt("commonmark", {"html": True}).enable("table").disable("text_join")
 _LATEX = re.compile(r"\\\(|\\\)|\\\[|\\\]")
+_UNCLOSED_STRONG = re.compile(r"\*{2,}")
 
 
 def markdown_losses(source: str, *, inline: bool = False) -> list[str]:
     """What the page will not show as the editor meant it: an image (dropped, with its text), a
     link where none is made or to an address the page drops, raw HTML (shown as typed), maths
-    whose backslashes Markdown takes away. Each as a sentence the editor can act on."""
-    losses: list[str] = []
-    tokens = _loss_parser.parse(source or "")
-    children = [child for token in tokens for child in (token.children or [])]
-    for child in children:
+    whose backslashes Markdown takes away, a code block never closed (the rest becomes code),
+    a `**` never closed. Each as a sentence the editor can act on."""
+    return list(dict.fromkeys(text for _, text in markdown_losses_at(source, inline=inline)))
+
+
+def markdown_losses_at(source: str, *, inline: bool = False) -> list[tuple[int, str]]:
+    """markdown_losses, each with the line of the source (counted from 1) where it is."""
+    text = source or ""
+    lines = text.split("\n")
+    losses: list[tuple[int, str]] = []
+    for token in _loss_parser.parse(text):
+        first = token.map[0] + 1 if token.map else 1
+        if token.type == "html_block":
+            html = token.content.strip().split("\n")[0]
+            losses.append(
+                (
+                    first,
+                    f"HTML ({html[:40]}) is shown as typed, not as markup: write it with "
+                    "Markdown instead.",
+                )
+            )
+        elif token.type == "fence" and not inline and not _fence_closed(token, lines):
+            losses.append(
+                (
+                    first,
+                    f"This code block ({token.markup}) is never closed, so everything after it "
+                    f"is shown as code: end it with a line of {token.markup}.",
+                )
+            )
+        elif token.type == "inline" and token.children:
+            losses += [(first + line, loss) for line, loss in _inline_losses(token, inline=inline)]
+    if latex := _LATEX.search(text):
+        losses.append(
+            (
+                text.count("\n", 0, latex.start()) + 1,
+                "Maths written as \\( … \\) loses its backslashes and is not typeset: write it "
+                "in plain characters (x², √2, ≤).",
+            )
+        )
+    return sorted(dict.fromkeys(losses), key=lambda loss: loss[0])
+
+
+def _inline_losses(token, *, inline: bool) -> list[tuple[int, str]]:
+    """The losses in one paragraph (or heading, or table cell), each with its line counted from
+    the paragraph's first (0). Each child is looked for in the paragraph's text after the one
+    before it, so a loss gets the line it is on."""
+    content = token.content
+    losses: list[tuple[int, str]] = []
+    cursor = 0
+
+    def at(needle: str) -> int:
+        """Where the needle is, from the cursor on, as a line; moves the cursor past it."""
+        nonlocal cursor
+        found = content.find(needle, cursor) if needle else -1
+        position = found if found >= 0 else cursor
+        cursor = position + len(needle) if found >= 0 else cursor
+        return content.count("\n", 0, position)
+
+    for child in token.children or []:
         if child.type == "image":
+            line = at("![")
             alt = "".join(c.content for c in child.children or []) or "no text"
             what = "is shown as typed" if inline else "is dropped, with its text"
             losses.append(
-                f"An image (“{alt[:60]}”) {what}: lessons show no images. Describe it in words."
+                (
+                    line,
+                    f"An image (“{alt[:60]}”) {what}: lessons show no images. Describe it in "
+                    "words.",
+                )
             )
         elif child.type == "link_open":
+            line = at("<" if child.markup == "autolink" else "[")
             href = str(child.attrs.get("href", ""))
             if inline:
                 losses.append(
-                    f"A link (to {href[:80]}) is shown as typed: only the lesson's Markdown "
-                    "fields make links."
+                    (
+                        line,
+                        f"A link (to {href[:80]}) is shown as typed: only the lesson's Markdown "
+                        "fields make links.",
+                    )
                 )
             elif not link_allowed(href):
                 losses.append(
-                    f"A link to {href[:80]} is dropped: links go to http, https or mailto "
-                    "addresses."
+                    (
+                        line,
+                        f"A link to {href[:80]} is dropped: links go to http, https or mailto "
+                        "addresses.",
+                    )
                 )
-        elif child.type == "html_inline" and not child.content.startswith("</"):
-            losses.append(
-                f"HTML ({child.content[:40]}) is shown as typed, not as markup: write it with "
-                "Markdown or plain characters (H₂O, x²)."
+        elif child.type == "html_inline":
+            line = at(child.content)
+            if not child.content.startswith("</"):
+                losses.append(
+                    (
+                        line,
+                        f"HTML ({child.content[:40]}) is shown as typed, not as markup: write it "
+                        "with Markdown or plain characters (H₂O, x²).",
+                    )
+                )
+        elif child.type == "text" and "**" in child.content:
+            offset = max(content.find(child.content, cursor), cursor)
+            at(child.content)
+            for stars in _UNCLOSED_STRONG.finditer(child.content):
+                before = child.content[stars.start() - 1 : stars.start()] or "x"
+                after = child.content[stars.end() : stars.end() + 1] or "x"
+                if before.isspace() and after.isspace():
+                    continue  # `2 ** 3`: stars standing alone are meant as stars
+                losses.append(
+                    (
+                        content.count("\n", 0, offset + stars.start()),
+                        f"This {stars[0]} is never closed, so it is shown as typed: close it "
+                        "(**bold**), or write \\*\\* for the stars themselves.",
+                    )
+                )
+        else:
+            at(
+                "\n"
+                if child.type in ("softbreak", "hardbreak")
+                else (child.content if child.type == "text" else child.markup)
             )
-    for token in tokens:
-        if token.type == "html_block":
-            first = token.content.strip().split("\n")[0]
-            losses.append(
-                f"HTML ({first[:40]}) is shown as typed, not as markup: write it with "
-                "Markdown instead."
-            )
-    if _LATEX.search(source or ""):
-        losses.append(
-            "Maths written as \\( … \\) loses its backslashes and is not typeset: write it "
-            "in plain characters (x², √2, ≤)."
-        )
-    return list(dict.fromkeys(losses))
+    return losses
+
+
+def _fence_closed(token, lines: list[str]) -> bool:
+    """True when the code block ends with its closing fence, not with the text (or with the
+    list or quote it is in)."""
+    first, end = token.map
+    last = lines[end - 1].lstrip(" \t>").rstrip() if end > first + 1 else ""
+    return set(last) == {token.markup[0]} and len(last) >= len(token.markup)

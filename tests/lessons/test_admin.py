@@ -540,4 +540,7 @@ def test_an_uploaded_file_with_slips_lists_each_with_its_line(editor_client, dem
     assert "1 problem in slips.md: nothing was changed" in html
     assert "slips.md:" in html and "unknown block `::: tipp`" in html
     html = upload(editor_client, b"\xff\xfe title", "bad.md").content.decode()
-    assert "bad.md:1: file: is not UTF-8 text; save it as UTF-8" in html
+    assert (
+        "bad.md:1: file: is not UTF-8 text: the byte 0xFF at the start of the line is not "
+        "UTF-8. Save the file as UTF-8"
+    ) in html

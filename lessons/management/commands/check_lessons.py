@@ -4,7 +4,7 @@ from pathlib import Path
 
 from django.core.management.base import BaseCommand, CommandError
 
-from lessons.files import LessonFileError, markdown_to_lesson
+from lessons.files import LessonFileError, markdown_to_lesson, read_lesson_file
 from lessons.item_checks import lesson_item_warnings
 from lessons.models import Question
 
@@ -43,10 +43,10 @@ class Command(BaseCommand):
 def questions_in(path: Path) -> list[Question]:
     """The questions of one lesson file, as unsaved questions the checks can read."""
     try:
-        lesson = markdown_to_lesson(path.read_text(encoding="utf-8"), source=path.name)
+        lesson = markdown_to_lesson(read_lesson_file(path), source=path.name)
     except LessonFileError as error:
         raise CommandError(str(error), returncode=UNREADABLE) from error
-    except (OSError, UnicodeDecodeError) as error:
+    except OSError as error:
         raise CommandError(f"{path.name} cannot be read: {error}", returncode=UNREADABLE) from error
     return [
         Question(

@@ -30,9 +30,11 @@ class Command(BaseCommand):
     help = (
         "Create or update lessons from the Markdown files in DIR (the format is in "
         "docs/lesson-files.md). All or nothing: any problem changes nothing, and every problem "
-        "is printed as `file:line: field: message`. --check prints what an import would change, "
-        "and writes nothing. An import that would reset learners' memory, or retire or delete "
-        "questions they answered, asks first (or takes the answer from the flags below)."
+        "is printed as `file:line: field: message`. Markdown that will not show as written is "
+        "printed as `file:line: warning: field: message` and does not stop the import. --check "
+        "prints what an import would change, and writes nothing. An import that would reset "
+        "learners' memory, or retire or delete questions they answered, asks first (or takes "
+        "the answer from the flags below)."
     )
 
     def add_arguments(self, parser):
@@ -117,6 +119,7 @@ class Command(BaseCommand):
             "user_id": user_id,
         }
         result = self.run(directory, options["check"], answers, import_options)
+        self.print_warnings(result)
         if options["check"]:
             self.print_plan(result, future=True)
             for kind, asked in result.asks.items():
@@ -161,9 +164,20 @@ class Command(BaseCommand):
         if problems:
             count = len(problems)
             lines = [str(problem) for problem in problems]
+            lines += [warning.as_warning() for warning in result.warnings]
             lines.append(f"{count} problem{'s' if count != 1 else ''} found; nothing was written.")
             raise CommandError("\n".join(lines))
         return result
+
+    def print_warnings(self, result: LoadResult) -> None:
+        for warning in result.warnings:
+            self.stdout.write(warning.as_warning())
+        if result.warnings:
+            count = len(result.warnings)
+            self.stdout.write(
+                f"{count} warning{'s' if count != 1 else ''}: learners will not see that "
+                "Markdown as written. Warnings do not stop an import."
+            )
 
     def print_plan(self, result: LoadResult, *, future: bool) -> None:
         for line in result.plan_in_words(future=future):
