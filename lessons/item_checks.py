@@ -406,14 +406,15 @@ def right_answer_shares_a_word_with_the_prompt(prompt: str, choices: list[dict])
     right, wrong = _split(choices)
     if not right or not wrong or any(_prompt_repeats(prompt, c) for c in right):
         return None  # a right answer repeated whole has its own warning
-    in_prompt = rare_words(prompt)
+    # Parts of hyphenated words count: "key-value cache" in the prompt cues "keys and values".
+    in_prompt = rare_words(prompt, parts=True)
     shared = {
         stem: word
-        for stem, word in rare_words(_text(right[0])).items()
-        if stem in in_prompt and all(stem in rare_words(_text(c)) for c in right)
+        for stem, word in rare_words(_text(right[0]), parts=True).items()
+        if stem in in_prompt and all(stem in rare_words(_text(c), parts=True) for c in right)
     }
     for choice in wrong:
-        for stem in rare_words(_text(choice)):
+        for stem in rare_words(_text(choice), parts=True):
             shared.pop(stem, None)
     if not shared:
         return None
@@ -435,6 +436,7 @@ def answer_given_away(question: Question, others: Iterable[Question]) -> list[st
     right, wrong = _split(choices)
     if not right or not wrong:
         return []
+    # Whole words only: the parts of one term ("reduce-scatter", "scatter") are not two words.
     apart: dict[str, str] = {}
     for choice in right:
         apart.update(rare_words(_text(choice)))
@@ -515,10 +517,14 @@ def numeric_range(text: str) -> NumberRange | None:
     return None
 
 
-def rare_words(text: str) -> dict[str, str]:
-    """{stem: word as written} for the words of a text that are not everyday English."""
+def rare_words(text: str, *, parts: bool = False) -> dict[str, str]:
+    """{stem: word as written} for the words of a text that are not everyday English; with
+    `parts`, each part of a hyphenated word as well ("key-value" gives "value")."""
+    words = re.findall(r"[^\W_]+(?:['’-][^\W_]+)*", text)
+    if parts:
+        words += [part for word in words if "-" in word for part in word.split("-")]
     found: dict[str, str] = {}
-    for word in re.findall(r"[^\W_]+(?:['’-][^\W_]+)*", text):
+    for word in words:
         lower = word.lower().replace("’", "'").removesuffix("'s")
         if len(lower) < CONTENT_MIN_LETTERS or any(ch.isdigit() for ch in lower):
             continue

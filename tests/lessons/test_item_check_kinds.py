@@ -406,6 +406,15 @@ def test_ranges_that_do_not_overlap_are_not_flagged(texts):
 # A rare word shared by the prompt and the right answer alone ---------------------------------
 
 
+def test_a_part_of_a_hyphenated_prompt_word_counts():
+    # The content review's example: "key-value cache" in the prompt points at "keys and values".
+    cued = choices(
+        "Their keys and values", "The attention weights", "The output scores", "The gradients"
+    )
+    [warning] = question_warnings("What does the key-value cache keep for each token?", cued)
+    assert warning.startswith("The right answer repeats “values” from the prompt")
+
+
 def test_a_rare_word_in_a_wrong_choice_too_or_an_everyday_word_is_not_flagged():
     shared = choices(
         "The bounded queue fills, and each send waits",
@@ -449,6 +458,16 @@ def test_a_term_named_in_another_prompt_is_not_a_giveaway():
     )
     bubble = Question(position=6, prompt="A pipeline has 4 balanced stages. What share idles?")
     assert answer_given_away(strategy, [bubble]) == []
+
+
+def test_a_hyphenated_term_counts_as_one_word_for_a_giveaway():
+    collective = Question(
+        position=5,
+        prompt="Which collective leaves each worker only its own slice of the sum?",
+        choices=choices("All-gather", "All-reduce", "Reduce", "Reduce-scatter", right=3),
+    )
+    after = Question(position=6, prompt="After a reduce-scatter, what does each worker hold?")
+    assert answer_given_away(collective, [after]) == []
 
 
 def test_a_prompt_that_holds_only_some_of_the_answer_is_not_a_giveaway():
