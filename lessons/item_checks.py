@@ -125,7 +125,8 @@ CONSONANT_SOUND_STARTS = ("uni", "use", "usu", "uti", "eu", "one", "once", "ubi"
 VOWEL_SOUND_STARTS = ("hour", "honest", "honour", "honor", "heir")
 # Initialisms read letter by letter: "an MPI call", "an SSD", "a GPU".
 VOWEL_SOUND_LETTERS = set("AEFHILMNORSX")
-SINGULAR_DETERMINERS = {"a", "an", "one", "each", "every", "this", "another"}
+# A singular noun counts as singular only after one of these; bare, it may be a mass noun.
+SINGULAR_DETERMINERS = {"a", "an", "the", "one", "each", "every", "this", "another"}
 PLURAL_DETERMINERS = {
     "these", "those", "both", "many", "several", "few", "multiple", "various", "two", "three",
     "four", "five", "six", "seven", "eight", "nine", "ten",
@@ -556,17 +557,18 @@ def grammatical_number(text: str) -> str | None:
         head_words.append(word)
     if not head_words or head_words[0][0].isdigit() or head_words[0] in PRONOUNS:
         return None  # "8 GB is" and "8 devices are" both read well; "It grows" is a clause
-    if head_words[0] in SINGULAR_DETERMINERS:
-        return "singular"
     if head_words[0] in PLURAL_DETERMINERS or "and" in head_words:
         return "plural"
     head = head_words[-1].replace("’", "'").removesuffix("'s")
     if head in NEITHER_NUMBER:
         return None
-    plural = head in IRREGULAR_PLURALS or (
+    if head in IRREGULAR_PLURALS or (
         len(head) > 3 and head.endswith("s") and not head.endswith(SINGULAR_ENDINGS_IN_S)
-    )
-    return "plural" if plural else "singular"
+    ):
+        return "plural"
+    if head_words[0] in SINGULAR_DETERMINERS:
+        return "singular"
+    return None  # a bare singular may be a mass noun, which fits "are" too: "are starch"
 
 
 def _split(choices: list[dict]) -> tuple[list[dict], list[dict]]:
