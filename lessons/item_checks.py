@@ -21,7 +21,7 @@ LONGEST_RATIO = 1.3
 LONGEST_MARGIN = 15
 # A right answer that is not the longest by far can still stand out against the wrong choices
 # as a group: a quarter longer than their mean length and 10 characters more. The demo lessons'
-# right answers stay within 1.12 times the mean; the margin spares short names, where a few
+# sentence answers stay within 1.1 times the mean; the margin spares short names, where a few
 # letters make a large ratio ("Reduce-scatter" against "Reduce", "All-gather", "All-reduce").
 MEAN_RATIO = 1.25
 MEAN_MARGIN = 10
@@ -87,7 +87,9 @@ RANGE_FORMS = [
 ]
 # Words so common in any English text that a prompt and its right answer sharing one is no cue.
 # Anything else (a term, a name, a less usual verb) is a "rare" word for the stem–answer and
-# cross-question checks. Words under CONTENT_MIN_LETTERS letters are never counted.
+# cross-question checks. Words under CONTENT_MIN_LETTERS letters are never counted: nearly all
+# are function words ("the", "and", "its"), and the few terms among them ("GPU") are not worth
+# a list of their own.
 CONTENT_MIN_LETTERS = 4
 COMMON_WORDS = frozenset([
     "about", "above", "across", "after", "again", "against", "almost", "along", "also", "although",
