@@ -22,6 +22,7 @@ from lessons.selectors import (
     page_or_redirect,
     worksheets_by_code,
 )
+from lightmysky.lib.numbers import small_int
 from lightmysky.lib.negotiation import (
     markdown_response,
     page_or_twin,
@@ -158,7 +159,10 @@ def report(
         return page
     lesson, questions = page.lesson, page.questions
     if request.method != "POST":
-        form = ReportForm(questions=questions, initial={"question": request.GET.get("question")})
+        initial = {"question": request.GET.get("question")}
+        if said := _answer_in_words(questions, request.GET):
+            initial["message"] = said
+        form = ReportForm(questions=questions, initial=initial)
         sent = "sent" in request.GET
         return render(
             request, "lessons/report.html", {"lesson": lesson, "form": form, "sent": sent}
@@ -175,3 +179,15 @@ def report(
         question_position=form.cleaned_data["question"],
     )
     return redirect_to(lesson.get_report_url() + "?sent=1")
+
+
+def _answer_in_words(questions, query) -> str:
+    """The start of a report sent from an answer's feedback: what the learner chose, in the
+    choices' words (the letters they saw were shuffled). Empty for anything else."""
+    position = small_int(query.get("question"))
+    question = next((q for q in questions if q.position == position), None)
+    chosen = set(query.get("chose", "").split(","))
+    texts = [c["text"] for c in question.choices if c.get("id") in chosen] if question else []
+    if not texts:
+        return ""
+    return "I answered " + " and ".join(f"“{text}”" for text in texts) + ". "

@@ -584,6 +584,7 @@ def review(request: LearnerRequest) -> HttpResponse:
             context["feedback"] = feedback_for(
                 done, done.question, differ_from=_earlier_showing(done) if done.practice else None
             )
+            context["report_lesson"] = done.lesson
     elif rated := _rated(request, request.GET):
         context |= {"rated": rated, "oob_updates": bool(request.htmx)}
     if "feedback" not in context:
@@ -726,6 +727,7 @@ def _review_answer(request: LearnerRequest, now) -> HttpResponse:
     differ_from = _earlier_showing(review) if review.practice else None
     context = {
         "feedback": feedback_for(review, question, differ_from=differ_from),
+        "report_lesson": question.lesson,
         "batch_done": batch["done"],
         "batch_size": selectors.REVIEW_BATCH_SIZE,
         "oob_updates": True,

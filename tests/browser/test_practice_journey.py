@@ -35,7 +35,7 @@ def test_round_with_javascript_swaps_in_place_to_the_summary(
         expect(page.get_by_role("heading", name=re.compile(verdict))).to_be_visible()
         expect(page.locator(".explanation")).to_be_visible()
         learned = number - 1 if number >= 2 else number
-        expect(page.locator("#sky-counter")).to_contain_text(f"0 lit · {learned} kindled")
+        expect(page.locator("#sky-counter")).to_have_text(f"Your sky: {learned} kindled")
         # The round's count never grows: a miss adds "1 to retry".
         expect(page.locator(".progress-label")).to_have_text(
             f"{number} of 8 answered · 1 to retry" if number >= 2 else "1 of 8 answered"

@@ -1,11 +1,16 @@
 from __future__ import annotations
 
+import html
+import re
+
 import pytest
 from django.contrib.auth.models import User
 from django.test import Client
 
 from lessons.models import ProblemReport
+from practice.models import Review
 from tests.conftest import SEED_PATH
+from tests.practice.helpers import answer
 
 REPORT = SEED_PATH + "/report"
 
@@ -101,3 +106,23 @@ def test_editors_triage_reports_new_accepted_fixed(demo):
     assert second.status == "fixed"  # fixed is not dismissed: it is reopened first
     change = editor.get(f"/admin/lessons/problemreport/{first.pk}/change/").content.decode()
     assert f'href="/admin/lessons/lesson/{demo.pk}/change/"' in change
+
+
+def test_the_answers_feedback_reports_the_question_just_answered_with_what_was_chosen(client, demo):
+    """The editors' review, M6: the feedback is where a learner disagrees with the key, so its
+    report link names that question, not the next one, and starts with what they chose."""
+    feedback = client.get(answer(client, demo, right=False)["Location"]).content.decode()
+    review = Review.objects.get()
+    link = re.search(r'<a href="([^"]+)">Disagree, or spotted a problem\? Report this', feedback)
+    assert link, feedback
+    url = html.unescape(link[1])
+    assert url == REPORT + f"?question={review.question.position}&chose={review.answer}"
+    form = html.unescape(client.get(url).content.decode())
+    chosen = next(c["text"] for c in review.question.choices if c["id"] == review.answer)
+    assert f"I answered “{chosen}”. </textarea>" in form
+    assert f'<option value="{review.question.position}" selected>' in form
+    message = f"I answered “{chosen}”. I think the key is wrong."
+    client.post(
+        REPORT, {"kind": "wrong_fact", "question": str(review.question.position), "message": message}
+    )
+    assert ProblemReport.objects.get().question == review.question
