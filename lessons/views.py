@@ -22,13 +22,13 @@ from lessons.selectors import (
     page_or_redirect,
     worksheets_by_code,
 )
-from lightmysky.lib.numbers import small_int
 from lightmysky.lib.negotiation import (
     markdown_response,
     page_or_twin,
     vary_on_accept,
     wants_markdown,
 )
+from lightmysky.lib.numbers import small_int
 from lightmysky.lib.pagecache import cache_for_visitors_by
 from lightmysky.lib.qr import qr_svg_cached
 from lightmysky.ratelimit import limit_posts

@@ -123,6 +123,7 @@ def test_the_answers_feedback_reports_the_question_just_answered_with_what_was_c
     assert f'<option value="{review.question.position}" selected>' in form
     message = f"I answered “{chosen}”. I think the key is wrong."
     client.post(
-        REPORT, {"kind": "wrong_fact", "question": str(review.question.position), "message": message}
+        REPORT,
+        {"kind": "wrong_fact", "question": str(review.question.position), "message": message},
     )
     assert ProblemReport.objects.get().question == review.question
