@@ -15,7 +15,8 @@ PYTHON := $(shell for p in $(PYTHON_CANDIDATES); do \
 # Local runs are in debug mode; production sets its own environment (see .env.example).
 export DEBUG ?= 1
 
-.PHONY: setup run test screenshots bench wrk simulate crash-check lighthouse lint clean python-path
+.PHONY: setup run test screenshots bench admin-timing wrk simulate crash-check lighthouse lint clean \
+	python-path
 
 $(BIN)/python:
 	@test -n "$(PYTHON)" || { echo "Python 3.12 or newer is needed and none was found." >&2; exit 1; }
@@ -44,6 +45,10 @@ screenshots: setup
 # Speed and size figures (wrk from Debian's packages drives the load).
 bench: setup wrk
 	$(BIN)/python -m tools.bench
+
+# Every admin list and change page at the 1,250-lesson catalogue, timed (budget: under 1 s).
+admin-timing: $(VENV)/.installed
+	$(BIN)/python -m tools.admin_timing
 
 # The scheduler and star rule on simulated learners for 90 days (docs/simulation.md); no database.
 simulate: $(VENV)/.installed

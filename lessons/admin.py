@@ -14,6 +14,7 @@ from django.contrib.admin import ActionLocation
 from django.contrib.admin.actions import delete_selected
 from django.contrib.admin.models import LogEntry
 from django.contrib.admin.utils import unquote
+from django.contrib.admin.widgets import AutocompleteSelect
 from django.contrib.contenttypes.models import ContentType
 from django.core.exceptions import PermissionDenied
 from django.db import models
@@ -36,6 +37,7 @@ from lessons.files import (
 )
 from lessons.forms import (
     CHOICE_SLOTS,
+    MIN_FLASHCARDS,
     FlashcardAdminForm,
     FlashcardInlineFormSet,
     LessonAdminForm,
@@ -50,6 +52,7 @@ from lessons.forms import (
 )
 from lessons.item_checks import lesson_item_warnings, question_warnings
 from lessons.models import (
+    QUESTIONS_PER_LESSON,
     Area,
     Flashcard,
     Lesson,
@@ -61,6 +64,7 @@ from lessons.models import (
     with_choice_ids,
 )
 from lightmysky.lib.markdown import markdown_losses, render_inline_markdown, render_markdown
+from lightmysky.lib.numbers import small_int
 
 ITEM_CHECKS_NOTE = (
     "Cues that let a learner answer without knowing, found in the saved questions. They are "
@@ -288,6 +292,100 @@ def choice_fieldsets() -> list[str | tuple[str, ...]]:
     return [(*choice_field_names(slot), choice_id_field(slot)) for slot in range(CHOICE_SLOTS)]
 
 
+# Below this many areas the area filter lists them all; above it, those of the chosen subject.
+FEW_AREAS = 30
+
+
+def area_filter(path: str) -> type[admin.SimpleListFilter]:
+    """A filter by area that stays short in a large catalogue: once there are more than a few
+    areas it lists only the areas of the subject chosen in the subject filter beside it."""
+    subject_parameter = path.removesuffix("area") + "subject__id__exact"
+
+    class AreaFilter(admin.SimpleListFilter):
+        title = "area"
+        parameter_name = path  # (with a lookup added, the admin would refuse it across a join)
+
+        def lookups(self, request, model_admin):
+            areas = Area.objects.select_related("subject").order_by("subject__position", "name")
+            subject = small_int(request.GET.get(subject_parameter))
+            if subject is not None:
+                areas = areas.filter(subject_id=subject)
+            elif areas.count() > FEW_AREAS:
+                return []
+            return [(str(area.pk), str(area)) for area in areas]
+
+        def queryset(self, request, queryset):
+            area = small_int(self.value())
+            return queryset if area is None else queryset.filter(**{f"{path}_id": area})
+
+    return AreaFilter
+
+
+def lesson_filter(path: str, source: type[models.Model]) -> type[admin.SimpleListFilter]:
+    """A filter by lesson that types its title instead of listing a thousand links: Django's
+    own autocomplete box, which searches as the lesson list's search does."""
+
+    class LessonFilter(admin.SimpleListFilter):
+        title = "lesson"
+        parameter_name = f"{path}__id__exact"
+        template = "admin/lessons/lesson_filter.html"
+
+        def lookups(self, request, model_admin):
+            return []
+
+        def has_output(self) -> bool:
+            return True
+
+        def queryset(self, request, queryset):
+            lesson = small_int(self.value())
+            return queryset if lesson is None else queryset.filter(**{f"{path}_id": lesson})
+
+        def choices(self, changelist):
+            lesson = small_int(self.value())
+            others = {
+                name: value
+                for name, value in changelist.get_filters_params().items()
+                if name != self.parameter_name
+            }
+            if changelist.query:
+                others["q"] = [changelist.query]
+            yield {
+                "parameter": self.parameter_name,
+                "chosen": Lesson.objects.filter(pk=lesson).first() if lesson else None,
+                "others": [(name, value) for name, values in others.items() for value in values],
+                "clear_url": changelist.get_query_string(remove=[self.parameter_name]),
+                "source": source._meta,
+            }
+
+    return LessonFilter
+
+
+class FiltersByLesson:
+    """The lesson filter's autocomplete box needs Django's own select2 scripts on the list."""
+
+    admin_site: admin.AdminSite
+
+    @property
+    def media(self) -> forms.Media:
+        box = AutocompleteSelect(Question._meta.get_field("lesson"), self.admin_site)
+        own = forms.Media(css={"all": ["css/lesson-filter.css"]})
+        return super().media + box.media + own  # type: ignore[misc]
+
+
+# The name of Django's "Save as new" button, which here saves the page as a new draft.
+SAVE_AS_NEW = "_saveasnew"
+
+
+def blocks_to_fill(lesson: Lesson | None, needed: int, items: str) -> int:
+    """Empty blocks for what a draft still lacks, on the add page and after every save; a
+    published lesson has its questions and flashcards, and adds more with "Add another"."""
+    if lesson is None:
+        return needed
+    if lesson.status == Lesson.Status.PUBLISHED:
+        return 0
+    return max(0, needed - getattr(lesson, items).count())
+
+
 class QuestionInline(admin.StackedInline):
     model = Question
     form = LessonQuestionForm
@@ -308,7 +406,7 @@ class QuestionInline(admin.StackedInline):
     ]
 
     def get_extra(self, request: HttpRequest, obj: Lesson | None = None, **kwargs) -> int:
-        return 8 if obj is None else 0
+        return blocks_to_fill(obj, QUESTIONS_PER_LESSON, "questions")
 
 
 class FlashcardInline(admin.TabularInline):
@@ -320,14 +418,14 @@ class FlashcardInline(admin.TabularInline):
     formfield_overrides = TEXT_FIELDS
 
     def get_extra(self, request: HttpRequest, obj: Lesson | None = None, **kwargs) -> int:
-        return 4 if obj is None else 0
+        return blocks_to_fill(obj, MIN_FLASHCARDS, "flashcards")
 
 
 @admin.register(Lesson)
 class LessonAdmin(AsksBeforeLosingLearnerData):
     form = LessonAdminForm
     list_display = ["title", "public_id", "subject", "area", "status", "updated_at", "site_link"]
-    list_filter = ["status", "subject", "area", "updated_at"]
+    list_filter = ["status", "subject", area_filter("area"), "updated_at"]
     list_select_related = ["subject", "area"]
     search_fields = ["title", "summary", "public_id"]
     prepopulated_fields = {"slug": ["title"]}
@@ -342,6 +440,7 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
     actions = ["download_lesson_files"]
     inlines = [QuestionInline, FlashcardInline]
     save_on_top = True
+    save_as = True  # labelled "Save as a new draft" (admin/lessons/lesson/submit_line.html)
 
     class Media:
         css = {"all": ["css/lesson-admin.css"]}
@@ -476,6 +575,13 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
         if change:
             services.lesson_revision_before_change(lesson=obj)
         super().save_model(request, obj, form, change)
+        if SAVE_AS_NEW in request.POST:
+            self.message_user(
+                request,
+                "This is a new draft, copied from the page you were editing; the lesson you "
+                "started from is as it was. Its questions and flashcards have new keys, so no "
+                "learner's answers follow them.",
+            )
 
     def upload_view(self, request: HttpRequest) -> HttpResponse:
         """Check an uploaded lesson file, show every problem or what it changes, then apply."""
@@ -879,15 +985,25 @@ def delete_drafts_only(modeladmin, request, queryset):
 
 
 @admin.register(Question)
-class QuestionAdmin(AsksBeforeLosingLearnerData):
+class QuestionAdmin(FiltersByLesson, AsksBeforeLosingLearnerData):
     """A question on its own page (written on its lesson's); practice.admin adds how learners
     do on it, sortable in the list, so the ones they miss stand out."""
 
     form = QuestionAdminForm
     list_display = ["__str__", "lesson"]
-    list_filter = ["lesson__subject", "lesson__status", "lesson"]
+    list_filter = [
+        "lesson__subject",
+        area_filter("lesson__area"),
+        "lesson__status",
+        lesson_filter("lesson", Question),
+    ]
     list_select_related = ["lesson"]
-    search_fields = ["prompt", "lesson__title"]
+    # "choices" searches the choices' texts and why each wrong one is wrong (stored as JSON).
+    search_fields = ["prompt", "choices", "explanation", "lesson__title", "=lesson__public_id"]
+    search_help_text = (
+        "Finds words in the prompt, the choices, the reasons and the explanation, the lesson's "
+        "title, or a lesson's id (mt_…)."
+    )
     readonly_fields = ["item_checks"]
 
     class Media:
@@ -1052,7 +1168,7 @@ class ReportStateFilter(admin.SimpleListFilter):
 
 
 @admin.register(ProblemReport)
-class ProblemReportAdmin(admin.ModelAdmin):
+class ProblemReportAdmin(FiltersByLesson, admin.ModelAdmin):
     list_display = [
         "short_message",
         "status",
@@ -1069,10 +1185,14 @@ class ProblemReportAdmin(admin.ModelAdmin):
         "assigned_to",
         "created_at",
         "lesson__subject",
-        "lesson",
+        area_filter("lesson__area"),
+        lesson_filter("lesson", ProblemReport),
     ]
     list_select_related = ["lesson", "question", "assigned_to"]
-    search_fields = ["message", "lesson__title", "resolution_note"]
+    search_fields = ["message", "lesson__title", "=lesson__public_id", "resolution_note"]
+    search_help_text = (
+        "Finds words in the report, its resolution note, or its lesson's title or id."
+    )
     readonly_fields = ["lesson_link", "question", "kind", "message", "created_at", "updated_at"]
     fields = [
         "message",

@@ -459,7 +459,7 @@ def markdown_to_lesson(text: str, *, source: str = "the file") -> dict[str, Any]
                     where,
                     f"key {item['key']} is already used on line {seen_keys[item['key']]}",
                 )
-            if item["position"] in seen_positions and kind == "questions":
+            if item["position"] in seen_positions:
                 problem(
                     item["line"],
                     where,

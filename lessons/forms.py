@@ -293,6 +293,14 @@ class FlashcardAdminForm(forms.ModelForm):
             self.fields[name].label = f"{name.capitalize()} (inline Markdown)"
             with_format(self.fields[name], INLINE_MARKDOWN, markdown="inline")
         refuse_invisible_characters_in(self)
+        self.fields["position"].required = False
+        self.fields["position"].help_text = "Left empty, after the others."
+
+    def has_changed(self) -> bool:
+        # A new card's position comes filled in: a card with only that is still blank.
+        if not self.instance.pk and self.changed_data == ["position"]:
+            return False
+        return super().has_changed()
 
 
 class MarkdownPreviewForm(forms.Form):
@@ -391,6 +399,8 @@ class LessonAdminForm(forms.ModelForm):
     def clean(self) -> dict:
         super().clean()
         cleaned = self.cleaned_data
+        if "_saveasnew" in self.data:
+            cleaned["status"] = Lesson.Status.DRAFT  # a copy starts as a draft, always
         if "slug" in self.fields and not cleaned.get("slug") and cleaned.get("title"):
             cleaned["slug"] = slugify(cleaned["title"])[:200] or "lesson"
         if cleaned.get("status") == Lesson.Status.PUBLISHED:
@@ -504,14 +514,31 @@ class QuestionInlineFormSet(NumberedInlineFormSet):
 
 
 class FlashcardInlineFormSet(NumberedInlineFormSet):
-    """A published lesson needs at least four flashcards; new ones come numbered."""
+    """A published lesson needs at least four flashcards. Each has its own position: new cards
+    left empty, or given one another card holds, take the next ones in the order written."""
 
     def clean(self) -> None:
         super().clean()
         if any(form.errors for form in self.forms):
             return
+        kept = kept_forms(self)
+        held: set[int] = set()
+        for form in kept:
+            position = form.cleaned_data.get("position")
+            if form.instance.pk and position:
+                if position in held:
+                    raise ValidationError(
+                        f"Two flashcards are at position {position}. Give each its own place."
+                    )
+                held.add(position)
+        for form in kept:
+            position = form.cleaned_data.get("position")
+            if not position or (not form.instance.pk and position in held):
+                position = max(held, default=0) + 1
+                form.cleaned_data["position"] = form.instance.position = position
+            held.add(position)
         if self.instance.status == Lesson.Status.PUBLISHED:
-            line = flashcards_line(len(kept_forms(self)))
+            line = flashcards_line(len(kept))
             if line.problems:
                 raise ValidationError(line.problems)
 

@@ -372,6 +372,18 @@
       if (input) input.value = String(questionRows(group).indexOf(row) + 1);
       addLine(group, row);
     }
+    var cards = row.closest("#flashcards-group");
+    var own = positionInput(row);
+    if (cards && own) {
+      /* Django fills every added row with the same number: the next after the highest instead. */
+      var highest = 0;
+      cards.querySelectorAll("input[name$='-position']").forEach(function (other) {
+        if (other !== own && !other.closest(".empty-form")) {
+          highest = Math.max(highest, parseInt(other.value, 10) || 0);
+        }
+      });
+      own.value = String(highest + 1);
+    }
     if (window.htmx) window.htmx.process(row);
     setUp(row);
     setUpChoices(row);

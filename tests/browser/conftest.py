@@ -94,7 +94,16 @@ def console_errors(page):
         lambda m: problems.append(f"console {m.type}: {m.text}") if m.type == "error" else None,
     )
     page.on("pageerror", lambda e: problems.append(f"page error: {e}"))
-    page.on("requestfailed", lambda r: problems.append(f"failed request: {r.url}"))
+    # A request the page itself dropped (it moved on, or a script cancelled a stale lookup)
+    # is not a failure; one the server or the network refused is.
+    page.on(
+        "requestfailed",
+        lambda r: (
+            problems.append(f"failed request: {r.url} ({r.failure})")
+            if r.failure != "net::ERR_ABORTED"
+            else None
+        ),
+    )
     return problems
 
 

@@ -171,3 +171,48 @@ def test_moving_a_choice_carries_its_identity_so_a_typo_fix_asks_nothing(
     assert question.choices[target]["id"] == right_id and question.correct_ids == {right_id}
     assert question.choices[target]["text"].endswith("(typo fixed)")
     assert Memory.objects.filter(question=question).count() == 1
+
+
+def test_added_flashcards_come_numbered_after_the_others(page, live_server, seed, console_errors):
+    log_in(page, live_server.url)
+    stored = seed.flashcards.count()
+    page.goto(live_server.url + f"/admin/lessons/lesson/{seed.pk}/change/")
+    add = page.locator("#flashcards-group").get_by_text("Add another Flashcard")
+    for n in range(2):
+        add.click()
+        row = f"#id_flashcards-{stored + n}"
+        expect(page.locator(f"{row}-position")).to_have_value(str(stored + n + 1))
+        page.fill(f"{row}-front", f"New card {n + 1}")
+        page.fill(f"{row}-back", "Its back")
+    page.click("input[name=_continue]")
+    expect(page.locator(".messagelist")).to_contain_text("was changed successfully")
+    cards = list(seed.flashcards.values_list("position", "front"))
+    assert cards[-2:] == [(stored + 1, "New card 1"), (stored + 2, "New card 2")]
+    assert not console_errors, console_errors
+
+
+def test_the_question_list_filters_by_a_lesson_typed_into_its_box(
+    page, live_server, seed, console_errors
+):
+    log_in(page, live_server.url)
+    page.goto(live_server.url + "/admin/lessons/question/")
+    page.locator(".lesson-filter .select2-selection").click()
+    page.locator(".select2-search__field").fill("Message")
+    page.get_by_role("option", name="Message Passing and Asynchronous Work").click()
+    page.locator(".lesson-filter").get_by_role("button", name="Show").click()
+    expect(page.locator("#result_list tbody tr")).to_have_count(8)
+    expect(page.locator("#result_list")).not_to_contain_text(seed.title)
+    assert not console_errors, console_errors
+
+
+def test_save_as_a_new_draft_opens_the_copy(page, live_server, seed, console_errors):
+    log_in(page, live_server.url)
+    page.goto(live_server.url + f"/admin/lessons/lesson/{seed.pk}/change/")
+    page.fill("#id_title", "A copy to rework")
+    page.locator(".submit-row").last.get_by_role("button", name="Save as a new draft").click()
+    expect(page.locator(".messagelist")).to_contain_text("This is a new draft")
+    copy = Lesson.objects.get(title="A copy to rework")
+    assert page.url.endswith(f"/admin/lessons/lesson/{copy.pk}/change/")
+    expect(page.locator("#id_status")).to_have_value("draft")
+    assert Lesson.objects.get(pk=seed.pk).title == seed.title
+    assert not console_errors, console_errors
