@@ -368,7 +368,7 @@ class FiltersByLesson:
     @property
     def media(self) -> forms.Media:
         box = AutocompleteSelect(Question._meta.get_field("lesson"), self.admin_site)
-        own = forms.Media(css={"all": ["css/lesson-filter.css"]})
+        own = forms.Media(css={"all": ["css/lesson-filter.css"]}, js=["js/lesson-filter.js"])
         return super().media + box.media + own  # type: ignore[misc]
 
 
