@@ -196,14 +196,21 @@ def lesson_item_warnings(questions: Iterable[Question]) -> list[tuple[int | None
     return found + [(None, warning) for warning in lesson_warnings(questions)]
 
 
-def longest_is_right(choices: list[dict]) -> str | None:
+def _lengths(choices: list[dict]) -> tuple[int, list[int]] | None:
+    """The shortest right answer's length and each wrong choice's, for a question of words
+    with both kinds of choice; None for any other."""
     if not is_text_question(choices):
         return None
     right, wrong = _split(choices)
     if not right or not wrong:
         return None
-    shortest_right = min(len(_text(c)) for c in right)
-    longest_wrong = max(len(_text(c)) for c in wrong)
+    return min(len(_text(c)) for c in right), [len(_text(c)) for c in wrong]
+
+
+def longest_is_right(choices: list[dict]) -> str | None:
+    if (lengths := _lengths(choices)) is None:
+        return None
+    shortest_right, longest_wrong = lengths[0], max(lengths[1])
     if shortest_right >= LONGEST_RATIO * longest_wrong and (
         shortest_right - longest_wrong >= LONGEST_MARGIN
     ):
@@ -218,13 +225,9 @@ def longest_is_right(choices: list[dict]) -> str | None:
 def longer_than_the_wrong_choices_on_average(choices: list[dict]) -> str | None:
     """A right answer that stands out against the wrong choices as a group, even when one wrong
     choice comes close to it."""
-    if not is_text_question(choices):
+    if (lengths := _lengths(choices)) is None:
         return None
-    right, wrong = _split(choices)
-    if not right or not wrong:
-        return None
-    shortest_right = min(len(_text(c)) for c in right)
-    mean_wrong = sum(len(_text(c)) for c in wrong) / len(wrong)
+    shortest_right, mean_wrong = lengths[0], sum(lengths[1]) / len(lengths[1])
     if shortest_right >= MEAN_RATIO * mean_wrong and shortest_right - mean_wrong >= MEAN_MARGIN:
         return (
             f"The right answer is much longer than the wrong choices on average ({shortest_right} "
