@@ -19,7 +19,7 @@ from lessons.models import Flashcard, Question
 from practice import progress_file
 from practice.models import Learner, Review
 from tests.practice.helpers import answer, exported, iso, progress_document, progress_item
-from tests.practice.test_progress import upload
+from tests.practice.test_progress import make_code, upload
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -120,6 +120,25 @@ def test_an_import_while_another_is_written_is_refused_with_a_409_and_changes_no
     assert response.status_code == 409
     assert f"{UNDER_WAY} Wait until that import has finished" in response.content.decode()
     assert Review.objects.filter(learner=learner).count() == 1
+
+
+def test_a_code_adopted_while_its_progress_is_being_imported_into_waits_and_stays_valid(
+    client, demo
+):
+    answer(client, demo, right=True)
+    code = make_code(client)
+    Learner.objects.filter(pk=learner_of(client).pk).update(import_started_at=timezone.now())
+    phone = Client()
+    answer(phone, demo, right=False)
+
+    response = phone.post("/progress/adopt", {"code": code})
+    assert response.status_code == 400
+    assert "Wait a minute, then enter the code again: it still works." in response.content.decode()
+    assert Learner.objects.count() == 2 and Review.objects.count() == 2
+
+    Learner.objects.update(import_started_at=None)  # that import has finished
+    assert phone.post("/progress/adopt", {"code": code}).status_code == 302
+    assert Learner.objects.count() == 1 and Review.objects.count() == 2
 
 
 def test_a_claim_left_by_a_worker_that_died_mid_import_lapses(client, demo):
