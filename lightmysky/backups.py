@@ -1,18 +1,24 @@
 """bin/backup and bin/restore: the database and the uploaded media, in one folder of sets.
 
-A set is `db-STAMP.dump` (PostgreSQL, pg_dump's custom format) or `db-STAMP.sqlite3`, and
-`media-STAMP.tar.gz`, STAMP being the UTC time it was taken. Both scripts read the site's own
-settings (DATABASE_URL, MEDIA_ROOT), so they run as the service does: as its user, in the
-checkout, with its environment file loaded (docs/deploy.md, section 7).
+A set is `db-STAMP.dump` (PostgreSQL, pg_dump's custom format) or `db-STAMP.sqlite3`,
+`media-STAMP.tar.gz` and `meta-STAMP.json` (when it was taken, by which release), STAMP being the
+UTC time it was taken. Both scripts read the site's own settings (DATABASE_URL, MEDIA_ROOT), so
+they run as the service does: as its user, in the checkout, with its environment file loaded
+(docs/deploy.md, section 7).
 
 A restore never touches the live data before the copy has proved itself: it loads the dump into
 a scratch database, checks it (the load finished without error, SQLite's integrity check, every
-migration of this code applied), and only then swaps it in; the data it replaced is kept beside it.
+migration of this code applied), shows what it holds beside what the live database holds, and
+refuses to replace a database with more learners or answers unless told `--yes`. Only then does
+it swap the copy in; the data it replaced is kept beside it. A restore that stops for any reason
+removes its scratch database.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.metadata
+import json
 import os
 import shutil
 import sqlite3
@@ -20,6 +26,7 @@ import subprocess
 import sys
 import tarfile
 import time
+from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
@@ -33,6 +40,14 @@ class Failed(Exception):
 
 def say(message: str) -> None:
     print(message, flush=True)
+
+
+def release() -> str:
+    """The version of the code that runs (pyproject.toml's, as installed), or "unknown"."""
+    try:
+        return importlib.metadata.version("lightmysky")
+    except importlib.metadata.PackageNotFoundError:
+        return "unknown"
 
 
 def site_settings():
@@ -104,6 +119,9 @@ def backup(folder: Path, keep: int) -> list[Path]:
         live.close()
     partial.rename(target)
     made.append(target)
+    meta = folder / f"meta-{stamp}.json"
+    meta.write_text(json.dumps({"taken_at": stamp, "release": release()}) + "\n")
+    made.append(meta)
     if (media := local_media(settings)) is not None:
         target = folder / f"media-{stamp}.tar.gz"
         partial = target.with_name(target.name + ".partial")
@@ -159,9 +177,12 @@ def chosen_set(given: Path) -> tuple[Path, Path | None]:
         given = next(given.glob(f"db-{found[-1]}.*"))
     if not given.is_file():
         raise Failed(f"{given} does not exist.")
-    stamp = given.name[3:].split(".", 1)[0]
-    media = given.with_name(f"media-{stamp}.tar.gz")
+    media = given.with_name(f"media-{set_stamp(given)}.tar.gz")
     return given, media if media.is_file() else None
+
+
+def set_stamp(dump: Path) -> str:
+    return dump.name[3:].split(".", 1)[0]
 
 
 def manage(database_url: str, *args: str) -> str:
@@ -182,35 +203,146 @@ def verify(database_url: str, migrate: bool) -> None:
             "the backup is of another release (its migrations differ from this code's): check "
             f"out that release, or restore with --migrate to bring it up to this one. {error}"
         ) from None
-    say(
-        "checked: "
-        + manage(
-            database_url,
-            "shell",
-            "--no-imports",
-            "-c",
-            "from lessons.models import Lesson; from practice.models import Learner, Review; "
-            "print(f'{Lesson.objects.count()} lessons, {Learner.objects.count()} learners, "
-            "{Review.objects.count()} answers')",
-        ).strip()
-    )
+    say("checked: the copy loads, and every migration of this code is applied to it")
 
 
-def restore_postgres(database: dict, dump: Path, migrate: bool, stamp: str) -> None:
+COUNTED = ("learners", "answers", "lessons")
+COUNT_CODE = (
+    "import json; from lessons.models import Lesson; from practice.models import Learner, Review; "
+    "print(json.dumps({'learners': Learner.objects.count(), 'answers': Review.objects.count(), "
+    "'lessons': Lesson.objects.count()}))"
+)
+
+
+def counts(database_url: str) -> dict[str, int]:
+    """Learners, answers and lessons in a database, counted by this code's models."""
+    output = manage(database_url, "shell", "--no-imports", "-c", COUNT_CODE)
+    return json.loads(output.strip().splitlines()[-1])
+
+
+def backup_facts(dump: Path) -> tuple[str, str]:
+    """When the backup was taken (from its name) and by which release (from its meta file;
+    sets written before bin/backup recorded it have none)."""
+    stamp = set_stamp(dump)
+    try:
+        meta = json.loads(dump.with_name(f"meta-{stamp}.json").read_text())
+    except (OSError, ValueError):
+        meta = {}
+    try:
+        taken = datetime.strptime(stamp, STAMP_FORMAT).replace(tzinfo=UTC)
+    except ValueError:
+        when = "unknown (the file is not named db-STAMP)"
+    else:
+        when = f"{taken:%Y-%m-%d %H:%M} UTC, {age(taken)} ago"
+    return when, str(meta.get("release") or "not recorded")
+
+
+def age(moment: datetime) -> str:
+    hours = max(0.0, (datetime.now(UTC) - moment).total_seconds() / 3600)
+    if hours < 1.5:
+        return f"{hours * 60:.0f} min"
+    return f"{hours:.0f} h" if hours < 48 else f"{hours / 24:.0f} days"
+
+
+def approve(dump: Path, scratch_url: str, live_url: str | None, live_name: str, yes: bool) -> None:
+    """Show the backup beside the live database (live_url None: there is none yet), and refuse
+    to replace one that holds more learners or answers unless told `--yes`."""
+    restored = counts(scratch_url)
+    unreadable = ""
+    live: dict[str, int] | None = dict.fromkeys(COUNTED, 0)
+    if live_url is not None:
+        try:
+            live = counts(live_url)
+        except Failed as error:
+            live, unreadable = None, str(error).strip().splitlines()[-1]
+    taken, made_by = backup_facts(dump)
+    rows = [
+        ("", f"backup {dump.name}", f"live database {live_name}"),
+        ("taken", taken, "now"),
+        ("release", made_by, f"{release()} (the code that runs)"),
+    ]
+    for name in COUNTED:
+        rows.append((name, f"{restored[name]:,}", f"{live[name]:,}" if live else "?"))
+    widths = [max(len(row[column]) for row in rows) for column in (0, 1)]
+    for label, backup_value, live_value in rows:
+        say(f"  {label:<{widths[0]}}  {backup_value:<{widths[1]}}  {live_value}")
+    if yes:
+        return
+    again = "then run bin/restore again with --yes to replace it anyway."
+    if live is None:
+        raise Failed(
+            f"the live database could not be counted ({unreadable}), so nothing was changed. "
+            f"If it is empty or damaged, {again}"
+        )
+    if more := [name for name in ("learners", "answers") if live[name] > restored[name]]:
+        raise Failed(
+            f"the live database holds more {' and more '.join(more)} than the backup, and "
+            "replacing it would lose them, so nothing was changed. Check that this is the backup "
+            f"you mean (given a folder, bin/restore takes its newest set), {again}"
+        )
+
+
+def restore_postgres(database: dict, dump: Path, migrate: bool, stamp: str, yes: bool) -> None:
     live = database["NAME"]
     scratch, replaced = f"{live}_restore", f"{live}_replaced_{stamp.lower()}"
     admin = postgres_env(database, "postgres")
     psql = ["psql", "-X", "-q", "-v", "ON_ERROR_STOP=1"]
+
+    def query(sql: str) -> list[str]:
+        return run([*psql, "-tA", "-c", sql], admin, "psql").split()
+
+    def drop_scratch() -> None:
+        # Never the only copy: if a failed swap left no database of the live name, the
+        # scratch copy is what there is.
+        if not query(f"SELECT 1 FROM pg_database WHERE datname = '{live}'"):
+            say(f"the scratch database {scratch} is kept: there is no database {live} now")
+            return
+        dropped = subprocess.run(
+            [*psql, "-c", f'DROP DATABASE IF EXISTS "{scratch}"'],
+            env=admin,
+            capture_output=True,
+            text=True,
+        )
+        if dropped.returncode == 0:
+            say(f"removed the scratch database {scratch}")
+        else:
+            say(f"could not remove the scratch database {scratch}: {dropped.stderr.strip()}")
+
     run([*psql, "-c", f'DROP DATABASE IF EXISTS "{scratch}"'], admin, "dropping the scratch copy")
     run([*psql, "-c", f'CREATE DATABASE "{scratch}"'], admin, "creating the scratch database")
-    say(f"loading {dump.name} into the scratch database {scratch}")
-    run(
-        ["pg_restore", "--no-owner", "--exit-on-error", f"--dbname={scratch}", str(dump)],
-        postgres_env(database, scratch),
-        "pg_restore",
-    )
     url = urlsplit(os.environ["DATABASE_URL"])
-    verify(url._replace(path=f"/{scratch}").geturl(), migrate)
+    scratch_url = url._replace(path=f"/{scratch}").geturl()
+    try:
+        say(f"loading {dump.name} into the scratch database {scratch}")
+        run(
+            ["pg_restore", "--no-owner", "--exit-on-error", f"--dbname={scratch}", str(dump)],
+            postgres_env(database, scratch),
+            "pg_restore",
+        )
+        verify(scratch_url, migrate)
+        approve(dump, scratch_url, os.environ["DATABASE_URL"], live, yes)
+        swap_postgres(psql, admin, live=live, scratch=scratch, replaced=replaced)
+    except BaseException:
+        drop_scratch()
+        raise
+    size = query(f"SELECT pg_size_pretty(pg_database_size('{replaced}'))")
+    say(
+        f"restored. The database it replaced is kept as {replaced} ({' '.join(size)}); once "
+        f"satisfied, remove it: dropdb {replaced} (as postgres: runuser -u postgres -- dropdb "
+        f"{replaced})"
+    )
+    earlier = query(
+        f"SELECT datname FROM pg_database WHERE datname LIKE '{live}\\_replaced\\_%' "
+        f"AND datname <> '{replaced}' ORDER BY 1"
+    )
+    if earlier:
+        say(
+            "earlier restores' replaced copies are still kept (remove them the same way): "
+            + ", ".join(earlier)
+        )
+
+
+def swap_postgres(psql: list[str], admin: dict, *, live: str, scratch: str, replaced: str) -> None:
     say(f"swapping: {live} becomes {replaced}, {scratch} becomes {live}")
     # Connections to the live database (the app servers' persistent ones) end here; each
     # server's next request opens one to the restored database, which then has the name.
@@ -234,7 +366,7 @@ def restore_postgres(database: dict, dump: Path, migrate: bool, stamp: str) -> N
             "the swap",
         )
     except Failed as error:
-        # The live database stays what it was, open again; the scratch copy stays for a look.
+        # The live database stays what it was, open again.
         subprocess.run(
             [*psql, "-c", f'ALTER DATABASE "{live}" ALLOW_CONNECTIONS true'],
             env=admin,
@@ -244,37 +376,62 @@ def restore_postgres(database: dict, dump: Path, migrate: bool, stamp: str) -> N
             f"{error}. The live database is unchanged; stop what else is connected to it "
             f"(psql sessions of other roles) and run bin/restore again."
         ) from None
-    say(f"restored; the replaced database is kept as {replaced} (dropdb it when satisfied)")
 
 
-def restore_sqlite(database: dict, copy: Path, migrate: bool, stamp: str) -> None:
+def remove_sqlite_file(path: Path) -> None:
+    """A database file and the journal files SQLite keeps beside it."""
+    for suffix in ("", "-wal", "-shm", "-journal"):
+        path.with_name(path.name + suffix).unlink(missing_ok=True)
+
+
+def restore_sqlite(database: dict, copy: Path, migrate: bool, stamp: str, yes: bool) -> None:
     live = Path(database["NAME"])
     scratch = live.with_name(f"{live.stem}.restore{live.suffix}")
     replaced = live.with_name(f"{live.stem}.replaced-{stamp}{live.suffix}")
-    scratch.unlink(missing_ok=True)
-    shutil.copyfile(copy, scratch)
-    connection = sqlite3.connect(scratch)
+    remove_sqlite_file(scratch)
     try:
-        problems = connection.execute("PRAGMA integrity_check").fetchall()
-    except sqlite3.DatabaseError as error:
-        problems = [str(error)]
+        shutil.copyfile(copy, scratch)
+        connection = sqlite3.connect(scratch)
+        try:
+            problems = connection.execute("PRAGMA integrity_check").fetchall()
+        except sqlite3.DatabaseError as error:
+            problems = [str(error)]
+        finally:
+            connection.close()
+        if problems != [("ok",)]:
+            raise Failed(f"{copy} is damaged, nothing was changed: {problems[:5]}")
+        scratch_url = f"sqlite:///{scratch.resolve()}"
+        verify(scratch_url, migrate)
+        live_url = f"sqlite:///{live.resolve()}" if live.exists() else None
+        approve(copy, scratch_url, live_url, str(live), yes)
+        say(f"swapping: the live database is kept as {replaced}, then overwritten by the backup")
+        # SQLite's backup API writes into the live file under its lock, so the app servers'
+        # open connections see the restored data (replacing the file would leave them on the
+        # old one until their next request notices: lightmysky.lib.sqlitefile).
+        with sqlite3.connect(live) as source, sqlite3.connect(replaced) as kept:
+            source.backup(kept)
+        kept.close()
+        with sqlite3.connect(scratch) as source, sqlite3.connect(live) as target:
+            source.backup(target)
+        source.close()
+        target.close()
     finally:
-        connection.close()
-    if problems != [("ok",)]:
-        scratch.unlink()
-        raise Failed(f"{copy} is damaged, nothing was changed: {problems[:5]}")
-    verify(f"sqlite:///{scratch.resolve()}", migrate)
-    say(f"swapping: the live database is kept as {replaced}, then overwritten by the backup")
-    # SQLite's backup API writes into the live file under its lock, so the app servers'
-    # open connections see the restored data (replacing the file would leave them on the old).
-    with sqlite3.connect(live) as source, sqlite3.connect(replaced) as kept:
-        source.backup(kept)
-    kept.close()
-    with sqlite3.connect(scratch) as source, sqlite3.connect(live) as target:
-        source.backup(target)
-    source.close()
-    target.close()
-    scratch.unlink()
+        remove_sqlite_file(scratch)
+    size = replaced.stat().st_size / 1024 / 1024
+    say(
+        f"restored. The database it replaced is kept in {replaced} ({size:.1f} MB); once "
+        f"satisfied, remove it: rm {replaced}"
+    )
+    earlier = sorted(
+        str(path)
+        for path in live.parent.glob(f"{live.stem}.replaced-*{live.suffix}")
+        if path != replaced
+    )
+    if earlier:
+        say(
+            "earlier restores' replaced copies are still kept (remove them the same way): "
+            + ", ".join(earlier)
+        )
 
 
 def restore_media(media_root: Path, archive_path: Path, stamp: str) -> None:
@@ -286,7 +443,7 @@ def restore_media(media_root: Path, archive_path: Path, stamp: str) -> None:
     with tarfile.open(archive_path) as archive:
         archive.extractall(unpacked, filter="data")
     restored = unpacked / "media"
-    restored.mkdir(exist_ok=True)
+    restored.mkdir(parents=True, exist_ok=True)  # an empty archive unpacks to nothing
     media_root.mkdir(exist_ok=True)
     replaced.mkdir()
     for entry in media_root.iterdir():
@@ -294,10 +451,13 @@ def restore_media(media_root: Path, archive_path: Path, stamp: str) -> None:
     for entry in restored.iterdir():
         entry.rename(media_root / entry.name)
     shutil.rmtree(unpacked)
-    say(f"media restored into {media_root}; the replaced files are kept in {replaced}")
+    say(
+        f"media restored into {media_root}; the replaced files are kept in {replaced}: once "
+        f"satisfied, remove them: rm -r {replaced}"
+    )
 
 
-def restore(given: Path, migrate: bool) -> None:
+def restore(given: Path, migrate: bool, yes: bool) -> None:
     settings = site_settings()
     database = settings.DATABASES["default"]
     dump, media_archive = chosen_set(given)
@@ -307,9 +467,9 @@ def restore(given: Path, migrate: bool) -> None:
     if "DATABASE_URL" not in os.environ:
         raise Failed("DATABASE_URL is not set: load the site's environment file first.")
     if is_postgres(database):
-        restore_postgres(database, dump, migrate, stamp)
+        restore_postgres(database, dump, migrate, stamp, yes)
     else:
-        restore_sqlite(database, dump, migrate, stamp)
+        restore_sqlite(database, dump, migrate, stamp, yes)
     if media_archive is not None and (media := local_media(settings)) is not None:
         restore_media(media, media_archive, stamp)
 
@@ -326,10 +486,15 @@ def restore_main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="apply this code's newer migrations to the restored copy before checking it",
     )
+    parser.add_argument(
+        "--yes",
+        action="store_true",
+        help="replace the live database even if it holds more learners or answers than the backup",
+    )
     args = parser.parse_args(argv)
     os.umask(0o027)
     try:
-        restore(args.backup, args.migrate)
+        restore(args.backup, args.migrate, args.yes)
     except Failed as error:
         print(f"bin/restore: {error}", file=sys.stderr)
         return 1

@@ -22,6 +22,7 @@ from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
+from lightmysky.lib.sqlitefile import database_file_problem
 from lightmysky.ratelimit import redis_client
 
 logger = logging.getLogger(__name__)
@@ -86,6 +87,8 @@ def readyz(request: HttpRequest) -> JsonResponse:
     """Readiness: the database answers, the migrations of the running code are applied and the
     cache (when there is a shared one) answers; 503 with the problems otherwise."""
     problems = []
+    if problem := database_file_problem():
+        problems.append(problem)
     try:
         if pending := unapplied_migrations():
             problems.append(f"{len(pending)} migration(s) not applied")

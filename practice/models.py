@@ -41,6 +41,9 @@ class Learner(models.Model):
     browser_hash = models.CharField(max_length=64, unique=True, null=True, blank=True)
     created_at = models.DateTimeField(default=timezone.now)
     last_seen_at = models.DateTimeField(default=timezone.now, db_index=True)
+    # Set while a progress file or a transfer code is merged into this learner: one merge at a
+    # time keeps the review caps (practice.progress_file.merge).
+    import_started_at = models.DateTimeField(null=True, blank=True)
 
     def __str__(self) -> str:
         return f"Learner {self.public_id[:8]}…"

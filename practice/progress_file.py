@@ -22,6 +22,11 @@ Writes go in batches of WRITE_BATCH rows, each its own short transaction, after 
 has been checked: SQLite has one write lock for the whole database, and a learner's answer must
 not wait behind someone's upload. A batch that fails leaves the earlier ones in place; importing
 the same file again adds only what is missing.
+
+Because the caps are checked before the first batch, two merges into one learner must never
+check at the same time: a merge first claims its learner (Learner.import_started_at) and a
+second one, sent meanwhile, is refused with ImportUnderWay. A claim, not a row lock held in one
+transaction, so the batches stay short on SQLite.
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from typing import NoReturn
 
 from django.db import connection, transaction
 from django.db.models import Count, F, Q
+from django.utils import timezone
 
 from lessons.models import PUBLIC_ID_PATTERN, AnswerNotAccepted, Flashcard, Lesson, Question
 from practice import scheduling, sky
@@ -56,6 +62,9 @@ MAX_REVIEWS_PER_LEARNER = 40_000
 WRITE_BATCH = 1_000  # rows per write transaction: about 40 ms of SQLite's lock, 100 ms at most
 READ_BATCH = 2_000
 SEP = (",", ":")  # compact items: the largest export must stay under MAX_FILE_BYTES
+# A claim older than this was left by a worker that died mid-merge (gunicorn kills one after
+# 30 s); the learner may import again.
+CLAIM_LIFETIME = timedelta(minutes=10)
 
 
 def limits_in_words() -> str:
@@ -419,6 +428,35 @@ def _iso(moment: datetime) -> str:
 # Merging progress into a learner ------------------------------------------------------------------
 
 
+class ImportUnderWay(BadSubmission):
+    """Another merge into the same learner is still being written."""
+
+
+@contextmanager
+def _one_merge_at_a_time(learner: Learner) -> Iterator[None]:
+    """Claim the learner for one merge, or refuse with ImportUnderWay; LearnerGone if it no
+    longer exists. One UPDATE decides, so of two merges sent together exactly one claims."""
+    started = timezone.now()
+    claimed = (
+        Learner.objects.filter(pk=learner.pk)
+        .filter(Q(import_started_at=None) | Q(import_started_at__lt=started - CLAIM_LIFETIME))
+        .update(import_started_at=started)
+    )
+    if not claimed:
+        if not Learner.objects.filter(pk=learner.pk).exists():
+            raise LearnerGone
+        raise ImportUnderWay(
+            "Progress is already being imported into this browser. Wait until that import has "
+            "finished, then try again."
+        )
+    try:
+        yield
+    finally:
+        Learner.objects.filter(pk=learner.pk, import_started_at=started).update(
+            import_started_at=None
+        )
+
+
 @dataclass
 class MergeResult:
     items: int = 0
@@ -432,12 +470,16 @@ class MergeResult:
 def merge(*, learner: Learner, items: Iterable[ProgressItem]) -> MergeResult:
     """Merge items into a learner's progress: the union of review logs, the newer memory state.
 
-    Everything is checked and decided before the first write. Items that are not published on
-    this site are skipped; importing the same file twice changes nothing the second time.
+    Everything is checked and decided before the first write, while this merge holds the
+    learner's claim. Items that are not published on this site are skipped; importing the same
+    file twice changes nothing the second time.
     """
     items = list(items)
-    if not Learner.objects.filter(pk=learner.pk).exists():
-        raise LearnerGone
+    with _one_merge_at_a_time(learner):
+        return _merge_claimed(learner, items)
+
+
+def _merge_claimed(learner: Learner, items: list[ProgressItem]) -> MergeResult:
     result = MergeResult()
     targets = _published_targets(items)
     known_attempts = set(

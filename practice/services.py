@@ -533,6 +533,12 @@ def transfer_code_redeem(*, code: str, current: Learner | None, now: datetime) -
     if current is not None and current.pk != target.pk:
         try:
             progress_file.merge(learner=target, items=progress_file.items_of(current))
+        except progress_file.ImportUnderWay:
+            TransferCode.objects.filter(pk=transfer.pk).update(used_at=None)
+            raise TransferCodeInvalid(
+                "Progress is being imported into the other device's record right now. Wait a "
+                "minute, then enter the code again: it still works."
+            ) from None
         except BadSubmission as error:  # the two together would keep too many answers
             TransferCode.objects.filter(pk=transfer.pk).update(used_at=None)
             raise TransferCodeInvalid(str(error)) from None

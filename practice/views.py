@@ -862,6 +862,8 @@ def progress_import(request: LearnerRequest) -> HttpResponse:
     try:
         items = progress_file.read_upload(request.FILES.get("file"), now=now)
         result = progress_file.merge(learner=_learner_or_create(request, now), items=items)
+    except progress_file.ImportUnderWay as error:
+        return _progress_page(request, status=409, import_error=str(error))
     except BadSubmission as error:
         return _progress_page(request, status=400, import_error=str(error))
     return _progress_page(request, import_result=result)

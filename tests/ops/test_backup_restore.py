@@ -1,11 +1,16 @@
 """bin/backup and bin/restore round trip, through the scripts, on the suite's database kind.
 
 On PostgreSQL the backup is a pg_dump and the restore swaps databases by name; on SQLite it is
-SQLite's online backup written back into the live file. Both restore the media too.
+SQLite's online backup written back into the live file. Both restore the media too. A restore
+shows the backup beside the live database and will not lose learners or answers unasked
+(operators' review M3), and one that stops leaves no scratch database behind (P3).
 """
 
 from __future__ import annotations
 
+import importlib.metadata
+import json
+import re
 import subprocess
 import sys
 import urllib.request
@@ -37,6 +42,52 @@ def add_editor(env: dict[str, str], name: str) -> None:
     manage(env, "create_editor", name, "--email", f"{name}@example.org", "--password", "x" * 20)
 
 
+def add_learners(env: dict[str, str], count: int) -> None:
+    manage(
+        env,
+        "shell",
+        "--no-imports",
+        "-c",
+        f"from practice.models import Learner\nfor _ in range({count}): Learner.objects.create()",
+    )
+
+
+def learners(env: dict[str, str]) -> int:
+    code = "from practice.models import Learner; print('LEARNERS', Learner.objects.count())"
+    out = manage(env, "shell", "--no-imports", "-c", code)
+    return int(next(line for line in out.splitlines() if line.startswith("LEARNERS"))[9:])
+
+
+def is_postgres(env: dict[str, str]) -> bool:
+    return env["DATABASE_URL"].startswith("postgres")
+
+
+def databases_beside(env: dict[str, str]) -> list[str]:
+    """Databases named after the live one: scratch copies and replaced ones."""
+    parts = urlsplit(env["DATABASE_URL"])
+    if is_postgres(env):
+        import psycopg
+
+        name = parts.path.lstrip("/")
+        with psycopg.connect(parts._replace(path="/postgres").geturl()) as db:
+            rows = db.execute(
+                "SELECT datname FROM pg_database WHERE datname LIKE %s", [f"{name}\\_%"]
+            ).fetchall()
+        return sorted(row[0] for row in rows)
+    live = Path(parts.path[1:])
+    return sorted(
+        path.name
+        for path in live.parent.glob(f"{live.stem}.*")
+        if not path.name.startswith(live.name)
+    )
+
+
+def backup_now(env: dict[str, str], folder: Path) -> None:
+    folder.mkdir(exist_ok=True)
+    made = script(env, "bin/backup", str(folder))
+    assert made.returncode == 0, made.stderr
+
+
 @pytest.fixture
 def site(server_database, tmp_path):
     media = tmp_path / "media"
@@ -66,8 +117,10 @@ def test_backup_then_restore_brings_back_the_database_and_the_media(site, tmp_pa
     made = script(site, "bin/backup", str(backups))
     assert made.returncode == 0, made.stderr
     names = sorted(path.name for path in backups.iterdir())
-    assert len(names) == 2 and names[0].startswith("db-") and names[1].startswith("media-")
+    assert [name.split("-")[0] for name in names] == ["db", "media", "meta"]
     assert names[0].endswith(".dump" if site["DATABASE_URL"].startswith("postgres") else ".sqlite3")
+    meta = json.loads((backups / names[2]).read_text())
+    assert meta["release"] == importlib.metadata.version("lightmysky")
 
     # What happens after the backup, and is to be undone.
     add_editor(site, "bob")
@@ -79,6 +132,7 @@ def test_backup_then_restore_brings_back_the_database_and_the_media(site, tmp_pa
         restored = script(site, "bin/restore", str(backups))
         assert restored.returncode == 0, restored.stdout + restored.stderr
         assert "checked: " in restored.stdout
+        assert re.search(r"release +\S+ +\S+ \(the code that runs\)", restored.stdout)
         # The running server carries on, on the restored database.
         with urllib.request.urlopen(base + "/readyz", timeout=10) as response:
             assert response.status == 200
@@ -104,6 +158,50 @@ def test_a_damaged_backup_is_refused_and_the_live_data_is_untouched(site, tmp_pa
     assert "Traceback" not in result.stderr
     assert editors(site) == ["ada"]
     assert (Path(site["MEDIA_ROOT"]) / "videos" / "stars.mp4").read_bytes() == b"live"
+    assert databases_beside(site) == []
+
+
+def test_a_truncated_backup_stops_the_restore_and_leaves_no_scratch_database(site, tmp_path):
+    add_editor(site, "ada")
+    backups = tmp_path / "backups"
+    backup_now(site, backups)
+    dump = next(backups.glob("db-*"))
+    dump.write_bytes(dump.read_bytes()[: dump.stat().st_size // 2])
+
+    result = script(site, "bin/restore", str(backups))
+    assert result.returncode == 1, result.stdout
+    assert "Traceback" not in result.stderr
+    assert editors(site) == ["ada"]
+    assert databases_beside(site) == []
+
+
+def test_a_restore_that_would_lose_learners_is_refused_unless_told_yes(site, tmp_path):
+    add_learners(site, 1)
+    backups = tmp_path / "backups"
+    backup_now(site, backups)
+    add_learners(site, 2)  # they came after the backup: a restore would lose them
+
+    refused = script(site, "bin/restore", str(backups))
+    assert refused.returncode == 1
+    assert re.search(r"taken +\d{4}-\d\d-\d\d \d\d:\d\d UTC, \d+ min ago +now", refused.stdout)
+    assert re.search(r"learners +1 +3\n", refused.stdout), refused.stdout
+    assert re.search(r"answers +0 +0\n", refused.stdout)
+    assert "holds more learners than the backup" in refused.stderr
+    assert "--yes" in refused.stderr
+    assert learners(site) == 3
+    assert databases_beside(site) == []
+
+    replaced = script(site, "bin/restore", str(backups), "--yes")
+    assert replaced.returncode == 0, replaced.stdout + replaced.stderr
+    assert learners(site) == 1
+    kept = databases_beside(site)
+    assert len(kept) == 1 and "replaced" in kept[0]
+    removal = (
+        f"dropdb {kept[0]}"
+        if is_postgres(site)
+        else f"rm {Path(site['DATABASE_URL'][10:]).parent / kept[0]}"
+    )
+    assert removal in replaced.stdout
 
 
 def test_a_backup_of_the_other_kind_of_database_is_refused(site, tmp_path):
