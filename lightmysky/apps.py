@@ -8,6 +8,7 @@ class LightMySkyConfig(AppConfig):
     def ready(self) -> None:
         from django.core.signals import got_request_exception
 
+        from lightmysky import checks  # noqa: F401  (registers them)
         from lightmysky.health import loaded_migrations
         from lightmysky.metrics import count_database_error
 

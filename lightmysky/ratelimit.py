@@ -1,4 +1,5 @@
-"""Per-browser and per-address budgets for writes, counted in fixed windows.
+"""Per-browser and per-address budgets for writes, counted in fixed windows. An address is the
+client's as lightmysky.lib.addresses finds it; an IPv6 client is counted by its /64.
 
 The counters live in a table of their own (`RateLimitCounter`), or in Redis when CACHE_URL names
 one, never in a cache that evicts entries when it is full: there a flood of new clients would
@@ -8,6 +9,7 @@ push out the counts of a client that had reached its limit, and give it a fresh 
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import logging
 import math
 import time
@@ -19,6 +21,7 @@ from django.db import connection
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from lightmysky.lib.addresses import IPAddress, client_address
 from lightmysky.lib.http import SiteRequest
 from lightmysky.models import RateLimitCounter
 
@@ -28,21 +31,14 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-# X-Forwarded-For can carry anything; a longer "address" is cut to fit the counter's key.
-ADDRESS_MAX_LENGTH = 100
-
-
-def client_address(request: HttpRequest) -> str:
-    """The client's address; behind trusted proxies, the one the outermost of them reports.
-
-    Each proxy appends the address it received the request from to X-Forwarded-For, so with
-    TRUSTED_PROXY_HOPS proxies (a load balancer and nginx: 2) the client is that many entries
-    from the end; anything further left was written by the client and proves nothing."""
-    if settings.TRUST_X_FORWARDED_FOR:
-        forwarded = [a.strip() for a in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
-        if forwarded != [""]:
-            return forwarded[-min(settings.TRUSTED_PROXY_HOPS, len(forwarded))]
-    return request.META.get("REMOTE_ADDR", "unknown")
+def address_key(address: IPAddress | None) -> str:
+    """What an address is counted as: an IPv4 address, or the /64 an IPv6 address is in (one
+    subscriber is handed a whole /64 and may use any address in it)."""
+    if address is None:
+        return "unknown"
+    if address.version == 6:
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
 
 
 def browser_key(request: HttpRequest) -> str:
@@ -65,8 +61,8 @@ def retry_after(request: HttpRequest, scope: str) -> int | None:
     until the window turns. Addresses get a larger budget: a school shares one."""
     limit = Limit(*settings.RATE_LIMITS[scope])
     now = time.time()
-    window_end = (int(now // limit.seconds) + 1) * limit.seconds
-    budgets = {f"{scope}:ip:{client_address(request)[:ADDRESS_MAX_LENGTH]}": limit.per_address}
+    window_end = window_end_after(now, limit.seconds)
+    budgets = {f"{scope}:ip:{address_key(client_address(request))}": limit.per_address}
     if limit.per_browser:
         budgets[f"{scope}:browser:{browser_key(request)}"] = limit.per_browser
     counts = counters_increment(keys=list(budgets), window_end=window_end)
@@ -74,6 +70,11 @@ def retry_after(request: HttpRequest, scope: str) -> int | None:
         return None
     cast(SiteRequest, request).rate_limit_refused = scope  # the request log counts it
     return max(1, math.ceil(window_end - now))
+
+
+def window_end_after(now: float, seconds: int) -> int:
+    """The end (Unix time) of the fixed window of `seconds` that `now` falls in."""
+    return (int(now // seconds) + 1) * seconds
 
 
 def counters_increment(*, keys: list[str], window_end: int) -> dict[str, int]:
