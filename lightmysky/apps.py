@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.contrib.admin import apps as admin_apps
 
 
 class LightMySkyConfig(AppConfig):
@@ -16,3 +17,10 @@ class LightMySkyConfig(AppConfig):
 
         # What /readyz judges: the migrations of the code this process started with.
         loaded_migrations()
+
+
+class LimitedAdminConfig(admin_apps.AdminConfig):
+    """django.contrib.admin with LightMySky's admin site (lightmysky/admin.py)."""
+
+    default = False  # not the configuration of the `lightmysky` app itself
+    default_site = "lightmysky.admin.LimitedAdminSite"

@@ -1,5 +1,6 @@
-"""Per-browser and per-address budgets for writes, counted in fixed windows. An address is the
-client's as lightmysky.lib.addresses finds it; an IPv6 client is counted by its /64.
+"""Per-browser and per-address budgets for writes, and per-account and per-address budgets
+for failed admin sign-ins, counted in fixed windows. An address is the client's as
+lightmysky.lib.addresses finds it; an IPv6 client is counted by its /64.
 
 The counters live in a table of their own (`RateLimitCounter`), or in Redis when CACHE_URL names
 one, never in a cache that evicts entries when it is full: there a flood of new clients would
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, NamedTuple, cast
 
 from django.conf import settings
 from django.db import connection
+from django.db.models import F
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
@@ -77,6 +79,39 @@ def window_end_after(now: float, seconds: int) -> int:
     return (int(now // seconds) + 1) * seconds
 
 
+class SignInAttempt(NamedTuple):
+    """An admin sign-in, counted before its password is checked."""
+
+    keys: list[str]
+    window_end: int
+    wait: int | None  # seconds until the window turns, when a budget is spent
+
+
+def sign_in_attempt_count(request: HttpRequest, *, username: str) -> SignInAttempt:
+    """Count an admin sign-in against the failures allowed to the name typed and to the
+    address (RATE_LIMITS["admin_login"]), before the password is checked, so that guesses sent
+    at once cannot all slip in under the limit. A name is counted whether or not an account has
+    it: a locked name looks the same either way."""
+    per_account, per_address, seconds = settings.RATE_LIMITS["admin_login"]
+    now = time.time()
+    window_end = window_end_after(now, seconds)
+    name = hashlib.sha256(username.casefold().encode()).hexdigest()[:24]
+    budgets = {
+        f"admin_login:account:{name}": per_account,
+        f"admin_login:ip:{address_key(client_address(request))}": per_address,
+    }
+    counts = counters_increment(keys=list(budgets), window_end=window_end)
+    if all(counts.get(key, 0) <= allowed for key, allowed in budgets.items()):
+        return SignInAttempt(list(budgets), window_end, wait=None)
+    cast(SiteRequest, request).rate_limit_refused = "admin_login"
+    return SignInAttempt(list(budgets), window_end, wait=max(1, math.ceil(window_end - now)))
+
+
+def sign_in_attempt_take_back(attempt: SignInAttempt) -> None:
+    """The sign-in succeeded: it is no failure, and leaves the counts as they were."""
+    counters_decrement(keys=attempt.keys, window_end=attempt.window_end)
+
+
 def counters_increment(*, keys: list[str], window_end: int) -> dict[str, int]:
     """Add one to each key's counter for the window ending at `window_end` (Unix time), at
     once for all concurrent requests; return the new counts by key. With the Redis of
@@ -91,6 +126,22 @@ def counters_increment(*, keys: list[str], window_end: int) -> dict[str, int]:
             logger.warning("rate limit not counted, the cache is unreachable: %r", error)
             return {}
     return _increment_in_database(keys, window_end)
+
+
+def counters_decrement(*, keys: list[str], window_end: int) -> None:
+    """Take one off each key's counter for the window ending at `window_end` (a counted request
+    turned out not to count); with the Redis of CACHE_URL down, do nothing."""
+    if settings.RATE_LIMIT_REDIS_URL:
+        import redis
+
+        try:
+            _decrement_in_redis(keys, window_end)
+        except redis.RedisError as error:
+            logger.warning("rate limit not taken back, the cache is unreachable: %r", error)
+        return
+    RateLimitCounter.objects.filter(key__in=keys, window_end=window_end).update(
+        count=F("count") - 1
+    )
 
 
 def _increment_in_database(keys: list[str], window_end: int) -> dict[str, int]:
@@ -125,6 +176,16 @@ def _increment_in_redis(keys: list[str], window_end: int) -> dict[str, int]:
         pipeline.expireat(name, window_end + 1)
     replies = pipeline.execute()
     return dict(zip(keys, replies[::2], strict=True))
+
+
+def _decrement_in_redis(keys: list[str], window_end: int) -> None:
+    pipeline = redis_client(settings.RATE_LIMIT_REDIS_URL).pipeline()
+    for key in keys:
+        name = f"{settings.CACHE_KEY_PREFIX}:ratelimit:{key}:{window_end}"
+        pipeline.decr(name)
+        # Again: a window that ended meanwhile lost its key, which DECR has just made anew.
+        pipeline.expireat(name, window_end + 1)
+    pipeline.execute()
 
 
 def counters_prune(*, now: float) -> int:

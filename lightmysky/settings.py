@@ -172,7 +172,7 @@ if urlsplit(SITE_URL).scheme not in {"http", "https"} or not urlsplit(SITE_URL).
 SITE_NAME = "LightMySky"
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "lightmysky.apps.LimitedAdminConfig",  # django.contrib.admin, sign-ins limited
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -344,6 +344,10 @@ RATE_LIMITS = {
     "api_check": (0, 300 * _scale, 60),
     # Downloading one's progress is rare; a loop of the largest exports would tie up workers.
     "export": (20 * _scale, 120 * _scale, 3600),
+    # Failed sign-ins to /admin/: per name typed (whether an account has it or not; a browser is
+    # no limit to a guesser), per address, in 15 minutes; then the login page says how long to
+    # wait. Not scaled: a load test does not sign in.
+    "admin_login": (5, 20, 15 * 60),
 }
 
 # Rate-limit counters live in a table of their own in the database: shared by every process,
