@@ -197,6 +197,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "lightmysky.middleware.staff_session_middleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -349,6 +350,11 @@ RATE_LIMITS = {
     # wait. Not scaled: a load test does not sign in.
     "admin_login": (5, 20, 15 * 60),
 }
+# Sessions signed in to an account (editors and superusers in /admin/) end after 12 hours
+# without an admin page, and 14 days after sign-in at the latest (lightmysky.middleware.
+# staff_session_middleware); anonymous learners' sessions keep SESSION_COOKIE_AGE.
+STAFF_SESSION_IDLE_SECONDS = 12 * 60 * 60
+STAFF_SESSION_MAX_SECONDS = 14 * 24 * 60 * 60
 
 # Rate-limit counters live in a table of their own in the database: shared by every process,
 # never evicted, counted atomically; `manage.py prune_counters` deletes ended windows. With

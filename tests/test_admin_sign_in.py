@@ -1,4 +1,5 @@
-"""The admin's sign-in: failures are limited per name and per address."""
+"""The admin's sign-in: failures are limited per name and per address, and a signed-in session is
+short, while an anonymous learner's stays long."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ import pytest
 import time_machine
 from django.contrib.auth.hashers import MD5PasswordHasher
 from django.test import Client
+
+from tests.practice.helpers import answer
 
 # Five minutes into a 15-minute window of the sign-in limit: a lock lasts its last ten.
 WINDOW_START = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
@@ -131,3 +134,40 @@ def test_the_name_is_counted_without_regard_to_case(editor):
     for n in range(5):
         sign_in("ada" if n % 2 else "ADA", f"wrong-{n}")
     assert error_note(sign_in("Ada", PASSWORD)) == LOCKED
+
+
+@time_machine.travel(WINDOW_START, tick=False)
+def test_a_signed_in_session_lasts_12_hours_while_a_learners_lasts_400_days(editor, demo):
+    browser = Client()
+    response = sign_in("ada", PASSWORD, browser=browser)
+    assert response.cookies["sessionid"]["max-age"] == 12 * 60 * 60
+    learner = Client()
+    assert answer(learner, demo, right=True).status_code == 302
+    assert learner.cookies["sessionid"]["max-age"] == 400 * 24 * 60 * 60
+
+
+def test_a_signed_in_session_ends_after_12_hours_without_an_admin_page(editor):
+    browser = Client()
+    with time_machine.travel(WINDOW_START, tick=False) as clock:
+        assert sign_in("ada", PASSWORD, browser=browser).status_code == 302
+        for _ in range(3):  # each admin page starts the 12 hours again
+            clock.shift(timedelta(hours=11, minutes=59))
+            assert signed_in(browser)
+        clock.shift(timedelta(hours=12, minutes=1))
+        response = browser.get("/admin/")
+        assert (response.status_code, response["Location"]) == (302, "/admin/login/?next=/admin/")
+
+
+def test_a_signed_in_session_ends_14_days_after_sign_in_however_busy(editor):
+    browser = Client()
+    with time_machine.travel(WINDOW_START, tick=False) as clock:
+        assert sign_in("ada", PASSWORD, browser=browser).status_code == 302
+        for _ in range(30):  # an admin page every 11 hours: 13 days and 18 hours
+            clock.shift(timedelta(hours=11))
+            assert signed_in(browser)
+        last = browser.get("/admin/")
+        assert last.cookies["sessionid"]["max-age"] == 6 * 60 * 60  # to the 14th day, not 12 h
+        clock.shift(timedelta(hours=6, minutes=1))
+        assert not signed_in(browser)
+        assert sign_in("ada", PASSWORD, browser=browser).status_code == 302
+        assert signed_in(browser)
