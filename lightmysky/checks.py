@@ -17,7 +17,8 @@ def replaced_proxy_variables(**kwargs: Any) -> list[checks.CheckMessage]:
     found: list[checks.CheckMessage] = []
     variables = settings.REPLACED_PROXY_VARIABLES
     hops = variables.get("TRUSTED_PROXY_HOPS", "").strip()
-    if hops not in ("", "1") and not settings.TRUSTED_PROXIES_SET:
+    balancer_left_out = hops not in ("", "1") and not settings.TRUSTED_PROXIES_SET
+    if balancer_left_out:
         found.append(
             checks.Error(
                 f"TRUSTED_PROXY_HOPS={hops} is no longer read. Set TRUSTED_PROXIES to the networks "
@@ -28,7 +29,7 @@ def replaced_proxy_variables(**kwargs: Any) -> list[checks.CheckMessage]:
             )
         )
     for name in sorted(variables):
-        if found and name == "TRUSTED_PROXY_HOPS":
+        if balancer_left_out and name == "TRUSTED_PROXY_HOPS":
             continue  # the error says it
         found.append(
             checks.Warning(
