@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.contrib.admin import apps as admin_apps
 
 
 class LightMySkyConfig(AppConfig):
@@ -9,6 +10,7 @@ class LightMySkyConfig(AppConfig):
         from django.core.signals import got_request_exception, request_started
         from django.db.backends.signals import connection_created
 
+        from lightmysky import checks  # noqa: F401  (registers them)
         from lightmysky.health import loaded_migrations
         from lightmysky.lib import sqlitefile
         from lightmysky.metrics import count_database_error
@@ -20,3 +22,10 @@ class LightMySkyConfig(AppConfig):
 
         # What /readyz judges: the migrations of the code this process started with.
         loaded_migrations()
+
+
+class LimitedAdminConfig(admin_apps.AdminConfig):
+    """django.contrib.admin with LightMySky's admin site (lightmysky/admin.py)."""
+
+    default = False  # not the configuration of the `lightmysky` app itself
+    default_site = "lightmysky.admin.LimitedAdminSite"

@@ -9,7 +9,6 @@ reload keeps them, a restart starts them again at 0, which Prometheus reads as a
 from __future__ import annotations
 
 import hashlib
-import ipaddress
 import sys
 from functools import cache
 
@@ -18,8 +17,8 @@ from django.db import DatabaseError
 from django.http import HttpRequest, HttpResponse, HttpResponseNotFound
 from django.views.decorators.cache import never_cache
 
+from lightmysky.lib.addresses import client_address, forwarded_by_an_untrusted_peer
 from lightmysky.lib.metricfiles import Counters
-from lightmysky.ratelimit import client_address
 
 STATUS_CLASSES = ("1xx", "2xx", "3xx", "4xx", "5xx")
 # Seconds; a page answers in tens of milliseconds, an export or import may take seconds.
@@ -121,14 +120,11 @@ def _number(value: float) -> str:
 
 
 def allowed(request: HttpRequest) -> bool:
-    """Only from the operator's networks. A request that came through a proxy is judged by the
-    client address the proxy reports, and refused when proxies are not trusted: through nginx,
-    every visitor would otherwise look like 127.0.0.1."""
-    if "HTTP_X_FORWARDED_FOR" in request.META and not settings.TRUST_X_FORWARDED_FOR:
-        return False
-    try:
-        address = ipaddress.ip_address(client_address(request))
-    except ValueError:
+    """Only from the operator's networks, judged by the client's address as the rate limits see
+    it. A request forwarded by a peer outside TRUSTED_PROXIES is refused: if that peer is a
+    proxy left out of the setting, every visitor behind it would look like the proxy."""
+    address = client_address(request)
+    if address is None or forwarded_by_an_untrusted_peer(request):
         return False
     return any(address in network for network in settings.METRICS_ALLOWED_NETWORKS)
 

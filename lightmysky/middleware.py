@@ -4,6 +4,7 @@ import logging
 import re
 import time
 from collections.abc import Callable
+from datetime import UTC, datetime
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -92,6 +93,32 @@ def request_size_middleware(get_response: Handler) -> Handler:
                 return JsonResponse({"detail": message}, status=413)
             return HttpResponse(message, status=413, content_type="text/plain; charset=utf-8")
         return get_response(request)
+
+    return middleware
+
+
+# When the session's account signed in, in Unix time; kept in the session itself.
+SIGNED_IN_AT = "signed_in_at"
+
+
+def staff_session_middleware(get_response: Handler) -> Handler:
+    """A session signed in to an account ends STAFF_SESSION_IDLE_SECONDS after its last admin
+    page, and STAFF_SESSION_MAX_SECONDS after sign-in at the latest: each admin response moves
+    its expiry (the database row's and the cookie's) to the nearer of the two. Anonymous
+    learners' sessions keep SESSION_COOKIE_AGE. Only /admin/ is looked at, so learners' pages
+    never read a session they would not read anyway."""
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        response = get_response(request)
+        if request.path.startswith(ADMIN_PREFIX) and request.user.is_authenticated:
+            now = time.time()
+            signed_in_at = request.session.setdefault(SIGNED_IN_AT, int(now))
+            ends = min(
+                now + settings.STAFF_SESSION_IDLE_SECONDS,
+                signed_in_at + settings.STAFF_SESSION_MAX_SECONDS,
+            )
+            request.session.set_expiry(datetime.fromtimestamp(ends, tz=UTC))
+        return response
 
     return middleware
 

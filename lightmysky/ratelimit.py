@@ -1,4 +1,6 @@
-"""Per-browser and per-address budgets for writes, counted in fixed windows.
+"""Per-browser and per-address budgets for writes, and per-account and per-address budgets
+for failed admin sign-ins, counted in fixed windows. An address is the client's as
+lightmysky.lib.addresses finds it; an IPv6 client is counted by its /64.
 
 The counters live in a table of their own (`RateLimitCounter`), or in Redis when CACHE_URL names
 one, never in a cache that evicts entries when it is full: there a flood of new clients would
@@ -8,6 +10,7 @@ push out the counts of a client that had reached its limit, and give it a fresh 
 from __future__ import annotations
 
 import hashlib
+import ipaddress
 import logging
 import math
 import time
@@ -16,9 +19,11 @@ from typing import TYPE_CHECKING, NamedTuple, cast
 
 from django.conf import settings
 from django.db import connection
+from django.db.models import F
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
 
+from lightmysky.lib.addresses import IPAddress, client_address
 from lightmysky.lib.http import SiteRequest
 from lightmysky.models import RateLimitCounter
 
@@ -28,21 +33,14 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-# X-Forwarded-For can carry anything; a longer "address" is cut to fit the counter's key.
-ADDRESS_MAX_LENGTH = 100
-
-
-def client_address(request: HttpRequest) -> str:
-    """The client's address; behind trusted proxies, the one the outermost of them reports.
-
-    Each proxy appends the address it received the request from to X-Forwarded-For, so with
-    TRUSTED_PROXY_HOPS proxies (a load balancer and nginx: 2) the client is that many entries
-    from the end; anything further left was written by the client and proves nothing."""
-    if settings.TRUST_X_FORWARDED_FOR:
-        forwarded = [a.strip() for a in request.META.get("HTTP_X_FORWARDED_FOR", "").split(",")]
-        if forwarded != [""]:
-            return forwarded[-min(settings.TRUSTED_PROXY_HOPS, len(forwarded))]
-    return request.META.get("REMOTE_ADDR", "unknown")
+def address_key(address: IPAddress | None) -> str:
+    """What an address is counted as: an IPv4 address, or the /64 an IPv6 address is in (one
+    subscriber is handed a whole /64 and may use any address in it)."""
+    if address is None:
+        return "unknown"
+    if address.version == 6:
+        return str(ipaddress.IPv6Network((address, 64), strict=False))
+    return str(address)
 
 
 def browser_key(request: HttpRequest) -> str:
@@ -65,8 +63,8 @@ def retry_after(request: HttpRequest, scope: str) -> int | None:
     until the window turns. Addresses get a larger budget: a school shares one."""
     limit = Limit(*settings.RATE_LIMITS[scope])
     now = time.time()
-    window_end = (int(now // limit.seconds) + 1) * limit.seconds
-    budgets = {f"{scope}:ip:{client_address(request)[:ADDRESS_MAX_LENGTH]}": limit.per_address}
+    window_end = window_end_after(now, limit.seconds)
+    budgets = {f"{scope}:ip:{address_key(client_address(request))}": limit.per_address}
     if limit.per_browser:
         budgets[f"{scope}:browser:{browser_key(request)}"] = limit.per_browser
     counts = counters_increment(keys=list(budgets), window_end=window_end)
@@ -74,6 +72,44 @@ def retry_after(request: HttpRequest, scope: str) -> int | None:
         return None
     cast(SiteRequest, request).rate_limit_refused = scope  # the request log counts it
     return max(1, math.ceil(window_end - now))
+
+
+def window_end_after(now: float, seconds: int) -> int:
+    """The end (Unix time) of the fixed window of `seconds` that `now` falls in."""
+    return (int(now // seconds) + 1) * seconds
+
+
+class SignInAttempt(NamedTuple):
+    """An admin sign-in, counted before its password is checked."""
+
+    keys: list[str]
+    window_end: int
+    wait: int | None  # seconds until the window turns, when a budget is spent
+
+
+def sign_in_attempt_count(request: HttpRequest, *, username: str) -> SignInAttempt:
+    """Count an admin sign-in against the failures allowed to the name typed and to the
+    address (RATE_LIMITS["admin_login"]), before the password is checked, so that guesses sent
+    at once cannot all slip in under the limit. A name is counted whether or not an account has
+    it: a locked name looks the same either way."""
+    per_account, per_address, seconds = settings.RATE_LIMITS["admin_login"]
+    now = time.time()
+    window_end = window_end_after(now, seconds)
+    name = hashlib.sha256(username.casefold().encode()).hexdigest()[:24]
+    budgets = {
+        f"admin_login:account:{name}": per_account,
+        f"admin_login:ip:{address_key(client_address(request))}": per_address,
+    }
+    counts = counters_increment(keys=list(budgets), window_end=window_end)
+    if all(counts.get(key, 0) <= allowed for key, allowed in budgets.items()):
+        return SignInAttempt(list(budgets), window_end, wait=None)
+    cast(SiteRequest, request).rate_limit_refused = "admin_login"
+    return SignInAttempt(list(budgets), window_end, wait=max(1, math.ceil(window_end - now)))
+
+
+def sign_in_attempt_take_back(attempt: SignInAttempt) -> None:
+    """The sign-in succeeded: it is no failure, and leaves the counts as they were."""
+    counters_decrement(keys=attempt.keys, window_end=attempt.window_end)
 
 
 def counters_increment(*, keys: list[str], window_end: int) -> dict[str, int]:
@@ -90,6 +126,22 @@ def counters_increment(*, keys: list[str], window_end: int) -> dict[str, int]:
             logger.warning("rate limit not counted, the cache is unreachable: %r", error)
             return {}
     return _increment_in_database(keys, window_end)
+
+
+def counters_decrement(*, keys: list[str], window_end: int) -> None:
+    """Take one off each key's counter for the window ending at `window_end` (a counted request
+    turned out not to count); with the Redis of CACHE_URL down, do nothing."""
+    if settings.RATE_LIMIT_REDIS_URL:
+        import redis
+
+        try:
+            _decrement_in_redis(keys, window_end)
+        except redis.RedisError as error:
+            logger.warning("rate limit not taken back, the cache is unreachable: %r", error)
+        return
+    RateLimitCounter.objects.filter(key__in=keys, window_end=window_end).update(
+        count=F("count") - 1
+    )
 
 
 def _increment_in_database(keys: list[str], window_end: int) -> dict[str, int]:
@@ -124,6 +176,16 @@ def _increment_in_redis(keys: list[str], window_end: int) -> dict[str, int]:
         pipeline.expireat(name, window_end + 1)
     replies = pipeline.execute()
     return dict(zip(keys, replies[::2], strict=True))
+
+
+def _decrement_in_redis(keys: list[str], window_end: int) -> None:
+    pipeline = redis_client(settings.RATE_LIMIT_REDIS_URL).pipeline()
+    for key in keys:
+        name = f"{settings.CACHE_KEY_PREFIX}:ratelimit:{key}:{window_end}"
+        pipeline.decr(name)
+        # Again: a window that ended meanwhile lost its key, which DECR has just made anew.
+        pipeline.expireat(name, window_end + 1)
+    pipeline.execute()
 
 
 def counters_prune(*, now: float) -> int:

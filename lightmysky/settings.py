@@ -172,7 +172,7 @@ if urlsplit(SITE_URL).scheme not in {"http", "https"} or not urlsplit(SITE_URL).
 SITE_NAME = "LightMySky"
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "lightmysky.apps.LimitedAdminConfig",  # django.contrib.admin, sign-ins limited
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -197,6 +197,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "lightmysky.middleware.staff_session_middleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
@@ -333,8 +334,8 @@ FSRS_ENABLE_FUZZING = env_bool("FSRS_ENABLE_FUZZING", default=not TESTING)
 # Anonymous learners idle for longer than this are removed by `manage.py prune_learners`.
 LEARNER_IDLE_DAYS = env_int("LEARNER_IDLE_DAYS", 400)
 # Rate limits for writes: (per browser, per address, window in seconds); a whole school may
-# share one address.
-# RATE_LIMIT_SCALE multiplies them all, for load tests.
+# share one address, and an IPv6 address counts as its /64.
+# RATE_LIMIT_SCALE multiplies them, for load tests.
 _scale = env_int("RATE_LIMIT_SCALE", 1)
 RATE_LIMITS = {
     "answer": (60 * _scale, 600 * _scale, 60),
@@ -344,7 +345,16 @@ RATE_LIMITS = {
     "api_check": (0, 300 * _scale, 60),
     # Downloading one's progress is rare; a loop of the largest exports would tie up workers.
     "export": (20 * _scale, 120 * _scale, 3600),
+    # Failed sign-ins to /admin/: per name typed (whether an account has it or not; a browser is
+    # no limit to a guesser), per address, in 15 minutes; then the login page says how long to
+    # wait. Not scaled: a load test does not sign in.
+    "admin_login": (5, 20, 15 * 60),
 }
+# Sessions signed in to an account (editors and superusers in /admin/) end after 12 hours
+# without an admin page, and 14 days after sign-in at the latest (lightmysky.middleware.
+# staff_session_middleware); anonymous learners' sessions keep SESSION_COOKIE_AGE.
+STAFF_SESSION_IDLE_SECONDS = 12 * 60 * 60
+STAFF_SESSION_MAX_SECONDS = 14 * 24 * 60 * 60
 
 # Rate-limit counters live in a table of their own in the database: shared by every process,
 # never evicted, counted atomically; `manage.py prune_counters` deletes ended windows. With
@@ -398,13 +408,26 @@ CACHES = {
         "OPTIONS": {"MAX_ENTRIES": PAGE_CACHE_ENTRIES},
     },
 }
-# Behind a reverse proxy that sets X-Forwarded-For, count the address it reports.
-TRUST_X_FORWARDED_FOR = env_bool("TRUST_X_FORWARDED_FOR", default=False)
-# How many proxies in front of gunicorn append to X-Forwarded-For: 1 for nginx alone, 2 for a load
-# balancer and nginx. Too few and every learner counts against the balancer's address.
-TRUSTED_PROXY_HOPS = env_int("TRUSTED_PROXY_HOPS", 1)
-if TRUSTED_PROXY_HOPS < 1:
-    raise ImproperlyConfigured("TRUSTED_PROXY_HOPS must be 1 or more.")
+# The proxies in front of gunicorn, as comma-separated networks: nginx on this machine (the
+# default, loopback), and a load balancer in front of it if there is one. From a peer in them,
+# X-Forwarded-For is read from the right, past every trusted address, to the client's
+# (lightmysky/lib/addresses.py); from any other peer the header is ignored, so a client that
+# reaches gunicorn directly cannot choose the address its rate limits and /metrics judge.
+TRUSTED_PROXIES = env_list("TRUSTED_PROXIES", "127.0.0.1/32,::1/128")
+try:
+    TRUSTED_PROXY_NETWORKS = [ipaddress.ip_network(c, strict=False) for c in TRUSTED_PROXIES]
+except ValueError as _error:
+    raise ImproperlyConfigured(
+        f"TRUSTED_PROXIES must be comma-separated networks like 127.0.0.1/32,10.0.0.0/8: {_error}"
+    ) from None
+# Replaced by TRUSTED_PROXIES. Still set, they are not obeyed, and `manage.py check` (and so
+# `migrate`) names them (lightmysky/checks.py); a running site is not stopped by them.
+REPLACED_PROXY_VARIABLES = {
+    name: os.environ[name]
+    for name in ("TRUST_X_FORWARDED_FOR", "TRUSTED_PROXY_HOPS")
+    if name in os.environ
+}
+TRUSTED_PROXIES_SET = "TRUSTED_PROXIES" in os.environ
 # How long an answer form stays valid, in seconds.
 ATTEMPT_TOKEN_MAX_AGE = env_int("ATTEMPT_TOKEN_MAX_AGE", 60 * 60 * 24)
 
@@ -484,7 +507,7 @@ LOGGING = {
 
 # Prometheus metrics at /metrics (lightmysky/metrics.py), answered only to the addresses in these
 # comma-separated networks (others get 404); loopback by default. Behind nginx a visitor's
-# request is judged by the address nginx reports (TRUST_X_FORWARDED_FOR), never by nginx's own.
+# request is judged by the address nginx reports (TRUSTED_PROXIES), never by nginx's own.
 METRICS_ALLOWED_CIDRS = env_list("METRICS_ALLOWED_CIDRS", "127.0.0.1/32,::1/128")
 try:
     METRICS_ALLOWED_NETWORKS = [

@@ -48,16 +48,20 @@ def test_metrics_answer_loopback_and_count_requests(client, db, own_counts):
 
 
 @pytest.mark.parametrize(
-    ("address", "forwarded_for", "trusted"),
+    ("address", "forwarded_for"),
     [
-        ("203.0.113.7", None, False),  # another machine
-        ("127.0.0.1", "203.0.113.7", False),  # a visitor through nginx, proxies not trusted
-        ("127.0.0.1", "203.0.113.7", True),  # a visitor through nginx, as nginx reports them
-        ("127.0.0.1", "garbage", True),
+        ("203.0.113.7", None),  # another machine
+        ("127.0.0.1", "203.0.113.7"),  # a visitor through nginx, as nginx reports them
+        ("127.0.0.1", "::1, 203.0.113.7"),  # the same, who wrote a loopback address first
+        ("127.0.0.1", "garbage"),
+        ("127.0.0.1", "127.0.0.1, garbage"),
+        # A client reaching gunicorn directly cannot choose its address.
+        ("198.51.100.7", "127.0.0.1"),
+        ("198.51.100.7", "198.51.100.8, ::1"),
+        ("198.51.100.7", "198.51.100.8,127.0.0.1"),  # as two headers
     ],
 )
-def test_metrics_are_404_for_other_addresses(db, settings, address, forwarded_for, trusted):
-    settings.TRUST_X_FORWARDED_FOR = trusted
+def test_metrics_are_404_for_other_addresses(db, address, forwarded_for):
     headers = {"X-Forwarded-For": forwarded_for} if forwarded_for else {}
     response = Client(REMOTE_ADDR=address).get("/metrics", headers=headers)
     assert response.status_code == 404
@@ -68,11 +72,19 @@ def test_metrics_answer_the_networks_the_operator_allows(db, settings):
     settings.METRICS_ALLOWED_NETWORKS = [ipaddress.ip_network("10.0.0.0/8")]
     assert Client(REMOTE_ADDR="10.20.30.40").get("/metrics").status_code == 200
     assert Client(REMOTE_ADDR="127.0.0.1").get("/metrics").status_code == 404
-    settings.TRUST_X_FORWARDED_FOR = True
     through_nginx = Client(REMOTE_ADDR="127.0.0.1").get(
         "/metrics", headers={"X-Forwarded-For": "10.9.9.9"}
     )
     assert through_nginx.status_code == 200
+
+
+def test_metrics_refuse_what_a_proxy_left_out_of_trusted_proxies_forwards(db, settings):
+    # A balancer at 10.0.0.2, in the allowed network but not trusted: each visitor behind it
+    # would otherwise be judged as the balancer.
+    settings.METRICS_ALLOWED_NETWORKS = [ipaddress.ip_network("10.0.0.0/8")]
+    balancer = Client(REMOTE_ADDR="10.0.0.2")
+    assert balancer.get("/metrics", headers={"X-Forwarded-For": "203.0.113.7"}).status_code == 404
+    assert balancer.get("/metrics").status_code == 200
 
 
 def test_metrics_answer_before_host_validation_and_the_https_redirect(db, settings):

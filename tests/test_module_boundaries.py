@@ -133,8 +133,9 @@ PROJECT = ("lessons", "practice", "lightmysky")
 
 def test_an_answer_runs_through_few_modules(client, demo):
     """An answer goes view → submission parsing → one service call → response: the view, the
-    rate limit, the form's parsing (and the question's grading), the service, the models, the
-    scheduler and the star rule. Nothing else of the project's runs in it."""
+    rate limit (with the client's address), the form's parsing (and the question's grading), the
+    service, the models, the scheduler and the star rule. Nothing else of the project's runs in
+    it."""
     answer(client, demo, right=True)
     question, token = current_question(client, practice_url(demo))
     ran = modules_run_by_view(
@@ -143,6 +144,7 @@ def test_an_answer_runs_through_few_modules(client, demo):
     assert ran == {
         "practice/views.py",
         "lightmysky/ratelimit.py",
+        "lightmysky/lib/addresses.py",
         "practice/submissions.py",
         "lessons/models.py",
         "practice/services.py",

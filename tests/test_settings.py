@@ -129,3 +129,29 @@ def test_a_redis_cache_without_the_redis_extra_is_explained(tmp_path):
     )
     assert result.returncode != 0
     assert "pip install 'lightmysky[redis]'" in result.stderr
+
+
+def test_trusted_proxies_that_are_not_networks_are_refused():
+    result = run_django_check(**PRODUCTION, TRUSTED_PROXIES="127.0.0.1/32,nginx")
+    assert result.returncode != 0
+    assert "TRUSTED_PROXIES must be comma-separated networks" in result.stderr
+
+
+def test_the_replaced_trust_x_forwarded_for_is_named_and_not_obeyed():
+    # One nginx on this machine, as the old docs set it up: the default trusts just that.
+    code = "from django.conf import settings; print('RESULT', settings.TRUSTED_PROXIES)"
+    result = run_django_check("shell", "-c", code, **PRODUCTION, TRUST_X_FORWARDED_FOR="1")
+    assert "RESULT ['127.0.0.1/32', '::1/128']" in result.stdout, result.stderr
+    check = run_django_check(**PRODUCTION, TRUST_X_FORWARDED_FOR="1", TRUSTED_PROXY_HOPS="1")
+    assert check.returncode == 0, check.stderr
+    assert "TRUST_X_FORWARDED_FOR is no longer read" in check.stderr
+    assert "TRUSTED_PROXY_HOPS is no longer read" in check.stderr
+
+
+def test_a_load_balancers_hop_stops_migrate_until_trusted_proxies_names_it():
+    old = {"TRUST_X_FORWARDED_FOR": "1", "TRUSTED_PROXY_HOPS": "2"}
+    result = run_django_check("migrate", "--check", **PRODUCTION, **old)
+    assert result.returncode != 0
+    assert "TRUSTED_PROXY_HOPS=2 is no longer read. Set TRUSTED_PROXIES" in result.stderr
+    named = run_django_check(**PRODUCTION, **old, TRUSTED_PROXIES="127.0.0.1/32,10.0.0.0/24")
+    assert named.returncode == 0, named.stderr

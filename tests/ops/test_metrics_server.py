@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import http.client
 import signal
 import time
 import urllib.error
 import urllib.request
+from urllib.parse import urlsplit
 
 import pytest
 
@@ -38,3 +40,29 @@ def test_gunicorn_reports_every_worker_and_keeps_counts_through_a_reload(server_
             urllib.request.urlopen(remote, timeout=10)
         refused.value.close()
         assert refused.value.code == 404
+
+
+def test_a_client_reaching_gunicorn_directly_cannot_choose_its_address(server_database):
+    """The security review's N5 against a real gunicorn, which joins repeated headers: loopback
+    is nginx (trusted), and another address on this machine stands for a client that reaches
+    gunicorn without it."""
+
+    def status(source: str, *forwarded_for: str) -> int:
+        connection = http.client.HTTPConnection(host, port, timeout=10, source_address=(source, 0))
+        try:
+            connection.putrequest("GET", "/metrics")
+            for value in forwarded_for:
+                connection.putheader("X-Forwarded-For", value)
+            connection.endheaders()
+            return connection.getresponse().status
+        finally:
+            connection.close()
+
+    with gunicorn(production_env(server_database), workers=1) as base:
+        host, port = urlsplit(base).hostname, urlsplit(base).port
+        assert status("127.0.0.1") == 200  # Prometheus on this machine
+        assert status("127.0.0.1", "127.0.0.1, 198.51.100.7") == 404  # a visitor through nginx
+        assert status("127.0.0.2") == 404
+        assert status("127.0.0.2", "198.51.100.7, ::1") == 404
+        assert status("127.0.0.2", "198.51.100.7", "127.0.0.1") == 404
+        assert status("127.0.0.1", "198.51.100.7", "127.0.0.1") == 404
