@@ -155,7 +155,8 @@ elif not (DEBUG or TESTING) and (len(SECRET_KEY) < 50 or SECRET_KEY.startswith("
 # without logging every learner out (docs/deploy.md, "Rotating the secret key").
 SECRET_KEY_FALLBACKS = env_list("SECRET_KEY_FALLBACKS")
 
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]" if DEBUG else "")
+# The default SITE_URL's host is among the default ALLOWED_HOSTS (/readyz checks that they agree).
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]" if DEBUG or TESTING else "")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 # The public origin, used in canonical links, the agent files and transfer QR codes.
 SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000" if DEBUG or TESTING else "").rstrip("/")
@@ -419,19 +420,26 @@ WHITENOISE_AUTOREFRESH = DEBUG or TESTING
 ADMINS = env_list("ADMINS")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL = env_str("SERVER_EMAIL", "lightmysky@localhost")
 EMAIL_URL = env_str("EMAIL_URL")
-if EMAIL_URL:
-    _email = urlsplit(EMAIL_URL)
-    if _email.scheme not in {"smtp", "smtps"}:
-        raise ImproperlyConfigured(
-            f"EMAIL_URL must start with smtp:// or smtps://, not {EMAIL_URL!r}."
-        )
-    EMAIL_HOST = _email.hostname or "localhost"
-    EMAIL_PORT = _email.port or (465 if _email.scheme == "smtps" else 587)
-    EMAIL_HOST_USER = unquote(_email.username or "")
-    EMAIL_HOST_PASSWORD = unquote(_email.password or "")
-    EMAIL_USE_SSL = _email.scheme == "smtps"
-    EMAIL_USE_TLS = _email.scheme == "smtp" and EMAIL_PORT != 25
-    EMAIL_TIMEOUT = 10
+_email = urlsplit(EMAIL_URL or "smtp://localhost:25")  # Django's default: the local MTA
+if _email.scheme not in {"smtp", "smtps"}:
+    raise ImproperlyConfigured(f"EMAIL_URL must start with smtp:// or smtps://, not {EMAIL_URL!r}.")
+_email_port = _email.port or (465 if _email.scheme == "smtps" else 587)
+MAILERS = {
+    "default": {
+        "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+        "OPTIONS": {
+            "host": _email.hostname or "localhost",
+            "port": _email_port,
+            "username": unquote(_email.username or ""),
+            "password": unquote(_email.password or ""),
+            "use_ssl": _email.scheme == "smtps",
+            "use_tls": _email.scheme == "smtp" and _email_port != 25,
+            # Error mails go out from a thread of their own (lightmysky.lib.errormail); a mail
+            # server that does not answer is given up on after this many seconds.
+            "timeout": 10,
+        },
+    }
+}
 SENTRY_DSN = env_str("SENTRY_DSN")
 if SENTRY_DSN:
     try:
@@ -450,27 +458,42 @@ if SENTRY_DSN:
     )
 
 # Logs go to stdout: one line per request from lightmysky.requests, as JSON with LOG_FORMAT=json.
+# Every line about a request carries its id (lightmysky.middleware), tracebacks included.
 LOG_FORMAT = env_str("LOG_FORMAT", "text")
+# One error mail per kind of error (exception and view) per this many seconds; more of that kind
+# are only logged. Mails go out from a thread of their own, never inside the failing request.
+ERROR_MAIL_INTERVAL = env_int("ERROR_MAIL_INTERVAL", 300)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "text": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "text": {"()": "lightmysky.lib.logs.TextFormatter"},
         "json": {"()": "lightmysky.lib.logs.JsonFormatter"},
     },
-    "filters": {"without_traceback": {"()": "lightmysky.lib.logs.WithoutTraceback"}},
+    "filters": {
+        "with_request_id": {"()": "lightmysky.lib.logs.WithRequestId"},
+        "without_traceback": {"()": "lightmysky.lib.logs.WithoutTraceback"},
+    },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
             "stream": sys.stdout,
             "formatter": "json" if LOG_FORMAT == "json" else "text",
+            "filters": ["with_request_id"],
         },
-        "mail_admins": {"class": "django.utils.log.AdminEmailHandler", "level": "ERROR"},
+        "mail_admins": {
+            "class": "lightmysky.lib.errormail.BackgroundAdminEmailHandler",
+            "level": "ERROR",
+        },
     },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {
+        # One mail handler (it mails only with ADMINS set) for all of Django's errors, in place
+        # of Django's default one (which
+        # sat beside it and doubled every mail) and of its console handler (root has one).
+        "django": {"handlers": ["mail_admins"], "level": "INFO"},
         # Requests are logged once, by lightmysky.requests; Django's own lines would repeat them.
-        "django.request": {"level": "ERROR", "handlers": ["mail_admins"] if ADMINS else []},
+        "django.request": {"level": "ERROR"},
         "django.server": {"level": "WARNING"},
         "lightmysky.requests": {"level": "WARNING" if TESTING else "INFO"},
         # A request for a host not in ALLOWED_HOSTS (scanners, probes by address): one line.

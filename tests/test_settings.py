@@ -91,9 +91,9 @@ def test_earlier_secret_keys_are_read_as_fallbacks():
 def test_errors_are_mailed_to_admins_through_the_email_url():
     code = (
         "from django.conf import settings as s; "
-        "print('RESULT', s.ADMINS, s.EMAIL_HOST, s.EMAIL_PORT, s.EMAIL_HOST_USER, "
-        "s.EMAIL_HOST_PASSWORD, s.EMAIL_USE_TLS, s.EMAIL_USE_SSL, "
-        "s.LOGGING['loggers']['django.request']['handlers'])"
+        "o = s.MAILERS['default']['OPTIONS']; "
+        "print('RESULT', s.ADMINS, o['host'], o['port'], o['username'], o['password'], "
+        "o['use_tls'], o['use_ssl'], o['timeout'], s.LOGGING['loggers']['django']['handlers'])"
     )
     result = run_django_check(
         "shell",
@@ -105,7 +105,7 @@ def test_errors_are_mailed_to_admins_through_the_email_url():
     )
     assert (
         "RESULT ['ops@example.org', 'lead@example.org'] mail.example.org 587 site p@ss "
-        "True False ['mail_admins']"
+        "True False 10 ['mail_admins']"
     ) in result.stdout, result.stderr
 
 
