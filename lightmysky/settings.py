@@ -14,8 +14,11 @@ from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import dj_database_url
+from django.conf import global_settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
+
+from lightmysky.lib.environment import has_inline_comment, misread_variables, variables_read
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -131,6 +134,19 @@ def sqlite_database(path: Path | str) -> dict:
     }
 
 
+# A variable that looks like one of ours but is not read (a misspelling, or a Django setting's
+# name) stops the site: a typo must not leave a default silently in place. The names read are
+# those this file and gunicorn.conf.py read; the rule is in lightmysky/lib/environment.py.
+if _misread := misread_variables(
+    os.environ,
+    known=variables_read([Path(__file__), BASE_DIR / "gunicorn.conf.py"]),
+    django_settings=[name for name in dir(global_settings) if name.isupper()],
+):
+    raise ImproperlyConfigured(
+        "The environment sets variables that LightMySky does not read. Rename or remove them "
+        "(docs/deploy.md, section 3):\n  " + "\n  ".join(_misread)
+    )
+
 # Off unless asked for: a deployment that forgets its environment must not run in debug mode.
 # `make run` and `make test` set DEBUG=1.
 DEBUG = env_bool("DEBUG", default=False)
@@ -151,9 +167,21 @@ elif not (DEBUG or TESTING) and (len(SECRET_KEY) < 50 or SECRET_KEY.startswith("
         "SECRET_KEY is too short or still the example's placeholder. Set a random one of 50 or "
         "more characters: `python3 -c 'import secrets; print(secrets.token_urlsafe(50))'`."
     )
-# Earlier keys, comma-separated, still accepted for sessions and signed forms: rotate a key
-# without logging every learner out (docs/deploy.md, "Rotating the secret key").
+# Earlier keys, comma-separated, still accepted for sessions, signed forms and transfer codes:
+# rotate a key without logging every learner out (docs/deploy.md, "Rotating the secret key").
 SECRET_KEY_FALLBACKS = env_list("SECRET_KEY_FALLBACKS")
+for _name, _value in [
+    ("SECRET_KEY", SECRET_KEY),
+    ("SECRET_KEY_FALLBACKS", ",".join(SECRET_KEY_FALLBACKS)),
+]:
+    if has_inline_comment(_value):
+        # systemd's EnvironmentFile= keeps `KEY=value  # note` whole; a shell that sources the
+        # file drops the comment: the service and manage.py would sign with two different keys.
+        raise ImproperlyConfigured(
+            f"{_name} holds whitespace and then '#': an inline comment? systemd keeps a comment "
+            f"after a value as part of it, while a shell drops it, so the service and manage.py "
+            f"would use different keys. Put the comment on a line of its own, above {_name}."
+        )
 
 # The default SITE_URL's host is among the default ALLOWED_HOSTS (/readyz checks that they agree).
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]" if DEBUG or TESTING else "")
