@@ -6,9 +6,12 @@ and DEBUG is on. See `.env.example` for every variable.
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 import os
+import re
 import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
@@ -17,8 +20,6 @@ import dj_database_url
 from django.conf import global_settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
-
-from lightmysky.lib.environment import has_inline_comment, misread_variables, variables_read
 
 BASE_DIR = Path(__file__).resolve().parent.parent
 
@@ -63,6 +64,70 @@ def env_secret(name: str) -> str:
     if path := os.environ.get(f"{name}_FILE"):
         return Path(path).read_text().strip()
     return os.environ.get(name, "")
+
+
+# Variables set that look like ours but are not read: refused, naming the one meant (below,
+# before any value is used). A variable that is not one the site reads is refused when it is
+# - a misspelling: difflib finds it at least 85 % alike to a name the site reads (ALLOWED_HOST is
+#   0.96 alike to ALLOWED_HOSTS; TEST_DATABASE_URL, another program's, 0.83 to DATABASE_URL), or
+# - the name of a Django setting that this file does not read from the environment
+#   (EMAIL_HOST, SESSION_COOKIE_SECURE): it would be ignored.
+# Everything else is left alone: PATH, HOME, LANG, PYTHONPATH, DJANGO_SETTINGS_MODULE, systemd's
+# and gunicorn's own variables are nowhere near that alike (tests/test_settings.py checks a list).
+
+
+def variables_read(sources: Iterable[Path]) -> frozenset[str]:
+    """Every variable these source files read with its name written out (a call of an env_*
+    helper, os.environ.get or os.environ[…]; NAME_FILE too for env_secret), and those read by
+    the libraries the site configures, which are set in the same file."""
+    read = re.compile(
+        r"""(?:env_(str|bool|int|float|list|secret)\(|os\.environ(?:\.get)?[\[(])\s*"([A-Z0-9_]+)\""""
+    )
+    names = {
+        "AWS_ACCESS_KEY_ID",  # boto3, for MEDIA_STORAGE_URL=s3://
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "GUNICORN_CMD_ARGS",
+        "DJANGO_SETTINGS_MODULE",
+    }
+    for source in sources:
+        if source.exists():
+            for helper, name in read.findall(source.read_text()):
+                names |= {name, f"{name}_FILE"} if helper == "secret" else {name}
+    return frozenset(names)
+
+
+def misread_variables(
+    environ: Mapping[str, str], *, known: frozenset[str], django_settings: Iterable[str]
+) -> list[str]:
+    """A line for each variable set that looks like one of ours but is not read."""
+    # Django settings that the environment sets under another name.
+    instead = {
+        "DATABASES": "DATABASE_URL",
+        "CACHES": "CACHE_URL",
+        "SESSION_COOKIE_SECURE": "SECURE_COOKIES",
+        "CSRF_COOKIE_SECURE": "SECURE_COOKIES",
+        "STORAGES": "MEDIA_STORAGE_URL",
+    } | {f"EMAIL_{name}": "EMAIL_URL" for name in ("HOST", "PORT", "HOST_USER", "HOST_PASSWORD")}
+    instead |= {f"EMAIL_{name}": "EMAIL_URL" for name in ("USE_TLS", "USE_SSL", "BACKEND")}
+    django_names = set(django_settings)
+    problems = []
+    for name in sorted(environ):
+        if name in known:
+            continue
+        if nearest := difflib.get_close_matches(name, known, n=1, cutoff=0.85):
+            problems.append(f"{name}: not a variable LightMySky reads; did you mean {nearest[0]}?")
+        elif name in django_names:
+            problems.append(
+                f"{name}: a Django setting, which LightMySky does not read from the environment"
+                + (f"; set {instead[name]} instead." if name in instead else "")
+            )
+    return problems
+
+
+def has_inline_comment(value: str) -> bool:
+    """Whitespace and then "#": a comment that systemd keeps as part of the value."""
+    return bool(re.search(r"\s#", value))
 
 
 def database_from_url(url: str) -> dict:
@@ -136,7 +201,7 @@ def sqlite_database(path: Path | str) -> dict:
 
 # A variable that looks like one of ours but is not read (a misspelling, or a Django setting's
 # name) stops the site: a typo must not leave a default silently in place. The names read are
-# those this file and gunicorn.conf.py read; the rule is in lightmysky/lib/environment.py.
+# those this file and gunicorn.conf.py read; the rule is above, by misread_variables.
 if _misread := misread_variables(
     os.environ,
     known=variables_read([Path(__file__), BASE_DIR / "gunicorn.conf.py"]),
@@ -462,7 +527,7 @@ MAILERS = {
             "password": unquote(_email.password or ""),
             "use_ssl": _email.scheme == "smtps",
             "use_tls": _email.scheme == "smtp" and _email_port != 25,
-            # Error mails go out from a thread of their own (lightmysky.lib.errormail); a mail
+            # Error mails go out from a thread of their own (lightmysky.errormail); a mail
             # server that does not answer is given up on after this many seconds.
             "timeout": 10,
         },
@@ -510,7 +575,7 @@ LOGGING = {
             "filters": ["with_request_id"],
         },
         "mail_admins": {
-            "class": "lightmysky.lib.errormail.BackgroundAdminEmailHandler",
+            "class": "lightmysky.errormail.BackgroundAdminEmailHandler",
             "level": "ERROR",
         },
     },

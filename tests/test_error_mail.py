@@ -13,7 +13,7 @@ import pytest
 from django.core import mail
 from django.test import Client
 
-from lightmysky.lib import errormail
+from lightmysky import errormail
 
 pytestmark = pytest.mark.urls("tests.error_urls")
 
