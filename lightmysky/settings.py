@@ -466,8 +466,9 @@ if CACHE_URL.startswith(("redis://", "rediss://")):
         "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
     }
     RATE_LIMIT_REDIS_URL = CACHE_URL
-    # Sessions are read from the shared cache, and written to it and to the database.
-    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+    # Sessions are read from the shared cache, and written to it and to the database (Django's
+    # cached_db, where a Redis that fails is a cache miss: lightmysky/sessions.py).
+    SESSION_ENGINE = "lightmysky.sessions"
 elif CACHE_URL.startswith("db://"):
     _default_cache = {
         "BACKEND": "django.core.cache.backends.db.DatabaseCache",
