@@ -61,21 +61,26 @@ def kind_of(record: logging.LogRecord) -> str:
 
 
 def first_of_its_kind(kind: str, *, now: float) -> bool:
-    """True, and remember it, if no mail of this kind went out in the last interval."""
+    """True, and remember it, if no mail of this kind went out in the last interval: in a file
+    of the metrics folder, which every worker of the server shares, else in this process."""
     interval = settings.ERROR_MAIL_INTERVAL
-    if not settings.METRICS_DIR:
-        if now - _last_sent.get(kind, -interval) < interval:
-            return False
-        _last_sent[kind] = now
-        return True
-    marker = Path(settings.METRICS_DIR) / f"mail-{hashlib.sha256(kind.encode()).hexdigest()[:16]}"
-    try:
-        if now - marker.stat().st_mtime < interval:
-            return False
-    except FileNotFoundError:
-        pass
-    marker.touch()
-    os.utime(marker, (now, now))
+    if settings.METRICS_DIR:
+        digest = hashlib.sha256(kind.encode()).hexdigest()[:16]
+        marker = Path(settings.METRICS_DIR) / f"mail-{digest}"
+        try:
+            if now - marker.stat().st_mtime < interval:
+                return False
+        except FileNotFoundError:
+            pass
+        try:
+            marker.touch()
+            os.utime(marker, (now, now))
+            return True
+        except OSError as error:  # the folder is gone or read-only: remember it here instead
+            logger.warning("error mails counted per process: %r", error)
+    if now - _last_sent.get(kind, -interval) < interval:
+        return False
+    _last_sent[kind] = now
     return True
 
 
