@@ -68,8 +68,9 @@ def env_secret(name: str) -> str:
 
 # Variables set that look like ours but are not read: refused, naming the one meant (below,
 # before any value is used). A variable that is not one the site reads is refused when it is
-# - a misspelling: difflib finds it at least 85 % alike to a name the site reads (ALLOWED_HOST is
-#   0.96 alike to ALLOWED_HOSTS; TEST_DATABASE_URL, another program's, 0.83 to DATABASE_URL), or
+# - a misspelling: difflib finds it, in capitals, at least 85 % alike to a name the site reads
+#   (ALLOWED_HOST is 0.96 alike to ALLOWED_HOSTS; TEST_DATABASE_URL, another program's, 0.83 to
+#   DATABASE_URL; allowed_hosts is ALLOWED_HOSTS in the wrong case), or
 # - the name of a Django setting that this file does not read from the environment
 #   (EMAIL_HOST, SESSION_COOKIE_SECURE): it would be ignored.
 # Everything else is left alone: PATH, HOME, LANG, PYTHONPATH, DJANGO_SETTINGS_MODULE, systemd's
@@ -115,7 +116,8 @@ def misread_variables(
     for name in sorted(environ):
         if name in known:
             continue
-        if nearest := difflib.get_close_matches(name, known, n=1, cutoff=0.85):
+        # Names are compared in capitals: a lowercase allowed_hosts is as ignored as a typo.
+        if nearest := difflib.get_close_matches(name.upper(), known, n=1, cutoff=0.85):
             problems.append(f"{name}: not a variable LightMySky reads; did you mean {nearest[0]}?")
         elif name in django_names:
             problems.append(
