@@ -3,22 +3,32 @@
 A load balancer, or `curl http://127.0.0.1:8000/readyz` on the server, probes gunicorn by address
 over plain HTTP: it must see the 503 itself, not a 400 for an unknown Host or a redirect.
 Readiness judges the code this process runs: the migrations on disk when it started (a
-`git pull` that lands a new one does not drain a server still running the old code).
+`git pull` that lands a new one does not drain a server still running the old code). It also
+fails for the mistakes of configuration that make every page fail while the process runs: a
+SITE_URL whose host ALLOWED_HOSTS refuses (every page 400), static files never collected (every
+page 500) and a media folder the site cannot write (every upload fails).
 """
 
 from __future__ import annotations
 
 import logging
 import pkgutil
+import re
+import tempfile
 from functools import cache
 from importlib import import_module
+from pathlib import Path
+from urllib.parse import urlsplit
 
 from django.apps import apps
 from django.conf import settings
+from django.contrib.staticfiles.storage import ManifestFilesMixin, staticfiles_storage
+from django.core.files.storage import FileSystemStorage, default_storage
 from django.db import DatabaseError, connection
 from django.db.migrations.loader import MigrationLoader
 from django.db.migrations.recorder import MigrationRecorder
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.http.request import split_domain_port, validate_host
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
@@ -74,6 +84,68 @@ def cache_problem() -> str | None:
     return None
 
 
+# What a database error says, in words an operator acts on. Only these phrases are shown: the
+# driver's whole message may name more than a probe should tell.
+DATABASE_REASONS = [
+    (re.compile(r'(\w+ authentication failed for user "[^"]*")'), "database: {0}"),
+    (re.compile(r"(no password supplied)"), "database: authentication failed: {0}"),
+    (re.compile(r'(role "[^"]*" does not exist)'), "database: {0}"),
+    (re.compile(r'(database "[^"]*" does not exist)'), "database: {0}"),
+    (re.compile(r"(Connection refused)"), "database unreachable: connection refused"),
+    (re.compile(r"(unable to open database file)"), "database: {0}"),
+]
+
+
+def database_problem(error: DatabaseError) -> str:
+    """Why the database failed a probe: the cause when it is one of the known ones."""
+    text = str(error)
+    for pattern, reason in DATABASE_REASONS:
+        if match := pattern.search(text):
+            return reason.format(match[1])
+    return f"database unreachable: {error.__class__.__name__}"
+
+
+def site_host_problem() -> str | None:
+    """SITE_URL is where learners come: a host that ALLOWED_HOSTS refuses makes every page 400."""
+    host, _ = split_domain_port(urlsplit(settings.SITE_URL).netloc)
+    allowed = settings.ALLOWED_HOSTS
+    if settings.DEBUG and not allowed:  # what Django itself allows then
+        allowed = [".localhost", "127.0.0.1", "[::1]"]
+    if validate_host(host, allowed):
+        return None
+    return f"SITE_URL's host {host!r} is not in ALLOWED_HOSTS: every page would answer 400"
+
+
+def static_files_problem() -> str | None:
+    """With hashed static files, a page links them through the manifest `collectstatic` writes;
+    without it every page is a 500. The manifest is read when the process starts."""
+    if not isinstance(staticfiles_storage, ManifestFilesMixin):
+        return None
+    if staticfiles_storage.hashed_files:
+        return None
+    manifest = Path(settings.STATIC_ROOT) / staticfiles_storage.manifest_name
+    if manifest.exists():
+        return f"static files: {manifest} was written after this process started: reload it"
+    return f"static files: no {manifest}: run collectstatic, then reload"
+
+
+def media_problem() -> str | None:
+    """Uploads go to MEDIA_ROOT (unless in object storage): the site must be able to write there.
+    A folder not made yet is fine if the site can make it."""
+    if not isinstance(default_storage, FileSystemStorage):
+        return None
+    folder = Path(settings.MEDIA_ROOT)
+    existing = next(p for p in [folder, *folder.parents] if p.exists())
+    if not existing.is_dir():
+        return f"media folder: {existing} is not a folder"
+    try:
+        with tempfile.TemporaryFile(dir=existing):
+            pass
+    except OSError as error:
+        return f"media folder: cannot write in {existing}: {error.strerror or error}"
+    return None
+
+
 @require_safe
 @never_cache
 def healthz(request: HttpRequest) -> HttpResponse:
@@ -84,8 +156,9 @@ def healthz(request: HttpRequest) -> HttpResponse:
 @require_safe
 @never_cache
 def readyz(request: HttpRequest) -> JsonResponse:
-    """Readiness: the database answers, the migrations of the running code are applied and the
-    cache (when there is a shared one) answers; 503 with the problems otherwise."""
+    """Readiness: the database answers, the migrations of the running code are applied, the
+    cache (when there is a shared one) answers, and nothing in the configuration keeps every
+    page from being served; 503 with the problems otherwise."""
     problems = []
     if problem := database_file_problem():
         problems.append(problem)
@@ -93,9 +166,10 @@ def readyz(request: HttpRequest) -> JsonResponse:
         if pending := unapplied_migrations():
             problems.append(f"{len(pending)} migration(s) not applied")
     except DatabaseError as error:
-        problems.append(f"database unreachable: {error.__class__.__name__}")
-    if problem := cache_problem():
-        problems.append(problem)
+        problems.append(database_problem(error))
+    for check in (cache_problem, site_host_problem, static_files_problem, media_problem):
+        if problem := check():
+            problems.append(problem)
     if problems:
         logger.warning("not ready: %s", "; ".join(problems))
     status = 503 if problems else 200

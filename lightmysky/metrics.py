@@ -1,7 +1,9 @@
 """Prometheus metrics at /metrics, for the addresses in METRICS_ALLOWED_CIDRS only.
 
-Requests (by status class) and their latency, answers recorded, rate-limit refusals (by scope)
-and requests that failed on a database error, in Prometheus's text format. Counts are of the
+Requests (by status class) and their latency, health probes and scrapes apart (by probe and
+status class, so that a failing /readyz is not a failing page), answers recorded, rate-limit
+refusals (by scope), requests that failed on a database error and calls to the shared cache that
+failed, in Prometheus's text format. Counts are of the
 whole gunicorn server, all its workers together (lightmysky.lib.metricfiles), from its start: a
 reload keeps them, a restart starts them again at 0, which Prometheus reads as a counter reset.
 """
@@ -29,12 +31,22 @@ LATENCY = "lightmysky_http_request_duration_seconds"
 ANSWERS = "lightmysky_answers_recorded_total"
 REFUSALS = "lightmysky_rate_limit_refusals_total"
 DATABASE_ERRORS = "lightmysky_database_errors_total"
+PROBE_REQUESTS = "lightmysky_probe_requests_total"
+CACHE_ERRORS = "lightmysky_cache_errors_total"
 HELP = {
-    REQUESTS: ("counter", "Requests answered, by status class."),
+    REQUESTS: ("counter", "Requests answered, by status class (probes and scrapes not counted)."),
     LATENCY: ("histogram", "Seconds from a request's arrival to its response."),
     ANSWERS: ("counter", "Answers recorded (new reviews; a resent answer is not counted again)."),
     REFUSALS: ("counter", "Requests refused by a rate limit (429), by scope."),
     DATABASE_ERRORS: ("counter", "Requests that failed on a database error."),
+    PROBE_REQUESTS: (
+        "counter",
+        "Health probes and metrics scrapes answered, by path and status class.",
+    ),
+    CACHE_ERRORS: (
+        "counter",
+        "Calls to the shared cache (CACHE_URL) that failed; the request went on without it.",
+    ),
 }
 
 
@@ -47,6 +59,14 @@ def series() -> tuple[tuple[str, str], ...]:
     found += [(ANSWERS, "")]
     found += [(REFUSALS, f'scope="{scope}"') for scope in sorted(settings.RATE_LIMITS)]
     found += [(DATABASE_ERRORS, "")]
+    from lightmysky.health import PROBES as PROBE_VIEWS
+
+    found += [
+        (PROBE_REQUESTS, f'path="{path}",status="{status}"')
+        for path in PROBE_VIEWS
+        for status in STATUS_CLASSES
+    ]
+    found += [(CACHE_ERRORS, "")]
     return tuple(found)
 
 
@@ -70,13 +90,25 @@ def _add(name: str, labels: str = "", amount: float = 1.0) -> None:
     counters().add(_slots()[name, labels], amount)
 
 
+def _status_class(status: int) -> str:
+    return STATUS_CLASSES[min(max(status // 100, 1), 5) - 1]
+
+
 def observe_request(status: int, seconds: float) -> None:
-    _add(REQUESTS, f'status="{STATUS_CLASSES[min(max(status // 100, 1), 5) - 1]}"')
+    _add(REQUESTS, f'status="{_status_class(status)}"')
     # Buckets are kept apart and added up when read: one write per request, not one per bucket.
     le = next((str(b) for b in LATENCY_BUCKETS if seconds <= b), "+Inf")
     _add(f"{LATENCY}_bucket", f'le="{le}"')
     _add(f"{LATENCY}_sum", amount=seconds)
     _add(f"{LATENCY}_count")
+
+
+def observe_probe(path: str, status: int) -> None:
+    _add(PROBE_REQUESTS, f'path="{path}",status="{_status_class(status)}"')
+
+
+def cache_error() -> None:
+    _add(CACHE_ERRORS)
 
 
 def answers_recorded(count: int) -> None:

@@ -3,13 +3,16 @@ from __future__ import annotations
 import logging
 import re
 import time
+import uuid
 from collections.abc import Callable
 from datetime import UTC, datetime
+from typing import cast
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
 
 from lightmysky import metrics
+from lightmysky.lib.http import SiteRequest
 
 Handler = Callable[[HttpRequest], HttpResponse]
 request_logger = logging.getLogger("lightmysky.requests")
@@ -24,14 +27,24 @@ OPEN_READ_PREFIXES = (API_PREFIX, "/openapi.json", "/llms", "/.well-known/", "/i
 
 
 def request_log_middleware(get_response: Handler) -> Handler:
-    """One log line per request: method, path, status, time taken, and the request id that
-    nginx passes in X-Request-ID (`proxy_set_header X-Request-ID $request_id;`), if any."""
+    """One log line per request: method, path, status, time taken, and the request's id: the
+    one nginx passes in X-Request-ID (`proxy_set_header X-Request-ID $request_id;`), or one made
+    here. The same id is on the traceback's log line and in the error mail of a failed request."""
+
+    from lightmysky.health import PROBES
 
     def middleware(request: HttpRequest) -> HttpResponse:
         started = time.perf_counter()
+        passed_in = REQUEST_ID.fullmatch(request.headers.get("X-Request-ID", ""))
+        request_id = passed_in[0] if passed_in else uuid.uuid4().hex
+        cast(SiteRequest, request).request_id = request_id
         response = get_response(request)
         seconds = time.perf_counter() - started
-        metrics.observe_request(response.status_code, seconds)
+        # Probes are counted apart: a failing /readyz must not look like a failing page.
+        if request.path_info in PROBES:
+            metrics.observe_probe(request.path_info, response.status_code)
+        else:
+            metrics.observe_request(response.status_code, seconds)
         # What the request did, as the views and the rate limits noted it on the request.
         if answers := getattr(request, "answers_recorded", 0):
             metrics.answers_recorded(answers)
@@ -43,9 +56,8 @@ def request_log_middleware(get_response: Handler) -> Handler:
             "path": request.path,
             "status": response.status_code,
             "duration_ms": duration_ms,
+            "request_id": request_id,
         }
-        if request_id := REQUEST_ID.fullmatch(request.headers.get("X-Request-ID", "")):
-            extra["request_id"] = request_id[0]
         request_logger.info(
             "%s %s %s %sms",
             request.method,

@@ -123,9 +123,37 @@ def counters_increment(*, keys: list[str], window_end: int) -> dict[str, int]:
         try:
             return _increment_in_redis(keys, window_end)
         except redis.RedisError as error:
-            logger.warning("rate limit not counted, the cache is unreachable: %r", error)
+            cache_failed(error, consequence="rate limits not counted")
             return {}
     return _increment_in_database(keys, window_end)
+
+
+# Failures of the shared cache: each one counted (/metrics), one warning a minute in the log.
+CACHE_WARNING_INTERVAL = 60.0
+_cache_failures_since_warning = 0
+_cache_warned_at = -CACHE_WARNING_INTERVAL
+
+
+def cache_failed(error: Exception, *, consequence: str) -> None:
+    """Count a failed call to the Redis of CACHE_URL, and warn at most once a minute (in each
+    process): an outage under load would otherwise write a line for every request."""
+    global _cache_failures_since_warning, _cache_warned_at
+    from lightmysky import metrics
+
+    metrics.cache_error()
+    _cache_failures_since_warning += 1
+    now = time.monotonic()
+    if now - _cache_warned_at < CACHE_WARNING_INTERVAL:
+        return
+    logger.warning(
+        "the cache is unreachable (%r): %s; %d failure(s) in this process since the last "
+        "warning, the next warning in a minute at the earliest",
+        error,
+        consequence,
+        _cache_failures_since_warning,
+    )
+    _cache_failures_since_warning = 0
+    _cache_warned_at = now
 
 
 def counters_decrement(*, keys: list[str], window_end: int) -> None:
@@ -137,7 +165,7 @@ def counters_decrement(*, keys: list[str], window_end: int) -> None:
         try:
             _decrement_in_redis(keys, window_end)
         except redis.RedisError as error:
-            logger.warning("rate limit not taken back, the cache is unreachable: %r", error)
+            cache_failed(error, consequence="a rate-limit count was not taken back")
         return
     RateLimitCounter.objects.filter(key__in=keys, window_end=window_end).update(
         count=F("count") - 1

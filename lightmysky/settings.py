@@ -6,14 +6,18 @@ and DEBUG is on. See `.env.example` for every variable.
 
 from __future__ import annotations
 
+import difflib
 import ipaddress
 import os
+import re
 import sys
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qsl, unquote, urlsplit
 
 import dj_database_url
+from django.conf import global_settings
 from django.core.exceptions import ImproperlyConfigured
 from django.utils.csp import CSP
 
@@ -60,6 +64,75 @@ def env_secret(name: str) -> str:
     if path := os.environ.get(f"{name}_FILE"):
         return Path(path).read_text().strip()
     return os.environ.get(name, "")
+
+
+# Variables set that look like ours but are not read: refused, naming the one meant (below,
+# before any value is used). A variable that is not one the site reads is refused when it is
+# - a misspelling: difflib finds it, in capitals, at least 85 % alike to a name the site reads
+#   (ALLOWED_HOST is 0.96 alike to ALLOWED_HOSTS; TEST_DATABASE_URL, another program's, 0.83 to
+#   DATABASE_URL; allowed_hosts is ALLOWED_HOSTS in the wrong case), or
+# - the name of a Django setting that this file does not read from the environment
+#   (EMAIL_HOST, SESSION_COOKIE_SECURE): it would be ignored.
+# Everything else is left alone: PATH, HOME, LANG, PYTHONPATH, DJANGO_SETTINGS_MODULE, systemd's
+# and gunicorn's own variables are nowhere near that alike (tests/test_settings.py checks a list).
+
+
+def variables_read(sources: Iterable[Path]) -> frozenset[str]:
+    """Every variable these source files read with its name written out (a call of an env_*
+    helper, os.environ.get or os.environ[…]; NAME_FILE too for env_secret), and those read by
+    the libraries the site configures, which are set in the same file."""
+    read = re.compile(
+        r"""(?:env_(str|bool|int|float|list|secret)\(|os\.environ(?:\.get)?[\[(])\s*"([A-Z0-9_]+)\""""
+    )
+    names = {
+        "AWS_ACCESS_KEY_ID",  # boto3, for MEDIA_STORAGE_URL=s3://
+        "AWS_SECRET_ACCESS_KEY",
+        "AWS_SESSION_TOKEN",
+        "GUNICORN_CMD_ARGS",
+        "DJANGO_SETTINGS_MODULE",
+        # Replaced by TRUSTED_PROXIES: still recognised, so `check` can name them instead.
+        "TRUST_X_FORWARDED_FOR",
+        "TRUSTED_PROXY_HOPS",
+    }
+    for source in sources:
+        if source.exists():
+            for helper, name in read.findall(source.read_text()):
+                names |= {name, f"{name}_FILE"} if helper == "secret" else {name}
+    return frozenset(names)
+
+
+def misread_variables(
+    environ: Mapping[str, str], *, known: frozenset[str], django_settings: Iterable[str]
+) -> list[str]:
+    """A line for each variable set that looks like one of ours but is not read."""
+    # Django settings that the environment sets under another name.
+    instead = {
+        "DATABASES": "DATABASE_URL",
+        "CACHES": "CACHE_URL",
+        "SESSION_COOKIE_SECURE": "SECURE_COOKIES",
+        "CSRF_COOKIE_SECURE": "SECURE_COOKIES",
+        "STORAGES": "MEDIA_STORAGE_URL",
+    } | {f"EMAIL_{name}": "EMAIL_URL" for name in ("HOST", "PORT", "HOST_USER", "HOST_PASSWORD")}
+    instead |= {f"EMAIL_{name}": "EMAIL_URL" for name in ("USE_TLS", "USE_SSL", "BACKEND")}
+    django_names = set(django_settings)
+    problems = []
+    for name in sorted(environ):
+        if name in known:
+            continue
+        # Names are compared in capitals: a lowercase allowed_hosts is as ignored as a typo.
+        if nearest := difflib.get_close_matches(name.upper(), known, n=1, cutoff=0.85):
+            problems.append(f"{name}: not a variable LightMySky reads; did you mean {nearest[0]}?")
+        elif name in django_names:
+            problems.append(
+                f"{name}: a Django setting, which LightMySky does not read from the environment"
+                + (f"; set {instead[name]} instead." if name in instead else "")
+            )
+    return problems
+
+
+def has_inline_comment(value: str) -> bool:
+    """Whitespace and then "#": a comment that systemd keeps as part of the value."""
+    return bool(re.search(r"\s#", value))
 
 
 def database_from_url(url: str) -> dict:
@@ -131,6 +204,19 @@ def sqlite_database(path: Path | str) -> dict:
     }
 
 
+# A variable that looks like one of ours but is not read (a misspelling, or a Django setting's
+# name) stops the site: a typo must not leave a default silently in place. The names read are
+# those this file and gunicorn.conf.py read; the rule is above, by misread_variables.
+if _misread := misread_variables(
+    os.environ,
+    known=variables_read([Path(__file__), BASE_DIR / "gunicorn.conf.py"]),
+    django_settings=[name for name in dir(global_settings) if name.isupper()],
+):
+    raise ImproperlyConfigured(
+        "The environment sets variables that LightMySky does not read. Rename or remove them "
+        "(docs/deploy.md, section 3):\n  " + "\n  ".join(_misread)
+    )
+
 # Off unless asked for: a deployment that forgets its environment must not run in debug mode.
 # `make run` and `make test` set DEBUG=1.
 DEBUG = env_bool("DEBUG", default=False)
@@ -151,11 +237,24 @@ elif not (DEBUG or TESTING) and (len(SECRET_KEY) < 50 or SECRET_KEY.startswith("
         "SECRET_KEY is too short or still the example's placeholder. Set a random one of 50 or "
         "more characters: `python3 -c 'import secrets; print(secrets.token_urlsafe(50))'`."
     )
-# Earlier keys, comma-separated, still accepted for sessions and signed forms: rotate a key
-# without logging every learner out (docs/deploy.md, "Rotating the secret key").
+# Earlier keys, comma-separated, still accepted for sessions, signed forms and transfer codes:
+# rotate a key without logging every learner out (docs/deploy.md, "Rotating the secret key").
 SECRET_KEY_FALLBACKS = env_list("SECRET_KEY_FALLBACKS")
+for _name, _value in [
+    ("SECRET_KEY", SECRET_KEY),
+    ("SECRET_KEY_FALLBACKS", ",".join(SECRET_KEY_FALLBACKS)),
+]:
+    if has_inline_comment(_value):
+        # systemd's EnvironmentFile= keeps `KEY=value  # note` whole; a shell that sources the
+        # file drops the comment: the service and manage.py would sign with two different keys.
+        raise ImproperlyConfigured(
+            f"{_name} holds whitespace and then '#': an inline comment? systemd keeps a comment "
+            f"after a value as part of it, while a shell drops it, so the service and manage.py "
+            f"would use different keys. Put the comment on a line of its own, above {_name}."
+        )
 
-ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]" if DEBUG else "")
+# The default SITE_URL's host is among the default ALLOWED_HOSTS (/readyz checks that they agree).
+ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]" if DEBUG or TESTING else "")
 CSRF_TRUSTED_ORIGINS = env_list("CSRF_TRUSTED_ORIGINS")
 # The public origin, used in canonical links, the agent files and transfer QR codes.
 SITE_URL = env_str("SITE_URL", "http://127.0.0.1:8000" if DEBUG or TESTING else "").rstrip("/")
@@ -382,8 +481,9 @@ if CACHE_URL.startswith(("redis://", "rediss://")):
         "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
     }
     RATE_LIMIT_REDIS_URL = CACHE_URL
-    # Sessions are read from the shared cache, and written to it and to the database.
-    SESSION_ENGINE = "django.contrib.sessions.backends.cached_db"
+    # Sessions are read from the shared cache, and written to it and to the database (Django's
+    # cached_db, where a Redis that fails is a cache miss: lightmysky/sessions.py).
+    SESSION_ENGINE = "lightmysky.sessions"
 elif CACHE_URL.startswith("db://"):
     _default_cache = {
         "BACKEND": "django.core.cache.backends.db.DatabaseCache",
@@ -442,19 +542,26 @@ WHITENOISE_AUTOREFRESH = DEBUG or TESTING
 ADMINS = env_list("ADMINS")
 SERVER_EMAIL = DEFAULT_FROM_EMAIL = env_str("SERVER_EMAIL", "lightmysky@localhost")
 EMAIL_URL = env_str("EMAIL_URL")
-if EMAIL_URL:
-    _email = urlsplit(EMAIL_URL)
-    if _email.scheme not in {"smtp", "smtps"}:
-        raise ImproperlyConfigured(
-            f"EMAIL_URL must start with smtp:// or smtps://, not {EMAIL_URL!r}."
-        )
-    EMAIL_HOST = _email.hostname or "localhost"
-    EMAIL_PORT = _email.port or (465 if _email.scheme == "smtps" else 587)
-    EMAIL_HOST_USER = unquote(_email.username or "")
-    EMAIL_HOST_PASSWORD = unquote(_email.password or "")
-    EMAIL_USE_SSL = _email.scheme == "smtps"
-    EMAIL_USE_TLS = _email.scheme == "smtp" and EMAIL_PORT != 25
-    EMAIL_TIMEOUT = 10
+_email = urlsplit(EMAIL_URL or "smtp://localhost:25")  # Django's default: the local MTA
+if _email.scheme not in {"smtp", "smtps"}:
+    raise ImproperlyConfigured(f"EMAIL_URL must start with smtp:// or smtps://, not {EMAIL_URL!r}.")
+_email_port = _email.port or (465 if _email.scheme == "smtps" else 587)
+MAILERS = {
+    "default": {
+        "BACKEND": "django.core.mail.backends.smtp.EmailBackend",
+        "OPTIONS": {
+            "host": _email.hostname or "localhost",
+            "port": _email_port,
+            "username": unquote(_email.username or ""),
+            "password": unquote(_email.password or ""),
+            "use_ssl": _email.scheme == "smtps",
+            "use_tls": _email.scheme == "smtp" and _email_port != 25,
+            # Error mails go out from a thread of their own (lightmysky.errormail); a mail
+            # server that does not answer is given up on after this many seconds.
+            "timeout": 10,
+        },
+    }
+}
 SENTRY_DSN = env_str("SENTRY_DSN")
 if SENTRY_DSN:
     try:
@@ -473,27 +580,42 @@ if SENTRY_DSN:
     )
 
 # Logs go to stdout: one line per request from lightmysky.requests, as JSON with LOG_FORMAT=json.
+# Every line about a request carries its id (lightmysky.middleware), tracebacks included.
 LOG_FORMAT = env_str("LOG_FORMAT", "text")
+# One error mail per kind of error (exception and view) per this many seconds; more of that kind
+# are only logged. Mails go out from a thread of their own, never inside the failing request.
+ERROR_MAIL_INTERVAL = env_int("ERROR_MAIL_INTERVAL", 300)
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {
-        "text": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"},
+        "text": {"()": "lightmysky.lib.logs.TextFormatter"},
         "json": {"()": "lightmysky.lib.logs.JsonFormatter"},
     },
-    "filters": {"without_traceback": {"()": "lightmysky.lib.logs.WithoutTraceback"}},
+    "filters": {
+        "with_request_id": {"()": "lightmysky.lib.logs.WithRequestId"},
+        "without_traceback": {"()": "lightmysky.lib.logs.WithoutTraceback"},
+    },
     "handlers": {
         "console": {
             "class": "logging.StreamHandler",
             "stream": sys.stdout,
             "formatter": "json" if LOG_FORMAT == "json" else "text",
+            "filters": ["with_request_id"],
         },
-        "mail_admins": {"class": "django.utils.log.AdminEmailHandler", "level": "ERROR"},
+        "mail_admins": {
+            "class": "lightmysky.errormail.BackgroundAdminEmailHandler",
+            "level": "ERROR",
+        },
     },
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {
+        # One mail handler (it mails only with ADMINS set) for all of Django's errors, in place
+        # of Django's default one (which
+        # sat beside it and doubled every mail) and of its console handler (root has one).
+        "django": {"handlers": ["mail_admins"], "level": "INFO"},
         # Requests are logged once, by lightmysky.requests; Django's own lines would repeat them.
-        "django.request": {"level": "ERROR", "handlers": ["mail_admins"] if ADMINS else []},
+        "django.request": {"level": "ERROR"},
         "django.server": {"level": "WARNING"},
         "lightmysky.requests": {"level": "WARNING" if TESTING else "INFO"},
         # A request for a host not in ALLOWED_HOSTS (scanners, probes by address): one line.

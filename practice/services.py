@@ -7,6 +7,7 @@ import secrets
 from datetime import datetime, timedelta
 from typing import Any, NamedTuple, TypedDict
 
+from django.conf import settings
 from django.contrib.sessions.backends.base import SessionBase
 from django.contrib.sessions.models import Session
 from django.db import IntegrityError, transaction
@@ -488,12 +489,19 @@ def normalise_transfer_code(text: str) -> str:
     return "".join(ch for ch in text.upper() if ch.isalnum())
 
 
-def _transfer_code_hash(code: str) -> str:
+def _transfer_code_hashes(code: str) -> list[str]:
     """Keyed with SECRET_KEY: without the key, a copy of the table cannot be searched for codes
-    (there are only 31^8 of them, a few GPU-minutes of plain hashing)."""
-    return salted_hmac(
-        "lightmysky.transfer-code", normalise_transfer_code(code), algorithm="sha256"
-    ).hexdigest()
+    (there are only 31^8 of them, a few GPU-minutes of plain hashing). Then keyed with each of
+    SECRET_KEY_FALLBACKS: a code made before a key rotation works while its key is a fallback."""
+    return [
+        salted_hmac(
+            "lightmysky.transfer-code",
+            normalise_transfer_code(code),
+            secret=key,
+            algorithm="sha256",
+        ).hexdigest()
+        for key in [settings.SECRET_KEY, *settings.SECRET_KEY_FALLBACKS]
+    ]
 
 
 def transfer_code_create(*, learner: Learner, now: datetime) -> str:
@@ -503,7 +511,7 @@ def transfer_code_create(*, learner: Learner, now: datetime) -> str:
         TransferCode.objects.filter(learner=learner, used_at__isnull=True).delete()
         TransferCode.objects.create(
             learner=learner,
-            code_hash=_transfer_code_hash(code),
+            code_hash=_transfer_code_hashes(code)[0],
             created_at=now,
             expires_at=now + TRANSFER_CODE_LIFETIME,
         )
@@ -520,7 +528,9 @@ def transfer_code_redeem(*, code: str, current: Learner | None, now: datetime) -
         transfer = (
             TransferCode.objects.select_for_update()
             .select_related("learner")
-            .filter(code_hash=_transfer_code_hash(code), used_at__isnull=True, expires_at__gt=now)
+            .filter(
+                code_hash__in=_transfer_code_hashes(code), used_at__isnull=True, expires_at__gt=now
+            )
             .first()
         )
         if transfer is None:

@@ -37,7 +37,7 @@ def scrape(client: Client) -> dict[str, float]:
 
 
 def test_metrics_answer_loopback_and_count_requests(client, db, own_counts):
-    client.get("/healthz")
+    client.get("/robots.txt")
     client.get("/no-such-page")
     counts = scrape(client)
     assert counts['lightmysky_http_requests_total{status="2xx"}'] == 1
@@ -45,6 +45,24 @@ def test_metrics_answer_loopback_and_count_requests(client, db, own_counts):
     assert counts["lightmysky_http_request_duration_seconds_count"] == 2
     assert counts['lightmysky_http_request_duration_seconds_bucket{le="+Inf"}'] == 2
     assert counts["lightmysky_database_errors_total"] == 0
+    assert counts["lightmysky_cache_errors_total"] == 0
+
+
+def test_probes_are_counted_apart_from_pages(client, db, own_counts, settings):
+    # A failing /readyz (here: SITE_URL's host refused) is not a failing page: an alert on the
+    # pages' 5xx rate must not fire because a balancer probes a node that is out.
+    settings.ALLOWED_HOSTS = ["other.example.org"]
+    for _ in range(3):
+        assert client.get("/readyz").status_code == 503
+    client.get("/healthz")
+    client.get("/metrics")
+    counts = scrape(client)
+    assert counts['lightmysky_probe_requests_total{path="/readyz",status="5xx"}'] == 3
+    assert counts['lightmysky_probe_requests_total{path="/healthz",status="2xx"}'] == 1
+    assert counts['lightmysky_probe_requests_total{path="/metrics",status="2xx"}'] == 1
+    assert counts['lightmysky_http_requests_total{status="5xx"}'] == 0
+    assert counts['lightmysky_http_requests_total{status="2xx"}'] == 0
+    assert counts["lightmysky_http_request_duration_seconds_count"] == 0
 
 
 @pytest.mark.parametrize(
@@ -131,4 +149,6 @@ def test_metrics_names_follow_prometheus_rules(client, db, own_counts):
     text = client.get("/metrics").content.decode()
     for line in text.splitlines():
         if not line.startswith("#"):
-            assert re.fullmatch(r'[a-z_]+(\{[a-z]+="[^"]*"\})? [0-9.e+-]+', line), line
+            assert re.fullmatch(
+                r'[a-z_]+(\{[a-z]+="[^"]*"(,[a-z]+="[^"]*")*\})? [0-9.e+-]+', line
+            ), line

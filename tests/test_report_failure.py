@@ -5,7 +5,6 @@ from __future__ import annotations
 import io
 import logging
 
-import pytest
 from django.core import mail
 from django.core.management import call_command
 
@@ -19,8 +18,6 @@ def test_a_failed_job_is_logged_as_an_error(db, caplog, settings):
     assert mail.outbox == []
 
 
-# The site's mail settings are EMAIL_*; Django 6.1 warns that 2028 will want MAILERS instead.
-@pytest.mark.filterwarnings("ignore:Django 2028 will not have a default mailer")
 def test_a_failed_job_is_mailed_to_the_admins(db, settings):
     settings.ADMINS = ["ops@example.org"]
     out = io.StringIO()

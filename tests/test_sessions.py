@@ -10,6 +10,7 @@ from django.contrib.sessions.models import Session
 from django.test import Client
 from django.utils import timezone
 
+from lightmysky import ratelimit
 from practice.models import Learner, Review
 from tests.conftest import SEED_PATH
 from tests.practice.helpers import answer, counter_text
@@ -53,3 +54,34 @@ def test_an_answer_after_the_session_expired_starts_a_new_learner(demo):
     assert Review.objects.filter(learner=old).count() == 1
     assert Review.objects.filter(learner=new).count() == 1
     assert ONE_ANSWER in browser.get("/progress").content.decode()
+
+
+DEAD_REDIS = "redis://127.0.0.1:1/0"
+
+
+def test_with_the_session_cache_down_learners_answer_and_the_failures_are_counted(
+    demo, settings, tmp_path, monkeypatch, caplog
+):
+    # CACHE_URL=redis:// with that Redis stopped: sessions, like rate limits, go without it.
+    settings.CACHES = settings.CACHES | {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": DEAD_REDIS,
+            "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
+        }
+    }
+    settings.SESSION_ENGINE = "lightmysky.sessions"
+    settings.RATE_LIMIT_REDIS_URL = DEAD_REDIS
+    settings.METRICS_DIR = str(tmp_path)
+    monkeypatch.setattr(ratelimit, "_cache_warned_at", -ratelimit.CACHE_WARNING_INTERVAL)
+    browser = Client()
+    assert answer(browser, demo, right=True).status_code == 302  # a new session is made
+    assert answer(browser, demo, right=True).status_code == 302  # and read again
+    progress = browser.get("/progress").content.decode()
+    assert "This browser has <strong>2 answers</strong>" in progress
+    assert Review.objects.count() == 2
+    scraped = browser.get("/metrics").content.decode()
+    failures = int(scraped.split("\nlightmysky_cache_errors_total ")[1].split()[0])
+    assert failures >= 4  # two rate-limit counts and at least a session read and write each
+    warnings = [r for r in caplog.records if "the cache is unreachable" in r.getMessage()]
+    assert len(warnings) == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -91,9 +92,9 @@ def test_earlier_secret_keys_are_read_as_fallbacks():
 def test_errors_are_mailed_to_admins_through_the_email_url():
     code = (
         "from django.conf import settings as s; "
-        "print('RESULT', s.ADMINS, s.EMAIL_HOST, s.EMAIL_PORT, s.EMAIL_HOST_USER, "
-        "s.EMAIL_HOST_PASSWORD, s.EMAIL_USE_TLS, s.EMAIL_USE_SSL, "
-        "s.LOGGING['loggers']['django.request']['handlers'])"
+        "o = s.MAILERS['default']['OPTIONS']; "
+        "print('RESULT', s.ADMINS, o['host'], o['port'], o['username'], o['password'], "
+        "o['use_tls'], o['use_ssl'], o['timeout'], s.LOGGING['loggers']['django']['handlers'])"
     )
     result = run_django_check(
         "shell",
@@ -105,7 +106,7 @@ def test_errors_are_mailed_to_admins_through_the_email_url():
     )
     assert (
         "RESULT ['ops@example.org', 'lead@example.org'] mail.example.org 587 site p@ss "
-        "True False ['mail_admins']"
+        "True False 10 ['mail_admins']"
     ) in result.stdout, result.stderr
 
 
@@ -155,3 +156,76 @@ def test_a_load_balancers_hop_stops_migrate_until_trusted_proxies_names_it():
     assert "TRUSTED_PROXY_HOPS=2 is no longer read. Set TRUSTED_PROXIES" in result.stderr
     named = run_django_check(**PRODUCTION, **old, TRUSTED_PROXIES="127.0.0.1/32,10.0.0.0/24")
     assert named.returncode == 0, named.stderr
+
+
+@pytest.mark.parametrize(
+    ("variable", "nearest"),
+    [
+        ("ALLOWED_HOST", "ALLOWED_HOSTS"),
+        ("DATABASE_ULR", "DATABASE_URL"),
+        ("SECRET_KEYS", "SECRET_KEY"),
+        ("TRUSTED_PROXIE", "TRUSTED_PROXIES"),
+        ("allowed_hosts", "ALLOWED_HOSTS"),
+    ],
+)
+def test_a_misspelt_variable_stops_the_site_with_the_name_meant(variable, nearest):
+    result = run_django_check(**PRODUCTION, **{variable: "1"})
+    assert result.returncode != 0
+    assert f"{variable}: not a variable LightMySky reads; did you mean {nearest}?" in result.stderr
+
+
+def test_a_misspelt_variable_stops_the_site_in_debug_mode_too():
+    result = run_django_check(DEBUG="1", LOGLEVEL="DEBUG")
+    assert result.returncode != 0
+    assert "LOGLEVEL: not a variable LightMySky reads; did you mean LOG_LEVEL?" in result.stderr
+
+
+def test_a_django_setting_set_in_the_environment_is_refused_with_the_variable_to_use():
+    result = run_django_check(**PRODUCTION, EMAIL_HOST="mail.example.org", TIME_ZONE="UTC")
+    assert result.returncode != 0
+    assert "EMAIL_HOST: a Django setting, which LightMySky does not read" in result.stderr
+    assert "set EMAIL_URL instead." in result.stderr
+    assert "TIME_ZONE: a Django setting" in result.stderr
+
+
+# The shell, the locale, Python and Django; systemd, gunicorn, libpq, boto3, Sentry, proxies;
+# the tools and tests of this repository.
+ORDINARY_VARIABLES = (
+    "PATH HOME USER LOGNAME SHELL TERM PWD OLDPWD SHLVL LANG LANGUAGE LC_ALL LC_CTYPE TZ TMPDIR "
+    "EDITOR PAGER MAIL HOSTNAME DISPLAY PYTHONPATH PYTHONUNBUFFERED PYTHONDONTWRITEBYTECODE "
+    "VIRTUAL_ENV DJANGO_SETTINGS_MODULE DJANGO_COLORS RUN_MAIN "
+    "INVOCATION_ID JOURNAL_STREAM NOTIFY_SOCKET LISTEN_FDS LISTEN_PID MAINPID RUNTIME_DIRECTORY "
+    "STATE_DIRECTORY CACHE_DIRECTORY LOGS_DIRECTORY CREDENTIALS_DIRECTORY GUNICORN_CMD_ARGS PORT "
+    "PGHOST PGPORT PGUSER PGPASSWORD PGDATABASE PGSSLMODE AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY "
+    "AWS_DEFAULT_REGION SENTRY_RELEASE HTTP_PROXY HTTPS_PROXY NO_PROXY SSL_CERT_FILE "
+    "REQUESTS_CA_BUNDLE REDIS_URL BENCH_DATABASE_URL ADMIN_TIMING_DATABASE_URL TEST_DATABASE_URL "
+    "LIGHTMYSKY_SLOW_TESTS LIGHTMYSKY_SCREENSHOTS REQUIRE_BROWSER DEBIAN_FRONTEND CI "
+    "GITHUB_ACTIONS RUNNER_DEBUG ACTIONS_CACHE_URL http_proxy https_proxy no_proxy"
+)
+
+
+def test_ordinary_variables_never_stop_the_site():
+    # Their own values where this machine has them (PATH must still find things), else "1".
+    ordinary = {name: os.environ.get(name, "1") for name in ORDINARY_VARIABLES.split()}
+    ordinary["DJANGO_SETTINGS_MODULE"] = "lightmysky.settings"
+    result = run_django_check(**PRODUCTION, **ordinary)
+    assert result.returncode == 0, result.stderr
+
+
+@pytest.mark.parametrize("value", ["{key}  # generated 2026-12-05", "{key}\t#old", "{key} #"])
+def test_a_secret_key_with_an_inline_comment_is_refused(value):
+    result = run_django_check(**PRODUCTION | {"SECRET_KEY": value.format(key="k" * 60)})
+    assert result.returncode != 0
+    assert "SECRET_KEY holds whitespace and then '#': an inline comment?" in result.stderr
+    assert "Put the comment on a line of its own" in result.stderr
+
+
+def test_a_fallback_key_with_an_inline_comment_is_refused():
+    result = run_django_check(**PRODUCTION, SECRET_KEY_FALLBACKS="o" * 60 + " # the old key")
+    assert result.returncode != 0
+    assert "SECRET_KEY_FALLBACKS holds whitespace and then '#'" in result.stderr
+
+
+def test_a_secret_key_may_hold_a_hash_sign_of_its_own():
+    result = run_django_check(**PRODUCTION | {"SECRET_KEY": "k" * 30 + "#" + "k" * 30})
+    assert result.returncode == 0, result.stderr

@@ -23,6 +23,30 @@ class JsonFormatter(logging.Formatter):
         return json.dumps(entry, default=str)
 
 
+class TextFormatter(logging.Formatter):
+    """Time, level, logger and message, then the request's id when the line is about a request."""
+
+    def __init__(self) -> None:
+        super().__init__("%(asctime)s %(levelname)s %(name)s %(message)s")
+
+    def formatMessage(self, record: logging.LogRecord) -> str:
+        line = super().formatMessage(record)
+        if request_id := getattr(record, "request_id", None):
+            line += f" request_id={request_id}"
+        return line
+
+
+class WithRequestId(logging.Filter):
+    """Give a line logged about a request (Django's tracebacks carry the request) that request's
+    id, so that the traceback is found by the id on its request line and in its error mail."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        request_id = getattr(getattr(record, "request", None), "request_id", None)
+        if request_id and not hasattr(record, "request_id"):
+            record.request_id = request_id
+        return True
+
+
 class WithoutTraceback(logging.Filter):
     """Keep the message, drop the traceback: for expected refusals such as an unknown Host."""
 

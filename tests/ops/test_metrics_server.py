@@ -26,13 +26,14 @@ def test_gunicorn_reports_every_worker_and_keeps_counts_through_a_reload(server_
 
         for _ in range(30):
             get("/healthz")
-        ok = 'lightmysky_http_requests_total{status="2xx"}'
+        ok = 'lightmysky_probe_requests_total{path="/healthz",status="2xx"}'
         # Whichever worker answers, it reports all three: 30 and the start-up probe(s).
         seen = [values(get("/metrics"))[ok] for _ in range(6)]
         assert seen[0] >= 31, seen
         assert seen == sorted(seen)
         started[0].send_signal(signal.SIGHUP)
         time.sleep(3)  # new workers start; the old ones finish and exit
+        get("/healthz")
         after_reload = values(get("/metrics"))[ok]
         assert after_reload >= seen[-1] + 1
         remote = urllib.request.Request(base + "/metrics", headers={"X-Forwarded-For": "1.2.3.4"})

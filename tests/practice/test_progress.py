@@ -204,6 +204,25 @@ def test_a_transfer_code_works_once(client, demo):
     assert "already used, or older than 24 hours" in response.content.decode()
 
 
+def test_a_code_made_before_a_key_rotation_works_while_the_old_key_is_a_fallback(
+    client, demo, settings
+):
+    answer(client, demo, right=True)
+    code = make_code(client)
+    # The rotation of docs/deploy.md: a new SECRET_KEY, the old one in SECRET_KEY_FALLBACKS.
+    settings.SECRET_KEY, settings.SECRET_KEY_FALLBACKS = "new-" + "k" * 60, [settings.SECRET_KEY]
+    assert Client().post("/progress/adopt", {"code": code}).status_code == 302
+
+
+def test_a_code_made_before_a_key_rotation_ends_with_its_fallback(client, demo, settings):
+    answer(client, demo, right=True)
+    code = make_code(client)
+    settings.SECRET_KEY, settings.SECRET_KEY_FALLBACKS = "new-" + "k" * 60, []
+    response = Client().post("/progress/adopt", {"code": code})
+    assert response.status_code == 400
+    assert "That code does not work" in response.content.decode()
+
+
 def test_a_transfer_code_expires_after_24_hours(client, demo):
     answer(client, demo, right=True)
     code = make_code(client)
