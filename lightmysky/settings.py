@@ -482,8 +482,8 @@ if CACHE_URL.startswith(("redis://", "rediss://")):
     }
     RATE_LIMIT_REDIS_URL = CACHE_URL
     # Sessions are read from the shared cache, and written to it and to the database (Django's
-    # cached_db, where a Redis that fails is a cache miss: lightmysky/sessions.py).
-    SESSION_ENGINE = "lightmysky.sessions"
+    # cached_db, where a Redis that fails is a cache miss: lightmysky/session_store.py).
+    SESSION_ENGINE = "lightmysky.session_store"
 elif CACHE_URL.startswith("db://"):
     _default_cache = {
         "BACKEND": "django.core.cache.backends.db.DatabaseCache",

@@ -70,7 +70,7 @@ def test_with_the_session_cache_down_learners_answer_and_the_failures_are_counte
             "OPTIONS": {"socket_connect_timeout": 1, "socket_timeout": 1},
         }
     }
-    settings.SESSION_ENGINE = "lightmysky.sessions"
+    settings.SESSION_ENGINE = "lightmysky.session_store"
     settings.RATE_LIMIT_REDIS_URL = DEAD_REDIS
     settings.METRICS_DIR = str(tmp_path)
     monkeypatch.setattr(ratelimit, "_cache_warned_at", -ratelimit.CACHE_WARNING_INTERVAL)
