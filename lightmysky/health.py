@@ -23,6 +23,7 @@ from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
 from lightmysky.ratelimit import redis_client
+from lightmysky.release import release
 
 logger = logging.getLogger(__name__)
 
@@ -84,7 +85,8 @@ def healthz(request: HttpRequest) -> HttpResponse:
 @never_cache
 def readyz(request: HttpRequest) -> JsonResponse:
     """Readiness: the database answers, the migrations of the running code are applied and the
-    cache (when there is a shared one) answers; 503 with the problems otherwise."""
+    cache (when there is a shared one) answers; 503 with the problems otherwise. The body names
+    the release this process runs, so an upgrade can see each server take it up."""
     problems = []
     try:
         if pending := unapplied_migrations():
@@ -96,7 +98,8 @@ def readyz(request: HttpRequest) -> JsonResponse:
     if problems:
         logger.warning("not ready: %s", "; ".join(problems))
     status = 503 if problems else 200
-    return JsonResponse({"ready": not problems, "problems": problems}, status=status)
+    body = {"ready": not problems, "problems": problems, "release": release()}
+    return JsonResponse(body, status=status)
 
 
 def _metrics(request: HttpRequest) -> HttpResponse:
