@@ -21,6 +21,10 @@ choice; an answer is acknowledged by the redirect to its feedback):
 
 Each run fails if any request got anything but a page (200) or an acknowledged answer (302),
 or if the database holds another number of answers than were acknowledged (lost or doubled).
+
+`load BASE HOST CAFILE STOP_FILE` is the load alone, for .ci/deploy-check: learners answering
+the site at BASE over TLS (with the self-signed certificate in CAFILE, as visitors of HOST)
+until STOP_FILE exists, at a pace under the answer limits; it prints what they saw as JSON.
 """
 
 from __future__ import annotations
@@ -33,6 +37,7 @@ import random
 import re
 import shutil
 import signal
+import ssl
 import subprocess
 import sys
 import tempfile
@@ -49,6 +54,7 @@ import psycopg
 
 from lightmysky.release import release
 from tools.http_client import Browser, answer_form
+from tools.http_client import _NoRedirect as NoRedirect
 
 ROOT = Path(__file__).resolve().parent.parent
 GUNICORN = Path(sys.executable).with_name("gunicorn")
@@ -199,11 +205,38 @@ def wait_for(condition: Callable[[], bool], what: str, seconds: float = 60) -> N
         time.sleep(0.1)
 
 
-class Load:
-    """LEARNERS learners answering, each request sent to one of `bases` at random."""
+class SiteBrowser(Browser):
+    """A browser of the site at https://HOST, its requests sent to another address (nginx's)."""
 
-    def __init__(self, bases: list[str]) -> None:
+    def __init__(self, host: str, cafile: str) -> None:
+        super().__init__()
+        context = ssl.create_default_context(cafile=cafile)
+        context.check_hostname = False  # the address is 127.0.0.1; the certificate is HOST's
+        site = {"Host": host, "Origin": f"https://{host}"}
+
+        class SiteHandler(urllib.request.HTTPSHandler):
+            def https_request(self, request):
+                for name, value in site.items():
+                    request.add_unredirected_header(name, value)
+                return super().https_request(request)
+
+        self.opener = urllib.request.build_opener(
+            urllib.request.HTTPCookieProcessor(self.cookies),
+            NoRedirect,
+            SiteHandler(context=context),
+        )
+
+
+class Load:
+    """LEARNERS learners answering, each request sent to one of `bases` at random, each
+    thinking `think` seconds before an answer."""
+
+    def __init__(
+        self, bases: list[str], think: float = 0, browser: Callable[[], Browser] = Browser
+    ) -> None:
         self.bases = bases
+        self.think = think
+        self.browser = browser
         self.statuses: Counter[str] = Counter()
         self.answered_at: list[float] = []
         self.lock = threading.Lock()
@@ -211,7 +244,7 @@ class Load:
         self.threads = [threading.Thread(target=self.learner) for _ in range(LEARNERS)]
 
     def learner(self) -> None:
-        browser = Browser()
+        browser = self.browser()
         while not self.stopping.is_set():
             lesson = random.choice(LESSONS)
             try:
@@ -220,6 +253,7 @@ class Load:
                 if form := answer_form(html):
                     token, choice = form
                     data = {"csrfmiddlewaretoken": browser.csrf(), "token": token, "choice": choice}
+                    time.sleep(self.think)
                     status, _ = browser.request(
                         random.choice(self.bases) + lesson + "/practice", data
                     )
@@ -228,7 +262,7 @@ class Load:
                         with self.lock:
                             self.answered_at.append(time.monotonic())
                 elif status == 200:
-                    browser = Browser()  # a round finished: a new visitor
+                    browser = self.browser()  # a round finished: a new visitor
             except OSError as error:
                 seen = [f"error {type(error).__name__}"]
             with self.lock:
@@ -237,7 +271,11 @@ class Load:
     def __enter__(self) -> Load:
         for thread in self.threads:
             thread.start()
-        wait_for(lambda: len(self.answered_at) >= 2 * LEARNERS, "the first answers")
+        try:
+            wait_for(lambda: len(self.answered_at) >= 2 * LEARNERS, "the first answers")
+        except SystemExit:
+            self.__exit__()
+            raise SystemExit(f"no answers: {dict(self.statuses)}") from None
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -403,7 +441,25 @@ def phased_run(work: Path) -> dict:
     return figures
 
 
+def load_until(base: str, host: str, cafile: str, stop_file: str) -> None:
+    # The answer limit is 60 a minute per browser: 1.5 s of thought keeps each well under it.
+    load = Load([base], think=1.5, browser=partial(SiteBrowser, host, cafile))
+    with load:
+        print(f"{LEARNERS} learners answering {base} as {host}", file=sys.stderr, flush=True)
+        wait_for(Path(stop_file).exists, stop_file, seconds=1800)
+    figures = {
+        "statuses": dict(load.statuses),
+        "acknowledged": load.statuses["answer 302"],
+        "refused": load.refused(),
+        "longest_gap_s": round(load.longest_gap(min(load.answered_at), max(load.answered_at)), 2),
+    }
+    print(json.dumps(figures))
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["load"]:
+        load_until(*sys.argv[2:])
+        return
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("runs", nargs="*", default=["reload", "phased"])
     runs = parser.parse_args().runs
