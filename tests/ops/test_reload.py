@@ -14,7 +14,7 @@ import time
 from collections import Counter
 
 from tests.conftest import SEED_PATH
-from tests.ops.servers import ROOT, deploy, gunicorn, manage, production_env
+from tests.ops.servers import ROOT, SECRET, deploy, gunicorn, manage, production_env
 from tools.http_client import Browser, answer_form
 
 LEARNERS = 8
@@ -132,3 +132,31 @@ def test_answers_under_load_through_migrate_then_reload_of_a_new_column(server_d
 
 
 COPY_IGNORED = (".venv", ".git", "var", "staticfiles", "media", "*.sqlite3*")
+
+
+def test_a_reload_reads_the_environment_file_again_with_no_answer_refused(
+    server_database, tmp_path
+):
+    """A key rotation and a changed setting take `systemctl reload`, not a restart: gunicorn
+    reads ENVIRONMENT_FILE again, no answer fails or is lost, and the site runs on the new
+    values."""
+    env = production_env(server_database, RATE_LIMIT_SCALE="1000")
+    deploy(env)
+    env_file = tmp_path / "lightmysky.env"
+    env_file.write_text(f"SECRET_KEY={SECRET}\nSITE_URL=http://127.0.0.1\n")
+
+    def rotate() -> None:
+        new_key = "rotated-secret-key-" + "y" * 40
+        env_file.write_text(
+            f"SECRET_KEY={new_key}\nSECRET_KEY_FALLBACKS={SECRET}\nSITE_URL=http://localhost\n"
+        )
+        started[0].reload()
+
+    started: list = []
+    with gunicorn(env | {"ENVIRONMENT_FILE": str(env_file)}, started=started) as base:
+        status, before = Browser().request(base + "/")
+        result = answers_under_load(base, rotate)
+        status, after = Browser().request(base + "/")
+    assert '<link rel="canonical" href="http://127.0.0.1/">' in before
+    assert '<link rel="canonical" href="http://localhost/">' in after
+    assert_nothing_failed_or_lost(env, *result)
