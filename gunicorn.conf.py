@@ -22,8 +22,8 @@ forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
 # (docs/deploy.md), which starts a new master on the code, configuration and environment file
 # now on disk; once its workers are up it retires the old master (`post_worker_init` below),
 # whose workers finish their requests. Answers never wait for workers to import the site: the
-# longest wait for an answer through a reload went from 3.6 s (HUP, no preload) to 0.5 s on a
-# busy 2-core machine (tools/upgrade_check.py).
+# longest wait for an answer through a reload went from 3.6 to 3.8 s (HUP, no preload) to 0.5 to
+# 1.5 s on a 2-core machine shared with other work (tools/upgrade_check.py).
 preload_app = True
 
 # systemd reads the environment file only when it starts the service; a reload reads it here

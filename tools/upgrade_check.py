@@ -67,7 +67,10 @@ LEARNERS = 8
 # What docs/deploy.md's unit sends on `systemctl reload` (ExecReload=/bin/kill -s USR2 $MAINPID);
 # UPGRADE_CHECK_SIGNAL=SIGHUP measures gunicorn's plain reload for comparison.
 RELOAD_SIGNAL = signal.Signals[os.environ.get("UPGRADE_CHECK_SIGNAL", "SIGUSR2")]
-MAX_RELOAD_STALL = 1.0  # seconds without an acknowledged answer that a reload may cause
+# Seconds without an acknowledged answer that a reload may cause. Measured on a 2-core machine
+# shared with other work (load average 10 to 14): 0.5 to 1.5 s, against 3.6 to 3.8 s for HUP
+# without preloading, which this must stay clear of.
+MAX_RELOAD_STALL = 2.0
 COPY_IGNORED = (".venv", ".git", "var", "staticfiles", "media", "*.sqlite3*", "__pycache__")
 
 # The next release's models: two columns and a model more, and a wider answer column.
