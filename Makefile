@@ -15,7 +15,7 @@ PYTHON := $(shell for p in $(PYTHON_CANDIDATES); do \
 # Local runs are in debug mode; production sets its own environment (see .env.example).
 export DEBUG ?= 1
 
-.PHONY: setup run test screenshots bench admin-timing wrk simulate crash-check lighthouse lint clean \
+.PHONY: setup run test screenshots bench admin-timing wrk simulate crash-check upgrade-check lighthouse lint clean \
 	python-path
 
 $(BIN)/python:
@@ -62,6 +62,12 @@ wrk:
 # kill -9 of PostgreSQL under an answer load loses no acknowledged answer (its own cluster, as root).
 crash-check: setup
 	$(BIN)/python -m tools.crash_check
+
+# Upgrades under an answer load: a reload's longest wait for an answer, and the phased upgrade of
+# two servers with a migration of each kind the policy allows; no answer refused or lost
+# (PostgreSQL on DATABASE_URL's server, by default postgres@127.0.0.1:5432).
+upgrade-check: $(VENV)/.installed
+	$(BIN)/python -m tools.upgrade_check
 
 # Lighthouse's four scores for the budget's pages (npm fetches Lighthouse; Debian's Chromium runs it).
 lighthouse: setup

@@ -11,6 +11,10 @@ The only changes, each printed by the script as it runs:
 - `python3 -m venv` uses PYTHON (a 3.12+ interpreter every user can run: CI's Debian has 3.11,
   so it takes the doc's advice for an older distribution);
 - a line starting with one of SKIPPED is shown, not run.
+
+At each section heading ("## 8. Upgrades") the script calls `deploy_doc_section TITLE`, a no-op
+unless the caller exported a function of that name (.ci/deploy-check moves the git host to the
+new release before section 8).
 """
 
 from __future__ import annotations
@@ -23,11 +27,13 @@ from pathlib import Path
 SKIPPED = {"certbot": "needs a public DNS name and a certificate authority"}
 FENCE = re.compile(r"^```(\w*)\s*$")
 PATH_LINE = re.compile(r"^`(/[^`]+)`:\s*$")
+HEADING = re.compile(r"^## (.+?)\s*$")
 DOC_GIT_URL = "https://your.git.host/lightmysky.git"
 
 
 def blocks(text: str) -> list[tuple[str, str | None, list[str]]]:
-    """(language, target path or None, lines) of each fenced block, in order."""
+    """(language, target path or None, lines) of each fenced block, in order, and ("heading",
+    None, [title]) of each section heading among them."""
     found = []
     lines = text.splitlines()
     i = 0
@@ -43,6 +49,9 @@ def blocks(text: str) -> list[tuple[str, str | None, list[str]]]:
             target = PATH_LINE.match(previous)
             found.append((opening[1], target[1] if target else None, body))
             previous = "```"
+        elif heading := HEADING.match(lines[i]):
+            found.append(("heading", None, [heading[1]]))
+            previous = lines[i]
         elif lines[i].strip():
             previous = lines[i]
         i += 1
@@ -57,8 +66,15 @@ def substitute(text: str, name: str, port: str, git_url: str, python: str) -> st
 
 
 def script(doc: Path, name: str, port: str, git_url: str, python: str) -> str:
-    out = ["set -euo pipefail", ""]
+    out = [
+        "set -euo pipefail",
+        "type deploy_doc_section >/dev/null 2>&1 || deploy_doc_section() { :; }",
+        "",
+    ]
     for language, target, body in blocks(doc.read_text()):
+        if language == "heading":
+            out.append(f"deploy_doc_section {shlex.quote(body[0])}")
+            continue
         text = substitute("\n".join(body), name, port, git_url, python)
         if target:
             path = substitute(target, name, port, git_url, python)

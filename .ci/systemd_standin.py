@@ -5,8 +5,10 @@ User=/Group=, WorkingDirectory=, EnvironmentFile= read by systemd's rules (syste
 line that *starts* with # or ; is a comment, and an unquoted value keeps a `# ...` after it),
 Environment=, a clean environment, Type=notify (start returns when the service says READY=1),
 PrivateTmp=, ProtectSystem=strict with ReadWritePaths= (a missing path fails with
-226/NAMESPACE, as systemd does), NoNewPrivileges=, ExecReload= with $MAINPID, and a timer's
-`enable --now` runs its service once. Units other than this run's (nginx) are checked, not run.
+226/NAMESPACE, as systemd does), NoNewPrivileges=, ExecReload= with $MAINPID, a new main process
+announced with MAINPID= under NotifyAccess=all (gunicorn's reload by USR2: the stand-in waits
+for it, where systemd would take it whenever it comes), and a timer's `enable --now` runs its
+service once. Units other than this run's (nginx) are checked, not run.
 
 usage: systemctl daemon-reload | enable --now UNIT | start|stop|restart|reload UNIT
        systemctl show-env UNIT      (the environment the service would get, NAME=value lines)
@@ -218,12 +220,8 @@ def start(name: str) -> None:
         return
     notify = None
     if kind == "notify":
-        address = STATE / f"{name}.notify"
-        address.unlink(missing_ok=True)
-        notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
-        notify.bind(str(address))
-        os.chmod(address, 0o777)
-        env["NOTIFY_SOCKET"] = str(address)
+        notify = notify_socket(name)
+        env["NOTIFY_SOCKET"] = str(STATE / f"{name}.notify")
     process = run_in_sandbox(name, command_words(unit["Service.ExecStart"][-1]), env, log)
     log.close()
     pid_file(name).write_text(str(process.pid))
@@ -243,6 +241,15 @@ def start(name: str) -> None:
             break
     sys.stderr.write((STATE / f"{name}.log").read_text())
     raise SystemExit(f"Job for {name} failed: status={process.poll()}, never said READY=1")
+
+
+def notify_socket(name: str) -> socket.socket:
+    address = STATE / f"{name}.notify"
+    address.unlink(missing_ok=True)
+    notify = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    notify.bind(str(address))
+    os.chmod(address, 0o777)
+    return notify
 
 
 def stop(name: str) -> None:
@@ -275,9 +282,28 @@ def reload(name: str) -> None:
     if "Service.ExecReload" not in unit:
         raise SystemExit(f"Failed to reload {name}: Job type reload is not applicable for unit.")
     user = unit.get("Service.User", ["root"])[-1]
+    announces = unit.get("Service.NotifyAccess", ["main"])[-1] == "all"
+    notify = notify_socket(name) if announces else None
     for line in unit["Service.ExecReload"]:
         subprocess.run(command_words(line, pid), user=user, check=True)
     say(f"{name}: reloaded ({' '.join(command_words(unit['Service.ExecReload'][-1], pid))})")
+    if notify is None:
+        return
+    # The process that takes over as the main one says MAINPID=. If none does (the new code
+    # failed to start), the old one goes on serving; this reload is then reported as failed.
+    notify.settimeout(0.5)
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        try:
+            message = notify.recv(4096).decode()
+        except TimeoutError:
+            continue
+        for line in message.splitlines():
+            if line.startswith("MAINPID="):
+                pid_file(name).write_text(line.removeprefix("MAINPID="))
+                say(f"{name}: main PID is now {line.removeprefix('MAINPID=')}")
+                return
+    raise SystemExit(f"{name}: no new main process announced itself within 120 s of the reload")
 
 
 def unit_name(name: str) -> str:

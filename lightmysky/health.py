@@ -34,6 +34,7 @@ from django.views.decorators.http import require_safe
 
 from lightmysky.lib.sqlitefile import database_file_problem
 from lightmysky.ratelimit import redis_client
+from lightmysky.release import release
 
 logger = logging.getLogger(__name__)
 
@@ -158,7 +159,8 @@ def healthz(request: HttpRequest) -> HttpResponse:
 def readyz(request: HttpRequest) -> JsonResponse:
     """Readiness: the database answers, the migrations of the running code are applied, the
     cache (when there is a shared one) answers, and nothing in the configuration keeps every
-    page from being served; 503 with the problems otherwise."""
+    page from being served; 503 with the problems otherwise. The body names the release this
+    process runs, so an upgrade can see each server take it up."""
     problems = []
     if problem := database_file_problem():
         problems.append(problem)
@@ -173,7 +175,8 @@ def readyz(request: HttpRequest) -> JsonResponse:
     if problems:
         logger.warning("not ready: %s", "; ".join(problems))
     status = 503 if problems else 200
-    return JsonResponse({"ready": not problems, "problems": problems}, status=status)
+    body = {"ready": not problems, "problems": problems, "release": release()}
+    return JsonResponse(body, status=status)
 
 
 def _metrics(request: HttpRequest) -> HttpResponse:

@@ -15,6 +15,7 @@ from django.db.migrations.recorder import MigrationRecorder
 from django.test import override_settings
 
 from lightmysky import ratelimit
+from lightmysky.release import release
 from practice.models import Review
 from tests.ops.servers import ROOT, production_env
 from tests.practice.helpers import current_question, practice_url
@@ -46,7 +47,11 @@ def test_readyz_is_503_over_plain_http_with_a_migration_unapplied(client, db):
     MigrationRecorder.Migration.objects.filter(app="lessons").order_by("-applied").first().delete()
     response = client.get("/readyz")
     assert response.status_code == 503
-    assert response.json() == {"ready": False, "problems": ["1 migration(s) not applied"]}
+    assert response.json() == {
+        "ready": False,
+        "problems": ["1 migration(s) not applied"],
+        "release": release(),
+    }
 
 
 def test_readyz_is_503_over_plain_http_when_the_database_is_unreachable():
@@ -95,6 +100,7 @@ def test_readyz_is_503_when_the_cache_is_down(client, db):
     assert response.json() == {
         "ready": False,
         "problems": ["cache unreachable: ConnectionError"],
+        "release": release(),
     }
 
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -63,15 +64,41 @@ def manage(env: dict[str, str], *args: str, root: Path = ROOT) -> str:
     return result.stdout
 
 
+class Master:
+    """A gunicorn server's master process, found by its pid file: a reload hands the server to a
+    new master."""
+
+    def __init__(self, pid_file: Path) -> None:
+        self.pid_file = pid_file
+
+    def pid(self) -> int | None:
+        try:
+            return int(self.pid_file.read_text())
+        except (OSError, ValueError):  # between the old master's exit and the new one's rename
+            return None
+
+    def reload(self, timeout: float = 120) -> None:
+        """What `systemctl reload` does (docs/deploy.md: USR2), until the new master has taken
+        over from the old one."""
+        old = self.pid()
+        assert old is not None
+        os.kill(old, signal.SIGUSR2)
+        deadline = time.monotonic() + timeout
+        while self.pid() in {old, None}:
+            assert time.monotonic() < deadline, "the new master did not take over"
+            time.sleep(0.1)
+
+
 @contextlib.contextmanager
 def gunicorn(
     env: dict[str, str], *, workers: int = 2, started: list | None = None, root: Path = ROOT
 ) -> Iterator[str]:
-    """A gunicorn serving the site; yields its base URL and always stops it. Its master
-    process is appended to `started` when given (to send it signals)."""
+    """A gunicorn serving the site; yields its base URL and always stops it. Its Master is
+    appended to `started` when given (to reload it)."""
     port = free_port()
+    master = Master(Path(tempfile.gettempdir()) / f"lightmysky-ops-{port}.pid")
     process = subprocess.Popen(
-        [str(GUNICORN), "-c", "gunicorn.conf.py", "lightmysky.wsgi"],
+        [str(GUNICORN), "-c", "gunicorn.conf.py", "-p", str(master.pid_file), "lightmysky.wsgi"],
         cwd=root,
         env=env | {"BIND": f"127.0.0.1:{port}", "WEB_CONCURRENCY": str(workers)},
         stdout=subprocess.DEVNULL,
@@ -80,7 +107,7 @@ def gunicorn(
     )
     base = f"http://127.0.0.1:{port}"
     if started is not None:
-        started.append(process)
+        started.append(master)
     try:
         deadline = time.monotonic() + 30
         while True:
@@ -93,6 +120,12 @@ def gunicorn(
                 time.sleep(0.2)
         yield base
     finally:
+        if (pid := master.pid()) not in {None, process.pid}:  # a master started by a reload
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGTERM)
+            deadline = time.monotonic() + 15
+            while master.pid_file.exists() and time.monotonic() < deadline:
+                time.sleep(0.1)
         process.terminate()
         try:
             process.wait(timeout=15)
