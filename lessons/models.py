@@ -762,7 +762,8 @@ class SearchEntry(models.Model):
     A table of its own rather than columns on Lesson: every lesson query would otherwise carry
     the search vector and the flattened text. lessons.search keeps it and reads it; on
     PostgreSQL `vector` holds the weighted tsvector (GIN-indexed), on SQLite an FTS5 table reads
-    these columns as its external content (both made by migration 0018).
+    these columns as its external content (both made by migration 0018). On SQLite a migration
+    that alters this table remakes it and loses the FTS5 triggers: it must make them again.
     """
 
     lesson = models.OneToOneField(
