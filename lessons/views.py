@@ -12,8 +12,9 @@ from django.shortcuts import redirect as redirect_to
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_safe
-from django.views.decorators.vary import vary_on_cookie
+from django.views.decorators.vary import vary_on_cookie, vary_on_headers
 
+from lessons import search as lesson_search
 from lessons import services
 from lessons.forms import ReportForm
 from lessons.models import ContentVersion, Lesson, Subject
@@ -22,6 +23,7 @@ from lessons.selectors import (
     page_or_redirect,
     worksheets_by_code,
 )
+from lightmysky.lib.http import SiteRequest
 from lightmysky.lib.negotiation import (
     markdown_response,
     page_or_twin,
@@ -85,6 +87,35 @@ def subject(request: HttpRequest, subject: str, markdown: bool = False) -> HttpR
     return page_or_twin(
         request, context, html="lessons/subject.html", markdown="agent/subject.md", twin=markdown
     )
+
+
+@require_safe
+@vary_on_cookie
+@vary_on_headers("HX-Request")
+def search(request: SiteRequest, markdown: bool = False) -> HttpResponse:
+    """Lessons found by words, with the learner's state in each; htmx asks for the results
+    alone as the learner types."""
+    query = request.GET.get("q", "")[: lesson_search.MAX_QUERY_CHARS]
+    results = lesson_search.search(query, page=small_int(request.GET.get("page")) or 1)
+    learner = selectors.learner_for_request(request)
+    found = [hit.lesson.pk for hit in results.hits]
+    progress = (
+        learning.lesson_progress(learner=learner, now=timezone.now(), lesson_id__in=found)
+        if found
+        else {}
+    )
+    context = {
+        "results": results,
+        "learner": learner,
+        "hits": [(hit, progress.get(hit.lesson.pk)) for hit in results.hits],
+        "search_query": query,
+    }
+    if markdown or wants_markdown(request):
+        return markdown_response(request, "agent/search.md", context)
+    template = "lessons/search.html"
+    if request.htmx and not request.htmx.history_restore_request:
+        template += "#search-main"
+    return vary_on_accept(render(request, template, context))
 
 
 @require_safe
