@@ -6,6 +6,7 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django.conf import settings
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.shortcuts import redirect as redirect_to
@@ -36,6 +37,9 @@ from lightmysky.lib.qr import qr_svg_cached
 from lightmysky.ratelimit import limit_posts
 from practice import selectors
 from practice.selectors import learning, stars
+
+# A subject page lists at most this many lessons, and pages through the rest.
+SUBJECT_PAGE_LESSONS = 50
 
 # Pages every visitor without a session shares, until an editor changes the content.
 cache_for_visitors = cache_for_visitors_by(ContentVersion.for_request)
@@ -74,14 +78,23 @@ def home(request: HttpRequest, markdown: bool = False) -> HttpResponse:
 def subject(request: HttpRequest, subject: str, markdown: bool = False) -> HttpResponse:
     subject_obj = get_object_or_404(Subject, slug=subject)
     learner = selectors.learner_for_request(request)
-    progress = learning.lesson_progress(
-        learner=learner, now=timezone.now(), lesson__subject=subject_obj
+    pages = Paginator(
+        Lesson.objects.for_listing().filter(subject=subject_obj), SUBJECT_PAGE_LESSONS
     )
-    lessons = list(Lesson.objects.for_listing().filter(subject=subject_obj))
+    page = pages.get_page(small_int(request.GET.get("page")) or 1)
+    lessons = list(page.object_list)
+    progress = (
+        learning.lesson_progress(
+            learner=learner, now=timezone.now(), lesson_id__in=[lesson.pk for lesson in lessons]
+        )
+        if learner and lessons
+        else {}
+    )
     context = {
         "subject": subject_obj,
         "learner": learner,
         "lessons": lessons,
+        "page": page,
         "cards": learning.lesson_cards(lessons, progress),
     }
     return page_or_twin(
