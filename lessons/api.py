@@ -11,6 +11,7 @@ from django.http import HttpRequest
 from ninja import Field, Query, Router, Schema
 from ninja.errors import HttpError
 
+from lessons import search as lesson_search
 from lessons.models import PUBLIC_ID_PATTERN, AnswerNotAccepted, Lesson, Question, Subject
 from lightmysky.ratelimit import retry_after
 
@@ -220,6 +221,69 @@ def list_lessons(request: HttpRequest, filters: Query[LessonFilters]):
         "page": filters.page,
         "pages": max(1, -(-count // filters.page_size)),
         "results": [_summary(lesson) for lesson in page],
+    }
+
+
+class SearchFilters(Schema):
+    q: str = Field(
+        "",
+        max_length=lesson_search.MAX_QUERY_CHARS,
+        description='Words to find: "quoted phrases", -word to leave a word out, plain words '
+        "all required. Common English words are ignored.",
+    )
+    page: int = Field(1, ge=1, le=100_000, description="20 lessons a page.")
+
+
+class SearchHit(LessonSummary):
+    subject_name: str
+    area_name: str
+    snippet: str = Field(
+        description="Where the lesson matched, one line of Markdown with the matched words in "
+        "**bold**; empty when only the title matched."
+    )
+
+
+class SearchResults(Schema):
+    query: str
+    count: int = Field(description="How many published lessons match.")
+    page: int
+    pages: int
+    message: str = Field(
+        description="Said when there was nothing to search for (no words, only common words) "
+        "or only the first words were searched; empty otherwise."
+    )
+    suggestion: str = Field(
+        description='When nothing matched, a "did you mean" spelling to try (PostgreSQL '
+        "sites only); empty otherwise."
+    )
+    results: list[SearchHit]
+
+
+@router.get(
+    "/search",
+    response=SearchResults,
+    summary="Search published lessons by words, best match first",
+    description="The site's own search: the title counts most, then the summary, the lesson's "
+    "text and its questions. The search page's Markdown twin gives the same as Markdown.",
+)
+def search_lessons(request: HttpRequest, filters: Query[SearchFilters]):
+    found = lesson_search.search(filters.q, page=filters.page)
+    return {
+        "query": found.query,
+        "count": found.count,
+        "page": found.page,
+        "pages": found.pages,
+        "message": found.message,
+        "suggestion": found.suggestion,
+        "results": [
+            _summary(hit.lesson)
+            | {
+                "subject_name": hit.lesson.subject.name,
+                "area_name": hit.lesson.area.name,
+                "snippet": hit.snippet_markdown if hit.snippet_marked.strip() else "",
+            }
+            for hit in found.hits
+        ],
     }
 
 

@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from typing import NamedTuple, cast
 
 from django.conf import settings
+from django.contrib.postgres.search import SearchVectorField
 from django.core.exceptions import ValidationError
 from django.core.validators import (
     FileExtensionValidator,
@@ -752,3 +753,27 @@ class ContentVersion(models.Model):
     def bump(cls) -> None:
         if not cls.objects.filter(pk=1).update(number=models.F("number") + 1):
             cls.objects.get_or_create(pk=1, defaults={"number": 1})
+
+
+class SearchEntry(models.Model):
+    """A published lesson as search reads it: its texts flattened (the Markdown rendered and
+    stripped, the questions' prompts and choices joined), one row per published lesson.
+
+    A table of its own rather than columns on Lesson: every lesson query would otherwise carry
+    the search vector and the flattened text. lessons.search keeps it and reads it; on
+    PostgreSQL `vector` holds the weighted tsvector (GIN-indexed), on SQLite an FTS5 table reads
+    these columns as its external content (both made by migration 0018). On SQLite a migration
+    that alters this table remakes it and loses the FTS5 triggers: it must make them again.
+    """
+
+    lesson = models.OneToOneField(
+        Lesson, on_delete=models.CASCADE, primary_key=True, related_name="search_entry"
+    )
+    title = models.TextField()
+    summary = models.TextField()
+    body = models.TextField()
+    questions = models.TextField()
+    vector = SearchVectorField(null=True)
+
+    def __str__(self) -> str:
+        return f"Search entry of {self.title}"

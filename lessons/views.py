@@ -6,14 +6,16 @@ from __future__ import annotations
 from urllib.parse import urlencode
 
 from django.conf import settings
+from django.core.paginator import Paginator
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, render
 from django.shortcuts import redirect as redirect_to
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_http_methods, require_safe
-from django.views.decorators.vary import vary_on_cookie
+from django.views.decorators.vary import vary_on_cookie, vary_on_headers
 
+from lessons import search as lesson_search
 from lessons import services
 from lessons.forms import ReportForm
 from lessons.models import ContentVersion, Lesson, Subject
@@ -22,6 +24,7 @@ from lessons.selectors import (
     page_or_redirect,
     worksheets_by_code,
 )
+from lightmysky.lib.http import SiteRequest
 from lightmysky.lib.negotiation import (
     markdown_response,
     page_or_twin,
@@ -34,6 +37,9 @@ from lightmysky.lib.qr import qr_svg_cached
 from lightmysky.ratelimit import limit_posts
 from practice import selectors
 from practice.selectors import learning, stars
+
+# A subject page lists at most this many lessons, and pages through the rest.
+SUBJECT_PAGE_LESSONS = 50
 
 # Pages every visitor without a session shares, until an editor changes the content.
 cache_for_visitors = cache_for_visitors_by(ContentVersion.for_request)
@@ -72,19 +78,57 @@ def home(request: HttpRequest, markdown: bool = False) -> HttpResponse:
 def subject(request: HttpRequest, subject: str, markdown: bool = False) -> HttpResponse:
     subject_obj = get_object_or_404(Subject, slug=subject)
     learner = selectors.learner_for_request(request)
-    progress = learning.lesson_progress(
-        learner=learner, now=timezone.now(), lesson__subject=subject_obj
+    pages = Paginator(
+        Lesson.objects.for_listing().filter(subject=subject_obj), SUBJECT_PAGE_LESSONS
     )
-    lessons = list(Lesson.objects.for_listing().filter(subject=subject_obj))
+    page = pages.get_page(small_int(request.GET.get("page")) or 1)
+    lessons = list(page.object_list)
+    progress = (
+        learning.lesson_progress(
+            learner=learner, now=timezone.now(), lesson_id__in=[lesson.pk for lesson in lessons]
+        )
+        if learner and lessons
+        else {}
+    )
     context = {
         "subject": subject_obj,
         "learner": learner,
         "lessons": lessons,
+        "page": page,
         "cards": learning.lesson_cards(lessons, progress),
     }
     return page_or_twin(
         request, context, html="lessons/subject.html", markdown="agent/subject.md", twin=markdown
     )
+
+
+@require_safe
+@vary_on_cookie
+@vary_on_headers("HX-Request")
+def search(request: SiteRequest, markdown: bool = False) -> HttpResponse:
+    """Lessons found by words, with the learner's state in each; htmx asks for the results
+    alone as the learner types."""
+    query = request.GET.get("q", "")[: lesson_search.MAX_QUERY_CHARS]
+    results = lesson_search.search(query, page=small_int(request.GET.get("page")) or 1)
+    learner = selectors.learner_for_request(request)
+    found = [hit.lesson.pk for hit in results.hits]
+    progress = (
+        learning.lesson_progress(learner=learner, now=timezone.now(), lesson_id__in=found)
+        if found
+        else {}
+    )
+    context = {
+        "results": results,
+        "learner": learner,
+        "hits": [(hit, progress.get(hit.lesson.pk)) for hit in results.hits],
+        "search_query": query,
+    }
+    if markdown or wants_markdown(request):
+        return markdown_response(request, "agent/search.md", context)
+    template = "lessons/search.html"
+    if request.htmx and not request.htmx.history_restore_request:
+        template += "#search-main"
+    return vary_on_accept(render(request, template, context))
 
 
 @require_safe

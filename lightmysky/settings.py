@@ -278,6 +278,7 @@ INSTALLED_APPS = [
     "django.contrib.messages",
     "django.contrib.staticfiles",
     "django.contrib.sitemaps",
+    "django.contrib.postgres",  # search on PostgreSQL (lessons.search); inert on SQLite
     "django_htmx",
     "lightmysky",
     "lessons",

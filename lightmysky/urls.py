@@ -1,11 +1,10 @@
 from django.conf import settings
 from django.contrib import admin
-from django.contrib.sitemaps.views import sitemap
 from django.urls import include, path
 
 from lightmysky import health, views
 from lightmysky.api import api_urls, openapi_json
-from lightmysky.sitemaps import SITEMAPS
+from lightmysky.sitemaps import sitemap_section, sitemap_xml
 
 handler400 = "lightmysky.views.bad_request"
 handler404 = "lightmysky.views.not_found"
@@ -24,7 +23,8 @@ urlpatterns = [
     path("pricing.md", views.pricing_md, name="pricing_md"),
     path("openapi.json", openapi_json, name="openapi"),
     path("api/v1/", api_urls()),
-    path("sitemap.xml", sitemap, {"sitemaps": SITEMAPS}, name="sitemap"),
+    path("sitemap.xml", sitemap_xml, name="sitemap"),
+    path("sitemap-<slug:section>.xml", sitemap_section, name="sitemap_section"),
     path("favicon.ico", views.favicon, name="favicon"),
     path("admin/", admin.site.urls),
     path("", include("lessons.urls")),

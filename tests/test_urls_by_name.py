@@ -71,7 +71,8 @@ def test_templates_write_no_site_path():
 
 
 def code_strings(tree: ast.AST):
-    """String literals that are code, not docstrings: each with its line."""
+    """String literals that are code, not docstrings nor an API route's own definition
+    (`@router.get("/search")`, which django-ninja writes out): each with its line."""
     docstrings = {
         id(node.body[0].value)
         for node in ast.walk(tree)
@@ -80,11 +81,20 @@ def code_strings(tree: ast.AST):
         and isinstance(node.body[0], ast.Expr)
         and isinstance(node.body[0].value, ast.Constant)
     }
+    api_routes = {
+        id(node.args[0])
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and isinstance(node.func.value, ast.Name)
+        and node.func.value.id == "router"
+        and node.args
+    }
     for node in ast.walk(tree):
         if (
             isinstance(node, ast.Constant)
             and isinstance(node.value, str)
-            and id(node) not in docstrings
+            and id(node) not in docstrings | api_routes
         ):
             yield node.lineno, node.value
 

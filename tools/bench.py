@@ -210,6 +210,7 @@ def build_data() -> None:
             ("practice", SEED + "/practice"),
             ("sky", "/sky"),
             ("review", "/review"),
+            ("search", SEARCH_BROAD_PATH),
         ):
             client.get(path)  # warm
             with CaptureQueriesContext(connection) as captured:
@@ -318,6 +319,7 @@ def build_data() -> None:
                     "table": compressed(learner_20, "/sky/table?subject=catalogue-0"),
                 },
                 "answer_ms": {"total": total_ms, "scheduler": scheduler_ms},
+                "search_bytes": len(client_of(learner_100).get(SEARCH_BROAD_PATH).content),
                 "statement_us": statement_us,
                 "version": ContentVersion.for_request(),
             }
@@ -587,6 +589,11 @@ PRACTICE = "practice page GET, learner with progress"
 LEARNER_STARTED = "lesson page, learner who has started it"
 PRACTICE_STARTED = "practice page GET, learner who has started it"
 REVIEW = "/review, learner with 100 items"
+# A search that finds a few lessons, and one whose words every catalogue lesson holds.
+SEARCH = "/search, learner with progress"
+SEARCH_BROAD = "/search matching 1,250 lessons, learner"
+SEARCH_PATH = "/search?q=pipeline+bubble"
+SEARCH_BROAD_PATH = "/search?q=catalogue+lesson"
 POST = "practice POST (an answer)"
 POST_SECOND = "practice POST, a round's second answer"
 POST_TWO = "practice POST, two servers"
@@ -624,6 +631,8 @@ def measure() -> dict:
             LEARNER_STARTED: lambda _: wrk(base + SEED, learner_started),
             PRACTICE_STARTED: lambda _: wrk(base + SEED + "/practice", learner_started),
             REVIEW: lambda _: wrk(base + "/review", learner),
+            SEARCH: lambda _: wrk(base + SEARCH_PATH, learner),
+            SEARCH_BROAD: lambda _: wrk(base + SEARCH_BROAD_PATH, learner),
             POST: lambda n: answer_load(forms[n::ROUNDS], base),
             POST_SECOND: lambda n: answer_load(second_forms[n::ROUNDS], base),
             "lesson page, learner with 20 lessons started": lambda _: wrk(base + SEED, learner_20),
@@ -726,6 +735,17 @@ def report(runs: dict[str, dict]) -> None:
         ),
         ("practice page / visitor lesson page", ">= 0.15", lambda r: ratio(r, PRACTICE, VISITOR)),
         ("/review / visitor lesson page", ">= 0.25", lambda r: ratio(r, REVIEW, VISITOR)),
+        ("/search / learner lesson page", ">= 0.3", lambda r: ratio(r, SEARCH, LEARNER)),
+        (
+            "/search of 1,250 matches / learner lesson page",
+            ">= 0.3",
+            lambda r: ratio(r, SEARCH_BROAD, LEARNER),
+        ),
+        (
+            "/search results page, KB (1,250 matches)",
+            "<= 30",
+            lambda r: [r["search_bytes"] / 1024],
+        ),
         (
             "lesson started: lesson page / visitor page",
             "-",
@@ -824,11 +844,11 @@ def report(runs: dict[str, dict]) -> None:
             f"(target <= 60), {sizes['new browser'] / 1024:.1f} KB for a new browser (<= 30); "
             f"one subject's /sky/table: {sizes['table'] / 1024:.1f} KB"
         )
-        print("  SQL queries per page (warm)      lesson  practice   sky  review")
+        print("  SQL queries per page (warm)      lesson  practice   sky  review  search")
         for who, counts in run["queries"].items():
             print(
                 f"  {who:32} {counts['lesson']:6d} {counts['practice']:9d} {counts['sky']:5d} "
-                f"{counts['review']:7d}"
+                f"{counts['review']:7d} {counts['search']:7d}"
             )
         print(
             f"  first load of the lesson page: {transfer / 1024:.1f} KB compressed, "

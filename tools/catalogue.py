@@ -6,10 +6,12 @@ measure is the size of the catalogue, not the text of a lesson.
 
 from __future__ import annotations
 
+import io
 from datetime import datetime, timedelta
 from importlib import import_module
 
 from django.conf import settings
+from django.core.management import call_command
 from django.db import transaction
 
 from lessons.models import Area, ContentVersion, Lesson, Question, Subject
@@ -74,7 +76,9 @@ def add_lessons(count: int, *, subjects: int = 10, offset: int = 0) -> list[Less
             for lesson in lessons
             for position in range(1, QUESTIONS + 1)
         )
-        ContentVersion.bump()  # bulk inserts send no signals: say the content changed
+        # Bulk inserts send no signals: say the content changed, and index it for search.
+        ContentVersion.bump()
+        call_command("rebuild_search_index", verbosity=0, stdout=io.StringIO())
     return lessons
 
 

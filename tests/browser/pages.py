@@ -108,6 +108,9 @@ PAGES = {
     "worksheet code": ("/w", None),
     "worksheet answers": (SEED_PATH + "/worksheet/answers", None),
     "report": (SEED_PATH + "/report", None),
+    "search results": ("/search?q=pipeline+bubble", None),
+    "search results after an answer": (None, after_an_answer("/search?q=parallelism")),
+    "search with nothing found": ("/search?q=zebra", None),
 }
 
 

@@ -114,7 +114,7 @@ def test_the_api_never_errors_and_keeps_its_schema(demo, settings):
 def _exercise_every_operation() -> None:
     api = schemathesis.openapi.from_wsgi("/openapi.json", get_wsgi_application())
     operations = [result.ok() for result in api.get_all_operations()]
-    assert len(operations) == 5
+    assert len(operations) == 6
     for operation in operations:
 
         @given(case=operation.as_strategy(), real=st.booleans(), number=st.integers(1, 8))

@@ -1,0 +1,32 @@
+"""The header's search box: results as the learner types, with htmx, and the same results
+from the plain form with JavaScript off."""
+
+from __future__ import annotations
+
+import re
+
+from playwright.sync_api import expect
+
+
+def test_results_follow_the_typing_without_leaving_the_page(page, live_server, seed):
+    page.goto(live_server.url + "/")
+    box = page.get_by_role("searchbox", name="Search lessons")
+    box.press_sequentially("pipeline bubble", delay=30)
+    first = page.locator(".search-hit h2 a").first
+    expect(first).to_have_text(seed.title)
+    expect(page).to_have_url(re.compile(r"/search\?q=pipeline(\+|%20)bubble$"))
+    expect(box).to_be_focused()  # the box was not swapped: the learner can keep typing
+    expect(page.locator(".search-hit mark").first).to_have_text(re.compile("pipeline", re.I))
+    first.click()
+    expect(page.get_by_role("heading", level=1)).to_have_text(seed.title)
+
+
+def test_the_form_works_without_javascript(browser, live_server, seed):
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(live_server.url + "/sky")
+    page.get_by_role("searchbox", name="Search lessons").fill("pipeline bubble")
+    page.get_by_role("button", name="Search").click()
+    expect(page.locator(".search-hit h2 a").first).to_have_text(seed.title)
+    expect(page.get_by_role("searchbox", name="Search lessons")).to_have_value("pipeline bubble")
+    context.close()
