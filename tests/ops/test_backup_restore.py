@@ -94,6 +94,7 @@ def site(server_database, tmp_path):
     (media / "videos").mkdir(parents=True)
     env = production_env(server_database, MEDIA_ROOT=str(media))
     manage(env, "migrate", "--no-input", "-v0")
+    manage(env, "collectstatic", "--no-input", "-v0")  # else /readyz is red, as it should be
     yield env
     if server_database.startswith("postgres"):
         import psycopg
