@@ -89,6 +89,8 @@ def variables_read(sources: Iterable[Path]) -> frozenset[str]:
         "AWS_SECRET_ACCESS_KEY",
         "AWS_SESSION_TOKEN",
         "GUNICORN_CMD_ARGS",
+        "GUNICORN_FD",  # set by gunicorn for the new master of a reload (USR2)
+        "GUNICORN_PID",
         "DJANGO_SETTINGS_MODULE",
         # Replaced by TRUSTED_PROXIES: still recognised, so `check` can name them instead.
         "TRUST_X_FORWARDED_FOR",
