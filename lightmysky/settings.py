@@ -234,11 +234,6 @@ if not SECRET_KEY:
             "`python -c 'import secrets; print(secrets.token_urlsafe(50))'`."
         )
     SECRET_KEY = "insecure-development-key-only-for-debug-mode"
-elif not (DEBUG or TESTING) and (len(SECRET_KEY) < 50 or SECRET_KEY.startswith("change-me")):
-    raise ImproperlyConfigured(
-        "SECRET_KEY is too short or still the example's placeholder. Set a random one of 50 or "
-        "more characters: `python3 -c 'import secrets; print(secrets.token_urlsafe(50))'`."
-    )
 # Earlier keys, comma-separated, still accepted for sessions, signed forms and transfer codes:
 # rotate a key without logging every learner out (docs/deploy.md, "Rotating the secret key").
 SECRET_KEY_FALLBACKS = env_list("SECRET_KEY_FALLBACKS")
@@ -254,6 +249,13 @@ for _name, _value in [
             f"after a value as part of it, while a shell drops it, so the service and manage.py "
             f"would use different keys. Put the comment on a line of its own, above {_name}."
         )
+
+# After the comment check: `abc  # note` is a comment mistake first, a short key second.
+if not (DEBUG or TESTING) and (len(SECRET_KEY) < 50 or SECRET_KEY.startswith("change-me")):
+    raise ImproperlyConfigured(
+        "SECRET_KEY is too short or still the example's placeholder. Set a random one of 50 or "
+        "more characters: `python3 -c 'import secrets; print(secrets.token_urlsafe(50))'`."
+    )
 
 # The default SITE_URL's host is among the default ALLOWED_HOSTS (/readyz checks that they agree).
 ALLOWED_HOSTS = env_list("ALLOWED_HOSTS", "127.0.0.1,localhost,[::1]" if DEBUG or TESTING else "")
