@@ -26,7 +26,7 @@ from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
 from django.utils.text import slugify
 
-from lessons import admin_revisions, learner_data, services
+from lessons import admin_revisions, learner_data, search, services
 from lessons.files import (
     LessonFileError,
     Problem,
@@ -428,6 +428,10 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
     list_filter = ["status", "subject", area_filter("area"), "updated_at"]
     list_select_related = ["subject", "area"]
     search_fields = ["title", "summary", "public_id"]
+    search_help_text = (
+        "Finds a lesson, draft or published, by its title, summary or id (mt_…), and a published "
+        "one by any word of its text or questions, as the site's search does."
+    )
     prepopulated_fields = {"slug": ["title"]}
     autocomplete_fields = ["needs_first", "connections"]
     readonly_fields = [
@@ -706,6 +710,14 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
         if (delete := actions.get("delete_selected")) is not None:
             actions["delete_selected"] = dataclasses.replace(delete, func=delete_drafts_only)
         return actions
+
+    def get_search_results(self, request, queryset, search_term):
+        """Titles, summaries and ids as Django searches them (drafts too), and the published
+        lessons that the site's own search index finds by their text and questions."""
+        found, duplicates = super().get_search_results(request, queryset, search_term)
+        if indexed := search.matching_lesson_ids(search_term):
+            found = found | queryset.filter(pk__in=indexed)
+        return found, duplicates
 
     @admin.display(description="Open problem reports")
     def open_reports(self, lesson: Lesson) -> str:

@@ -226,6 +226,17 @@ def search(query: str, *, page: int = 1) -> Results:
     return Results(query=query, terms=terms, hits=hits, count=count, page=page)
 
 
+def matching_lesson_ids(query: str, *, limit: int = 1000) -> list[int]:
+    """The ids of the published lessons whose indexed text (title, summary, lesson, questions)
+    matches these words, up to `limit`: what the admin's lesson search adds to its own search
+    of titles and ids, which also finds drafts (the index holds published lessons only)."""
+    terms = parse(query)
+    if not terms:
+        return []
+    engine = _postgres if connection.vendor == "postgresql" else _sqlite
+    return engine.ids(terms, limit=limit)
+
+
 class _postgres:
     @staticmethod
     def _query(terms: Terms) -> SearchQuery:
@@ -234,6 +245,11 @@ class _postgres:
     @classmethod
     def count(cls, terms: Terms) -> int:
         return SearchEntry.objects.filter(vector=cls._query(terms)).count()
+
+    @classmethod
+    def ids(cls, terms: Terms, *, limit: int) -> list[int]:
+        rows = SearchEntry.objects.filter(vector=cls._query(terms)).values_list("lesson_id")
+        return [lesson_id for (lesson_id,) in rows[:limit]]
 
     @classmethod
     def page(cls, terms: Terms, *, offset: int, limit: int) -> list[tuple[int, str]]:
@@ -303,6 +319,15 @@ class _sqlite:
                 [terms.fts5()],
             )
             return cursor.fetchone()[0]
+
+    @staticmethod
+    def ids(terms: Terms, *, limit: int) -> list[int]:
+        with connection.cursor() as cursor:
+            cursor.execute(
+                f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s LIMIT %s",  # noqa: S608
+                [terms.fts5(), limit],
+            )
+            return [row[0] for row in cursor.fetchall()]
 
     @classmethod
     def page(cls, terms: Terms, *, offset: int, limit: int) -> list[tuple[int, str]]:

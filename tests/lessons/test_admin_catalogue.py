@@ -209,3 +209,21 @@ def test_a_lesson_file_with_two_flashcards_in_one_place_is_refused(demo, tmp_pat
     assert list(demo.flashcards.values_list("position", flat=True)) == list(
         range(1, demo.flashcards.count() + 1)
     )
+
+
+def test_lesson_search_reads_published_text_through_the_index_and_drafts_by_title(
+    editor_client, demo
+):
+    assert "bubble" not in (demo.title + demo.summary).lower()
+    draft = make_lesson(
+        area=demo.area, title="Bubble Sort", slug="bubble-sort", status=Lesson.Status.DRAFT
+    )
+    hidden = make_lesson(
+        area=demo.area, title="Quiet Draft", slug="quiet-draft", status=Lesson.Status.DRAFT
+    )
+    Lesson.objects.filter(pk=hidden.pk).update(body="A bubble rises.")
+    listing = editor_client.get("/admin/lessons/lesson/", {"q": "bubble"}).content.decode()
+    assert demo.title in listing  # published: found by a word of its lesson text
+    assert draft.title in listing  # a draft: found by its title, as Django searches
+    assert "Quiet Draft" not in listing  # drafts are not in the index
+    assert "Message Passing" not in listing
