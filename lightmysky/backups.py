@@ -17,7 +17,6 @@ removes its scratch database.
 from __future__ import annotations
 
 import argparse
-import importlib.metadata
 import json
 import os
 import shutil
@@ -30,6 +29,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from lightmysky.release import release
+
 ROOT = Path(__file__).resolve().parent.parent
 STAMP_FORMAT = "%Y%m%dT%H%M%SZ"
 
@@ -40,14 +41,6 @@ class Failed(Exception):
 
 def say(message: str) -> None:
     print(message, flush=True)
-
-
-def release() -> str:
-    """The version of the code that runs (pyproject.toml's, as installed), or "unknown"."""
-    try:
-        return importlib.metadata.version("lightmysky")
-    except importlib.metadata.PackageNotFoundError:
-        return "unknown"
 
 
 def site_settings():
