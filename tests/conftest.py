@@ -130,3 +130,27 @@ def editor_client(editor) -> Client:
     client = Client()
     client.force_login(editor)
     return client
+
+
+@pytest.fixture
+def redis_counters(settings):
+    """Rate-limit counters in the Redis of REDIS_URL (skipped when none answers), under a key
+    prefix of this test's own, removed afterwards. Yields the Redis client."""
+    import uuid
+
+    import redis
+
+    redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
+    server = redis.Redis.from_url(redis_url)
+    try:
+        server.ping()
+    except redis.ConnectionError:
+        pytest.skip(f"no Redis at {redis_url}")
+    settings.RATE_LIMIT_REDIS_URL = redis_url
+    settings.CACHE_KEY_PREFIX = f"test-{uuid.uuid4().hex}"
+    try:
+        yield server
+    finally:
+        for key in server.scan_iter(f"{settings.CACHE_KEY_PREFIX}:*"):
+            server.delete(key)
+        server.close()

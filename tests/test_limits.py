@@ -3,12 +3,8 @@
 from __future__ import annotations
 
 import io
-import os
-import uuid
 from datetime import UTC, datetime
 
-import pytest
-import redis
 import time_machine
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import call_command
@@ -150,27 +146,16 @@ def run_prune_counters() -> str:
     return out.getvalue()
 
 
-def test_with_a_redis_cache_url_the_counters_live_in_redis_until_their_window_ends(db, settings):
-    redis_url = os.environ.get("REDIS_URL", "redis://127.0.0.1:6379/0")
-    server = redis.Redis.from_url(redis_url)
-    try:
-        server.ping()
-    except redis.ConnectionError:
-        pytest.skip(f"no Redis at {redis_url}")
-    settings.RATE_LIMIT_REDIS_URL = redis_url
-    settings.CACHE_KEY_PREFIX = f"test-{uuid.uuid4().hex}"
+def test_with_a_redis_cache_url_the_counters_live_in_redis_until_their_window_ends(
+    db, settings, redis_counters
+):
     settings.RATE_LIMITS = settings.RATE_LIMITS | {"adopt": Limit(2, 30, 60)}
     guesser = browser_at("198.51.100.7")
-    try:
-        assert [guess_a_transfer_code(guesser) for _ in range(3)] == [400, 400, 429]
-        keys = server.keys(f"{settings.CACHE_KEY_PREFIX}:*")
-        assert len(keys) == 2
-        assert all(0 < server.ttl(key) <= 61 for key in keys)
-        assert not RateLimitCounter.objects.exists()
-    finally:
-        for key in server.scan_iter(f"{settings.CACHE_KEY_PREFIX}:*"):
-            server.delete(key)
-        server.close()
+    assert [guess_a_transfer_code(guesser) for _ in range(3)] == [400, 400, 429]
+    keys = redis_counters.keys(f"{settings.CACHE_KEY_PREFIX}:*")
+    assert len(keys) == 2
+    assert all(0 < redis_counters.ttl(key) <= 61 for key in keys)
+    assert not RateLimitCounter.objects.exists()
 
 
 def test_a_huge_forwarded_address_is_counted_not_a_500(db, settings):
