@@ -5,7 +5,7 @@ it empties first): the demo lessons, the 1,250 lessons of tools/catalogue.py, 50
 answered the first 40 lessons, and 300 problem reports. Then it asks for each page as a
 signed-in editor, in-process through Django's test client (so the figure is the server's work,
 without a browser or a network), five times, and prints the median, the slowest, the page's
-size and its sidebar's filter links. The budget (issue 51): each page's median under 1 s, and
+size and its sidebar's filter links. The budget: each page's median under 1 s, and
 at most 100 filter links on a list.
 """
 

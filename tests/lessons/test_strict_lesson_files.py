@@ -1,4 +1,4 @@
-"""Stricter lesson files (issue 51, item 7): invisible characters are errors with their line,
+"""Stricter lesson files: invisible characters are errors with their line,
 Markdown that will not show as written is a warning with its line, and a lesson file over
 256 KB is refused, through import_lessons (with and without --check), the admin's upload and,
 for invisible characters, the admin's own forms."""
