@@ -79,14 +79,23 @@ class Master:
 
     def reload(self, timeout: float = 120) -> None:
         """What `systemctl reload` does (docs/deploy.md: USR2), until the new master has taken
-        over from the old one."""
+        over and the old one, with its workers, has exited."""
         old = self.pid()
         assert old is not None
         os.kill(old, signal.SIGUSR2)
         deadline = time.monotonic() + timeout
-        while self.pid() in {old, None}:
+        while self.pid() in {old, None} or running(old):
             assert time.monotonic() < deadline, "the new master did not take over"
             time.sleep(0.1)
+
+
+def running(pid: int) -> bool:
+    """Whether the process runs (an exited child not yet waited for is a zombie: not running)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 @contextlib.contextmanager

@@ -139,14 +139,19 @@ def test_a_reload_reads_the_environment_file_again_with_no_answer_refused(
 ):
     """A key rotation and a changed setting take `systemctl reload`, not a restart: gunicorn
     reads ENVIRONMENT_FILE again, no answer fails or is lost, and the site runs on the new
-    values."""
+    values. The rotation is docs/deploy.md's two reloads: the new key first only accepted, then
+    used (a form signed with a key that a worker still serving does not know is refused)."""
     env = production_env(server_database, RATE_LIMIT_SCALE="1000")
     deploy(env)
     env_file = tmp_path / "lightmysky.env"
     env_file.write_text(f"SECRET_KEY={SECRET}\nSITE_URL=http://127.0.0.1\n")
+    new_key = "rotated-secret-key-" + "y" * 40
 
     def rotate() -> None:
-        new_key = "rotated-secret-key-" + "y" * 40
+        env_file.write_text(
+            f"SECRET_KEY={SECRET}\nSECRET_KEY_FALLBACKS={new_key}\nSITE_URL=http://127.0.0.1\n"
+        )
+        started[0].reload()
         env_file.write_text(
             f"SECRET_KEY={new_key}\nSECRET_KEY_FALLBACKS={SECRET}\nSITE_URL=http://localhost\n"
         )
