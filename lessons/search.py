@@ -26,10 +26,11 @@ from django.contrib.postgres.search import (
     SearchQuery,
     SearchRank,
     SearchVector,
+    SearchVectorField,
     TrigramWordSimilarity,
 )
 from django.db import connection, models, transaction
-from django.db.models import F, Value
+from django.db.models import F, Func, Value
 from django.db.models.functions import Concat, Greatest
 from django.utils.html import escape, strip_tags
 from django.utils.safestring import SafeString, mark_safe
@@ -226,15 +227,16 @@ def search(query: str, *, page: int = 1) -> Results:
     return Results(query=query, terms=terms, hits=hits, count=count, page=page)
 
 
-def matching_lesson_ids(query: str, *, limit: int = 1000) -> list[int]:
-    """The ids of the published lessons whose indexed text (title, summary, lesson, questions)
-    matches these words, up to `limit`: what the admin's lesson search adds to its own search
-    of titles and ids, which also finds drafts (the index holds published lessons only)."""
+def matching_lesson_ids(query: str, *, in_questions: bool = False, limit: int = 1000) -> list[int]:
+    """The ids of the published lessons whose indexed text (title, summary, lesson, questions;
+    or their questions alone) matches these words, up to `limit`: what the admin's lesson and
+    question searches add to their own search of texts and ids, which also finds drafts (the
+    index holds published lessons only)."""
     terms = parse(query)
     if not terms:
         return []
     engine = _postgres if connection.vendor == "postgresql" else _sqlite
-    return engine.ids(terms, limit=limit)
+    return engine.ids(terms, in_questions=in_questions, limit=limit)
 
 
 class _postgres:
@@ -247,8 +249,19 @@ class _postgres:
         return SearchEntry.objects.filter(vector=cls._query(terms)).count()
 
     @classmethod
-    def ids(cls, terms: Terms, *, limit: int) -> list[int]:
-        rows = SearchEntry.objects.filter(vector=cls._query(terms)).values_list("lesson_id")
+    def ids(cls, terms: Terms, *, in_questions: bool, limit: int) -> list[int]:
+        query = cls._query(terms)
+        entries = SearchEntry.objects.filter(vector=query)
+        if in_questions:  # the questions are the vector's D-weighted words
+            questions_only = Func(
+                F("vector"),
+                template="ts_filter(%(expressions)s, '{d}')",
+                output_field=SearchVectorField(),
+            )
+            entries = entries.annotate(questions_vector=questions_only).filter(
+                questions_vector=query
+            )
+        rows = entries.values_list("lesson_id")
         return [lesson_id for (lesson_id,) in rows[:limit]]
 
     @classmethod
@@ -321,11 +334,12 @@ class _sqlite:
             return cursor.fetchone()[0]
 
     @staticmethod
-    def ids(terms: Terms, *, limit: int) -> list[int]:
+    def ids(terms: Terms, *, in_questions: bool, limit: int) -> list[int]:
+        match = f"questions : ({terms.fts5()})" if in_questions else terms.fts5()
         with connection.cursor() as cursor:
             cursor.execute(
                 f"SELECT rowid FROM {FTS_TABLE} WHERE {FTS_TABLE} MATCH %s LIMIT %s",  # noqa: S608
-                [terms.fts5(), limit],
+                [match, limit],
             )
             return [row[0] for row in cursor.fetchall()]
 

@@ -227,3 +227,20 @@ def test_lesson_search_reads_published_text_through_the_index_and_drafts_by_titl
     assert draft.title in listing  # a draft: found by its title, as Django searches
     assert "Quiet Draft" not in listing  # drafts are not in the index
     assert "Message Passing" not in listing
+
+
+def test_question_search_reads_published_questions_through_the_index(editor_client, demo):
+    """"microbatching" is in no question's text; the index, which stems, finds the demo
+    lesson's questions by "microbatches". A lesson with the word only in its text is not a
+    question hit."""
+    term = "microbatching"
+    assert not Question.objects.filter(prompt__icontains=term).exists()
+    make_lesson(area=demo.area, title="Other", slug="other", body="All about microbatching.")
+    lessons = editor_client.get("/admin/lessons/lesson/", {"q": term}).content.decode()
+    assert "Other" in lessons and demo.title in lessons
+    listing = editor_client.get("/admin/lessons/question/", {"q": term}).content.decode()
+    found = demo.questions.filter(retired_at__isnull=True).count()
+    assert f"{found} questions" in listing
+    assert demo.questions.get(position=1).prompt[:40] in listing
+    nothing = editor_client.get("/admin/lessons/question/", {"q": "microbatching -stage"})
+    assert "0 questions" in nothing.content.decode()
