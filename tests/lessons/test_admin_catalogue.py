@@ -230,7 +230,7 @@ def test_lesson_search_reads_published_text_through_the_index_and_drafts_by_titl
 
 
 def test_question_search_reads_published_questions_through_the_index(editor_client, demo):
-    """"microbatching" is in no question's text; the index, which stems, finds the demo
+    """No question's text holds "microbatching"; the index, which stems, finds the demo
     lesson's questions by "microbatches". A lesson with the word only in its text is not a
     question hit."""
     term = "microbatching"
