@@ -18,7 +18,7 @@ from lightmysky import ratelimit
 from lightmysky.release import release
 from practice.models import Review
 from tests.ops.servers import ROOT, production_env
-from tests.practice.helpers import current_question, practice_url
+from tests.practice.helpers import answer
 
 # What docs/deploy.md's `curl -fsS http://127.0.0.1:8000/readyz` does: plain HTTP, no proxy header.
 PLAIN_HTTP_READYZ = (
@@ -54,11 +54,9 @@ def test_readyz_is_503_over_plain_http_with_a_migration_unapplied(client, db):
     }
 
 
-def test_readyz_is_503_over_plain_http_when_the_database_is_unreachable():
-    # The documented production environment, whose SSL redirect is on by default.
-    env = production_env("postgres://nobody@127.0.0.1:1/nothing")
-    del env["SECURE_SSL_REDIRECT"]
-    result = subprocess.run(
+def readyz_over_plain_http(env: dict[str, str]) -> subprocess.CompletedProcess:
+    """/readyz asked in a process of its own, under `env` (the settings are read at start)."""
+    return subprocess.run(
         [sys.executable, "manage.py", "shell", "--no-imports", "-c", PLAIN_HTTP_READYZ],
         cwd=ROOT,
         env=env,
@@ -66,6 +64,13 @@ def test_readyz_is_503_over_plain_http_when_the_database_is_unreachable():
         text=True,
         timeout=120,
     )
+
+
+def test_readyz_is_503_over_plain_http_when_the_database_is_unreachable():
+    # The documented production environment, whose SSL redirect is on by default.
+    env = production_env("postgres://nobody@127.0.0.1:1/nothing")
+    del env["SECURE_SSL_REDIRECT"]
+    result = readyz_over_plain_http(env)
     assert "RESULT 503 " in result.stdout, result.stdout + result.stderr
     assert "database unreachable" in result.stdout
 
@@ -112,10 +117,7 @@ def test_answers_go_through_uncounted_when_the_cache_is_down_with_one_warning_a_
     monkeypatch.setattr(ratelimit, "_cache_warned_at", -ratelimit.CACHE_WARNING_INTERVAL)
     statuses = []
     for _ in range(3):
-        question, token = current_question(client, practice_url(demo))
-        response = client.post(
-            practice_url(demo), {"token": token, "choice": sorted(question.correct_ids)}
-        )
+        response = answer(client, demo, right=True)
         statuses.append(response.status_code)
     assert statuses == [302, 302, 302]
     assert Review.objects.count() == 3
@@ -263,14 +265,7 @@ def postgres_refusing_the_password() -> Iterator[int]:
 def test_readyz_names_a_failed_database_authentication(postgres_refusing_the_password):
     secret = "not-the-password-41"
     env = production_env(f"postgres://sky:{secret}@127.0.0.1:{postgres_refusing_the_password}/sky")
-    result = subprocess.run(
-        [sys.executable, "manage.py", "shell", "--no-imports", "-c", PLAIN_HTTP_READYZ],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    result = readyz_over_plain_http(env)
     assert "RESULT 503 " in result.stdout, result.stdout + result.stderr
     assert 'database: password authentication failed for user \\"sky\\"' in result.stdout
     assert secret not in result.stdout + result.stderr

@@ -15,7 +15,7 @@ from lightmysky.models import RateLimitCounter
 from lightmysky.ratelimit import Limit
 from practice.models import Review
 from tests.conftest import SEED_PATH
-from tests.practice.helpers import current_question, practice_url
+from tests.practice.helpers import answer, current_question, practice_url
 
 # The start of an hour: a test that needs one window to last does not straddle two.
 WINDOW_START = datetime(2026, 12, 1, 10, 0, tzinfo=UTC)
@@ -36,10 +36,7 @@ def test_a_flood_of_answers_gets_429_with_retry_after(client, demo, settings):
     settings.RATE_LIMITS = settings.RATE_LIMITS | {"answer": Limit(5, 50, 60)}
     statuses = []
     for _ in range(8):
-        question, token = current_question(client, practice_url(demo))
-        response = client.post(
-            practice_url(demo), {"token": token, "choice": sorted(question.correct_ids)}
-        )
+        response = answer(client, demo, right=True)
         statuses.append(response.status_code)
     assert statuses == [302] * 5 + [429] * 3
     assert 0 < int(response["Retry-After"]) <= 60

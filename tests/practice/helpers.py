@@ -5,8 +5,10 @@ from __future__ import annotations
 import html
 import json
 import re
+import threading
 from datetime import datetime, timedelta
 
+from django.db import connection
 from django.test import Client
 from django.utils import timezone
 
@@ -166,3 +168,30 @@ def learn_everything_in(learner, lesson: Lesson, *, reviewed_days_ago: int) -> N
         )
         for kind, item in items
     )
+
+
+def post_together(session_cookie: str, url: str, forms: list[dict], *, timeout: float = 30) -> list:
+    """Post the forms from threads released at one instant, each with its own connection, as
+    several tabs or a script would; the responses, in the order they came."""
+    barrier = threading.Barrier(len(forms))
+    responses: list = []
+    errors: list = []
+
+    def post(data: dict) -> None:
+        browser = Client()
+        browser.cookies["sessionid"] = session_cookie
+        try:
+            barrier.wait(timeout=10)
+            responses.append(browser.post(url, data))
+        except Exception as error:  # surfaced by the assertion below
+            errors.append(error)
+        finally:
+            connection.close()
+
+    threads = [threading.Thread(target=post, args=(data,)) for data in forms]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=timeout)
+    assert not errors, errors
+    return responses

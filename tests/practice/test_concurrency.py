@@ -11,6 +11,7 @@ from django.test import Client
 
 from lessons.models import Lesson
 from practice.models import Learner, Memory, Review, Round
+from tests.practice import helpers
 from tests.practice.helpers import answer, current_question, form_token, practice_url, wrong_choices
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
@@ -19,30 +20,9 @@ THREADS = 8
 
 
 def post_together(session_cookie: str, url: str, forms: dict | list[dict]) -> list:
-    """Post forms from several threads at the same instant, each with its own connection."""
+    """The forms posted at one instant (one form: THREADS times)."""
     forms = forms if isinstance(forms, list) else [forms] * THREADS
-    barrier = threading.Barrier(len(forms))
-    responses: list = []
-    errors: list = []
-
-    def worker(data: dict) -> None:
-        browser = Client()
-        browser.cookies["sessionid"] = session_cookie
-        try:
-            barrier.wait(timeout=10)
-            responses.append(browser.post(url, data))
-        except Exception as error:  # surfaced by the assertion below
-            errors.append(error)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=worker, args=(data,)) for data in forms]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=30)
-    assert not errors, errors
-    return responses
+    return helpers.post_together(session_cookie, url, forms)
 
 
 @pytest.fixture

@@ -5,12 +5,10 @@ a browser at the cap imports again."""
 from __future__ import annotations
 
 import json
-import threading
 from datetime import timedelta
 
 import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
-from django.db import connection
 from django.db.models import Count, Max
 from django.test import Client
 from django.utils import timezone
@@ -18,7 +16,14 @@ from django.utils import timezone
 from lessons.models import Flashcard, Question
 from practice import progress_file
 from practice.models import Learner, Review
-from tests.practice.helpers import answer, exported, iso, progress_document, progress_item
+from tests.practice.helpers import (
+    answer,
+    exported,
+    iso,
+    post_together,
+    progress_document,
+    progress_item,
+)
 from tests.practice.test_progress import make_code, upload
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -53,34 +58,6 @@ def another_devices_file(questions: list[Question], reviews: int, device: int) -
     return json.dumps(progress_document(*items)).encode()
 
 
-def import_together(session_cookie: str, files: list[bytes]) -> list:
-    """Post the files from threads released at one instant, each with its own connection, as
-    several tabs or a script would."""
-    barrier = threading.Barrier(len(files))
-    responses: list = []
-    errors: list = []
-
-    def post(content: bytes) -> None:
-        browser = Client()
-        browser.cookies["sessionid"] = session_cookie
-        try:
-            barrier.wait(timeout=10)
-            upload_file = SimpleUploadedFile("progress.json", content)
-            responses.append(browser.post("/progress/import", {"file": upload_file}))
-        except Exception as error:  # surfaced by the assertion below
-            errors.append(error)
-        finally:
-            connection.close()
-
-    threads = [threading.Thread(target=post, args=(content,)) for content in files]
-    for thread in threads:
-        thread.start()
-    for thread in threads:
-        thread.join(timeout=120)
-    assert not errors, errors
-    return responses
-
-
 def test_imports_sent_at_once_keep_one_browser_within_both_caps(demo, monkeypatch, settings):
     # 2,000 answers a browser stand for the 40,000, so that five files overshoot it as in the
     # review; 700 answers for each of two questions overshoot the 1,000 an item may keep.
@@ -91,7 +68,10 @@ def test_imports_sent_at_once_keep_one_browser_within_both_caps(demo, monkeypatc
     questions = list(demo.questions.order_by("pk")[:2])
     files = [another_devices_file(questions, 700, device) for device in range(FILES)]
 
-    responses = import_together(browser.cookies["sessionid"].value, files)
+    forms = [{"file": SimpleUploadedFile("progress.json", content)} for content in files]
+    responses = post_together(
+        browser.cookies["sessionid"].value, "/progress/import", forms, timeout=120
+    )
 
     statuses = [response.status_code for response in responses]
     assert len(statuses) == FILES and 200 in statuses
