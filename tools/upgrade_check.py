@@ -55,6 +55,7 @@ import psycopg
 from lightmysky.release import release
 from tools.http_client import Browser, answer_form
 from tools.http_client import _NoRedirect as NoRedirect
+from tools.scratch import free_port, postgres_database
 
 ROOT = Path(__file__).resolve().parent.parent
 GUNICORN = Path(sys.executable).with_name("gunicorn")
@@ -106,28 +107,13 @@ def say(message: str) -> None:
     print(f"[upgrade-check] {message}", flush=True)
 
 
-def free_port() -> int:
-    import socket
-
-    with socket.socket() as probe:
-        probe.bind(("127.0.0.1", 0))
-        return probe.getsockname()[1]
-
-
 @contextlib.contextmanager
 def scratch_database() -> Iterator[str]:
     base = urlsplit(os.environ.get("DATABASE_URL") or "postgres://postgres@127.0.0.1:5432/postgres")
     if base.scheme not in {"postgres", "postgresql"}:
         base = urlsplit("postgres://postgres@127.0.0.1:5432/postgres")
-    admin = base._replace(path="/postgres").geturl()
-    name = f"lightmysky_upgrade_{os.getpid()}"
-    with psycopg.connect(admin, autocommit=True) as connection:
-        connection.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield base._replace(path=f"/{name}").geturl()
-    finally:
-        with psycopg.connect(admin, autocommit=True) as connection:
-            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with postgres_database(base.geturl(), f"lightmysky_upgrade_{os.getpid()}") as url:
+        yield url
 
 
 def site_env(database_url: str, static_root: Path) -> dict[str, str]:

@@ -3,9 +3,10 @@ from __future__ import annotations
 import os
 import secrets
 from pathlib import Path
-from urllib.parse import urlsplit
 
 import pytest
+
+from tools.scratch import postgres_database
 
 
 @pytest.fixture
@@ -16,15 +17,5 @@ def server_database(tmp_path: Path):
     if not base.startswith("postgres"):
         yield f"sqlite:///{tmp_path / 'servers.sqlite3'}"
         return
-    import psycopg
-
-    parts = urlsplit(base)
-    name = f"lightmysky_ops_{secrets.token_hex(4)}"
-    admin = parts._replace(path="/postgres").geturl()
-    with psycopg.connect(admin, autocommit=True) as connection:
-        connection.execute(f'CREATE DATABASE "{name}"')
-    try:
-        yield parts._replace(path=f"/{name}").geturl()
-    finally:
-        with psycopg.connect(admin, autocommit=True) as connection:
-            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+    with postgres_database(base, f"lightmysky_ops_{secrets.token_hex(4)}") as url:
+        yield url

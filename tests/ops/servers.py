@@ -5,7 +5,6 @@ from __future__ import annotations
 import contextlib
 import os
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -15,15 +14,11 @@ import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 
+from tools.scratch import free_port
+
 ROOT = Path(__file__).resolve().parents[2]
 GUNICORN = Path(sys.executable).with_name("gunicorn")
 SECRET = "operations-test-secret-key-" + "x" * 40
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def deploy(env: dict[str, str], *, root: Path = ROOT) -> None:
