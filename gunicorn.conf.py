@@ -27,11 +27,13 @@ forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
 preload_app = True
 
 # systemd reads the environment file only when it starts the service; a reload reads it here
-# again, so a changed variable or key needs no restart.
+# again, so a changed, added or removed variable or key needs no restart.
+_environment_file: dict[str, str] = {}
 if os.environ.get("ENVIRONMENT_FILE"):
     from lightmysky.lib.envfile import read_environment_file
 
-    raw_env = [f"{k}={v}" for k, v in read_environment_file(os.environ["ENVIRONMENT_FILE"]).items()]
+    _environment_file = read_environment_file(os.environ["ENVIRONMENT_FILE"])
+    raw_env = [f"{k}={v}" for k, v in _environment_file.items()]
 
 # A worker is replaced after this many requests, a guard against slow growth of its memory. A
 # replacement once cost about 0.7 s of CPU while its requests waited (the new worker imported the
@@ -81,6 +83,11 @@ if not os.environ.get("METRICS_DIR"):
 def pre_exec(server):
     # The master a reload starts keeps counting in the same folder.
     server.cfg.env_orig["METRICS_DIR"] = os.environ["METRICS_DIR"]
+    # It starts with the environment systemd gave the first master, which holds the file's
+    # variables as they were then; it sets them again from the file as it is now, so one that
+    # was removed from the file must not come back from there.
+    for name in _environment_file.keys() - {"ENVIRONMENT_FILE"}:
+        server.cfg.env_orig.pop(name, None)
 
 
 def when_ready(server):

@@ -12,7 +12,9 @@ import shutil
 import threading
 import time
 from collections import Counter
+from pathlib import Path
 
+from lightmysky.lib.envfile import read_environment_file
 from tests.conftest import SEED_PATH
 from tests.ops.servers import ROOT, SECRET, deploy, gunicorn, manage, production_env
 from tools.http_client import Browser, answer_form
@@ -140,11 +142,15 @@ def test_a_reload_reads_the_environment_file_again_with_no_answer_refused(
     """A key rotation and a changed setting take `systemctl reload`, not a restart: gunicorn
     reads ENVIRONMENT_FILE again, no answer fails or is lost, and the site runs on the new
     values. The rotation is docs/deploy.md's two reloads: the new key first only accepted, then
-    used (a form signed with a key that a worker still serving does not know is refused)."""
+    used (a form signed with a key that a worker still serving does not know is refused); a
+    third reload, with the old key taken out of the file, leaves it out of the site."""
     env = production_env(server_database, RATE_LIMIT_SCALE="1000")
     deploy(env)
     env_file = tmp_path / "lightmysky.env"
-    env_file.write_text(f"SECRET_KEY={SECRET}\nSITE_URL=http://127.0.0.1\n")
+    leftover = "an-earlier-rotations-key-" + "z" * 40
+    env_file.write_text(
+        f"SECRET_KEY={SECRET}\nSECRET_KEY_FALLBACKS={leftover}\nSITE_URL=http://127.0.0.1\n"
+    )
     new_key = "rotated-secret-key-" + "y" * 40
 
     def rotate() -> None:
@@ -158,10 +164,16 @@ def test_a_reload_reads_the_environment_file_again_with_no_answer_refused(
         started[0].reload()
 
     started: list = []
-    with gunicorn(env | {"ENVIRONMENT_FILE": str(env_file)}, started=started) as base:
+    # As systemd starts the service: the file's variables in the first master's environment.
+    service_env = env | read_environment_file(env_file) | {"ENVIRONMENT_FILE": str(env_file)}
+    with gunicorn(service_env, started=started) as base:
         status, before = Browser().request(base + "/")
         result = answers_under_load(base, rotate)
         status, after = Browser().request(base + "/")
+        env_file.write_text(f"SECRET_KEY={new_key}\nSITE_URL=http://localhost\n")
+        started[0].reload()
+        master_env = Path(f"/proc/{started[0].pid()}/environ").read_bytes().split(b"\0")
     assert '<link rel="canonical" href="http://127.0.0.1/">' in before
     assert '<link rel="canonical" href="http://localhost/">' in after
+    assert not [line for line in master_env if line.startswith(b"SECRET_KEY_FALLBACKS=")]
     assert_nothing_failed_or_lost(env, *result)
