@@ -163,12 +163,13 @@ def readyz(request: HttpRequest) -> JsonResponse:
     process runs, so an upgrade can see each server take it up."""
     problems = []
     if problem := database_file_problem():
-        problems.append(problem)
-    try:
-        if pending := unapplied_migrations():
-            problems.append(f"{len(pending)} migration(s) not applied")
-    except DatabaseError as error:
-        problems.append(database_problem(error))
+        problems.append(problem)  # and no query, which would make an empty file at the path
+    else:
+        try:
+            if pending := unapplied_migrations():
+                problems.append(f"{len(pending)} migration(s) not applied")
+        except DatabaseError as error:
+            problems.append(database_problem(error))
     for check in (cache_problem, site_host_problem, static_files_problem, media_problem):
         if problem := check():
             problems.append(problem)

@@ -56,14 +56,8 @@ def reopen_if_replaced(**kwargs: object) -> None:
 
 
 def database_file_problem() -> str | None:
-    """For /readyz: the default database's file is missing, or is not the one in use."""
-    wrapper = connections["default"]
-    if (path := _path(wrapper)) is None:
-        return None
-    current = _identity(path)
-    if current is None:
+    """For /readyz: the default database's file is missing (a replaced one was reopened when
+    the request started)."""
+    if (path := _path(connections["default"])) is not None and _identity(path) is None:
         return f"database file {path} is missing: moved or deleted while the site runs"
-    opened = getattr(wrapper, "opened_file", None)
-    if wrapper.connection is not None and opened is not None and opened != current:
-        return f"database file {path} was replaced: this worker still has the old one open"
     return None

@@ -31,6 +31,7 @@ def test_workers_reopen_a_replaced_file_and_are_not_ready_while_it_is_missing(tm
     live = tmp_path / "site.sqlite3"
     env = production_env(f"sqlite:///{live}")
     manage(env, "migrate", "--no-input", "-v0")
+    manage(env, "collectstatic", "--no-input", "-v0")  # the test alone must find the manifest
     # The replacement lacks the newest migration's record: a worker that reads it says so.
     replacement = tmp_path / "replacement.sqlite3"
     with sqlite3.connect(live) as source, sqlite3.connect(replacement) as copy:
@@ -52,3 +53,16 @@ def test_workers_reopen_a_replaced_file_and_are_not_ready_while_it_is_missing(tm
         assert status == 503
         assert f"database file {live} is missing: moved or deleted while the site runs" in problems
         assert not live.exists()  # not made again, empty, by the check
+
+
+def test_a_worker_with_no_connection_open_does_not_make_a_missing_file_again(tmp_path):
+    live = tmp_path / "site.sqlite3"
+    env = production_env(f"sqlite:///{live}", CONN_MAX_AGE="0")  # closed after each request
+    manage(env, "migrate", "--no-input", "-v0")
+    manage(env, "collectstatic", "--no-input", "-v0")
+    with gunicorn(env, workers=1) as base:
+        live.rename(tmp_path / "moved.sqlite3")
+        status, problems = readiness(base)
+    assert status == 503
+    assert problems == [f"database file {live} is missing: moved or deleted while the site runs"]
+    assert not live.exists()
