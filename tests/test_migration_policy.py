@@ -4,9 +4,9 @@
 schema. Each operation that the previous release's code can trip over is flagged:
 
 - a new column that is NOT NULL without a database default (a plain `default=` lives in Python
-  only, and the old code's inserts fail: 247 refused answers in the first operators' review);
+  only, and the old code's inserts fail, refusing answers);
 - an `AlterField` that drops a column's database default or makes it NOT NULL, judged against the
-  field as the migrations before it left it (64 refused answers in the second review);
+  field as the migrations before it left it (the old code's inserts fail the same way);
 - a new constraint (`AddConstraint`, a unique index, `unique_together`): rows the old code
   writes may break it;
 - a removal or a rename of a column, a table or a model;
