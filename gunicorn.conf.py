@@ -21,9 +21,8 @@ forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
 # once. gunicorn's HUP would then keep the old code: `systemctl reload` sends USR2 instead
 # (docs/deploy.md), which starts a new master on the code, configuration and environment file
 # now on disk; once its workers are up it retires the old master (`post_worker_init` below),
-# whose workers finish their requests. Answers never wait for workers to import the site: the
-# longest wait for an answer through a reload went from 3.6 to 3.8 s (HUP, no preload) to 0.5 to
-# 1.5 s on a 2-core machine shared with other work (tools/upgrade_check.py).
+# whose workers finish their requests. Answers never wait for workers to import the site
+# (`make upgrade-check` measures the longest wait through a reload).
 preload_app = True
 
 # systemd reads the environment file only when it starts the service; a reload reads it here
@@ -35,10 +34,8 @@ if os.environ.get("ENVIRONMENT_FILE"):
     _environment_file = read_environment_file(os.environ["ENVIRONMENT_FILE"])
     raw_env = [f"{k}={v}" for k, v in _environment_file.items()]
 
-# A worker is replaced after this many requests, a guard against slow growth of its memory. A
-# replacement once cost about 0.7 s of CPU while its requests waited (the new worker imported the
-# site); forked from the preloaded master it costs little, but the guard is kept lax
-# (docs/performance.md). 0 never replaces one.
+# A worker is replaced after this many requests, a guard against slow growth of its memory;
+# kept lax, since a replacement's requests wait while it starts. 0 never replaces one.
 max_requests = int(os.environ.get("GUNICORN_MAX_REQUESTS", "100000"))
 max_requests_jitter = max_requests // 10  # workers started together are not replaced together
 # gunicorn 27's runtime control socket is not needed (and clashes when several run on one host).

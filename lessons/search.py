@@ -98,10 +98,6 @@ class Terms:
         wanted = [_websearch_term(term) for term in self.include]
         return " ".join(wanted + [f"-{_websearch_term(term)}" for term in self.exclude])
 
-    def in_words(self) -> str:
-        """The terms as a learner would type them again (for "did you mean")."""
-        return self.websearch()
-
 
 def _fts5_string(term: tuple[str, ...]) -> str:
     return '"' + " ".join(term).replace('"', '""') + '"'
@@ -120,13 +116,10 @@ def parse(text: str) -> Terms:
     cut = False
     for match in TOKEN.finditer(CONTROL.sub(" ", text)):
         minus = match.group(1) or match.group(3)
-        quoted = match.group(2) is not None
         words = tuple(
             w[:MAX_WORD_CHARS]
             for w in WORD.findall((match.group(2) or match.group(4) or "").lower())
         )
-        if not quoted and len(words) == 1 and words[0] in STOP_WORDS:
-            continue
         if not words or all(word in STOP_WORDS for word in words):
             continue
         if words in include or words in exclude:
@@ -191,13 +184,9 @@ class Results:
                 "Those words are too common to search for (or only say what to leave out): "
                 "add a word the lesson would use."
             )
-        if self.cut:
+        if self.terms.cut:
             return f"Only the first {MAX_TERMS} words were searched for."
         return ""
-
-    @property
-    def cut(self) -> bool:
-        return self.terms.cut
 
 
 def search(query: str, *, page: int = 1) -> Results:
@@ -318,7 +307,7 @@ class _postgres:
         corrected = Terms(
             tuple(tuple(fixed[w] for w in term) for term in terms.include), terms.exclude
         )
-        return corrected.in_words()
+        return corrected.websearch()  # as a learner would type them
 
 
 class _sqlite:

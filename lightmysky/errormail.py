@@ -1,12 +1,12 @@
 """Error mails to ADMINS that never hold up a request and never flood the inbox.
 
 The mail is composed in the request (the traceback and the request exist only then) and sent by
-a thread of its own, with EMAIL_TIMEOUT, so a mail server that is slow or mute costs the failing
-request nothing. One mail per kind of error (exception type or status, and view) per
-ERROR_MAIL_INTERVAL seconds: the first one says that more of its kind may follow only in the log.
-Health probes are never mailed: a failing /readyz is the balancer's business, every 2 seconds.
-With METRICS_DIR (under gunicorn) the interval holds for the whole server, every worker
-together; without it, for this process.
+a thread of its own, with the mailer's timeout (MAILERS), so a mail server that is slow or mute
+costs the failing request nothing. One mail per kind of error (exception type or status, and
+view) per ERROR_MAIL_INTERVAL seconds: the first one says that more of its kind may follow only
+in the log. Health probes are never mailed: a failing /readyz is the balancer's business, every
+2 seconds. With METRICS_DIR (under gunicorn) the interval holds for the whole server, every
+worker together; without it, for this process.
 """
 
 from __future__ import annotations

@@ -1,8 +1,8 @@
 """Sessions kept in the database and read through the Redis of CACHE_URL while it answers.
 
 Django's cached_db store forgives a failed cache read and write, but not the check of a new
-session key nor the write after a read from the database: with Redis down, a new learner's first
-answer, and any session not in the cache, was a 500. Here a failed call is a cache miss (the
+session key nor the write after a read from the database, so with Redis down a new learner's
+first answer would be a 500. Here a failed call is a cache miss (the
 database has every session), counted in /metrics and warned of once a minute. A failed delete
 still fails the request: a session ended in the database must not live on in the cache.
 """

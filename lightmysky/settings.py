@@ -616,8 +616,8 @@ LOGGING = {
     "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
     "loggers": {
         # One mail handler (it mails only with ADMINS set) for all of Django's errors, in place
-        # of Django's default one (which
-        # sat beside it and doubled every mail) and of its console handler (root has one).
+        # of Django's default mail handler (two would mail twice) and of its console handler
+        # (root has one).
         "django": {"handlers": ["mail_admins"], "level": "INFO"},
         # Requests are logged once, by lightmysky.requests; Django's own lines would repeat them.
         "django.request": {"level": "ERROR"},

@@ -69,7 +69,7 @@ def index_published_lessons(apps, schema_editor):
 
 
 class Migration(migrations.Migration):
-    """Full-text search of published lessons (issue 53): one entry per published lesson, read
+    """Full-text search of published lessons: one entry per published lesson, read
     by each database's own engine (lessons/search.py)."""
 
     dependencies = [

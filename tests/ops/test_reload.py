@@ -2,7 +2,8 @@
 upgrade, loses no answer under load, and neither does a migration that follows the policy, run
 while the old code serves.
 
-A restart refuses answers while no server listens; a reload must refuse none. Loopback only, bounded in time, and it stops by itself.
+A restart refuses answers while no server listens; a reload must refuse none. Loopback only,
+bounded in time, and it stops by itself.
 """
 
 from __future__ import annotations
