@@ -236,6 +236,16 @@ def test_the_results_page_takes_a_constant_number_of_queries(client, demo, asser
     with assert_max_queries(4):  # a visitor: no session, no progress, no counter
         response = type(client)().get("/search", {"q": "orbit"})
     assert len(hit_blocks(response.content.decode())) == search.PER_PAGE
+    # The same for the htmx fragment and the Markdown twin, and the API (which reads no session)
+    with assert_max_queries(6):
+        fragment = client.get("/search", {"q": "orbit"}, headers={"HX-Request": "true"})
+    assert len(hit_blocks(fragment.content.decode())) == search.PER_PAGE
+    with assert_max_queries(6):
+        assert client.get("/search.md", {"q": "orbit"}).status_code == 200
+    with assert_max_queries(3):
+        assert client.get("/api/v1/search", {"q": "orbit"}).status_code == 200
+    with assert_max_queries(0):  # only common words: nothing to ask the database
+        assert type(client)().get("/search.md", {"q": "the and"}).status_code == 200
 
 
 def test_results_come_20_a_page(client, db):
