@@ -6,7 +6,7 @@ postgres@127.0.0.1:5432, and dropped at the end), with LEARNERS learners answeri
 lessons as a browser without JavaScript does (GET the practice page, POST its token and a
 choice; an answer is acknowledged by the redirect to its feedback):
 
-- **reload**: one gunicorn of 5 workers, sent what `systemctl reload` sends (RELOAD_SIGNAL, as
+- **reload**: one gunicorn of 5 workers, sent what `systemctl reload` sends (USR2, as
   docs/deploy.md's unit does). It reports the longest time without an acknowledged answer
   during the reload beside the longest before it, and fails if the reload's exceeds
   MAX_RELOAD_STALL.
@@ -65,9 +65,6 @@ LESSONS = [
     "/learn/computing/message-passing-and-asynchronous-work-mt_twcpO-945r",
 ]
 LEARNERS = 8
-# What docs/deploy.md's unit sends on `systemctl reload` (ExecReload=/bin/kill -s USR2 $MAINPID);
-# UPGRADE_CHECK_SIGNAL=SIGHUP measures gunicorn's plain reload for comparison.
-RELOAD_SIGNAL = signal.Signals[os.environ.get("UPGRADE_CHECK_SIGNAL", "SIGUSR2")]
 # Seconds without an acknowledged answer that a reload may cause. Measured on a 2-core machine
 # shared with other work (load average 10 to 14): 0.5 to 1.5 s, against 3.6 to 3.8 s for HUP
 # without preloading, which this must stay clear of.
@@ -175,7 +172,8 @@ class Server:
         return self.release() == version
 
     def reload(self) -> None:
-        os.kill(self.master(), RELOAD_SIGNAL)
+        # What docs/deploy.md's unit sends on `systemctl reload` (ExecReload=kill -s USR2 …).
+        os.kill(self.master(), signal.SIGUSR2)
 
     def stop(self) -> None:
         with contextlib.suppress(OSError, ValueError):
@@ -323,11 +321,7 @@ def reload_run(work: Path) -> dict:
                 old_master = server.master()
                 server.reload()
                 wait_for(
-                    lambda: (
-                        server.pid_file.exists() and server.master() != old_master
-                        if RELOAD_SIGNAL == signal.SIGUSR2
-                        else True
-                    ),
+                    lambda: server.pid_file.exists() and server.master() != old_master,
                     "the new master",
                 )
                 time.sleep(4)
