@@ -9,6 +9,16 @@ from pathlib import Path
 
 from gunicorn import systemd
 
+# systemd reads the environment file only when it starts the service; a reload reads it here
+# again, before the settings below and the site read it, so a changed, added or removed variable
+# or key needs no restart (`pre_exec` below).
+_environment_file: dict[str, str] = {}
+if os.environ.get("ENVIRONMENT_FILE"):
+    from lightmysky.lib.envfile import read_environment_file
+
+    _environment_file = read_environment_file(os.environ["ENVIRONMENT_FILE"])
+    os.environ.update(_environment_file)
+
 bind = os.environ.get("BIND", "127.0.0.1:8000")
 workers = int(os.environ.get("WEB_CONCURRENCY", multiprocessing.cpu_count() * 2 + 1))
 threads = int(os.environ.get("GUNICORN_THREADS", "1"))
@@ -24,15 +34,6 @@ forwarded_allow_ips = os.environ.get("FORWARDED_ALLOW_IPS", "127.0.0.1")
 # whose workers finish their requests. Answers never wait for workers to import the site
 # (`make upgrade-check` measures the longest wait through a reload).
 preload_app = True
-
-# systemd reads the environment file only when it starts the service; a reload reads it here
-# again, so a changed, added or removed variable or key needs no restart.
-_environment_file: dict[str, str] = {}
-if os.environ.get("ENVIRONMENT_FILE"):
-    from lightmysky.lib.envfile import read_environment_file
-
-    _environment_file = read_environment_file(os.environ["ENVIRONMENT_FILE"])
-    raw_env = [f"{k}={v}" for k, v in _environment_file.items()]
 
 # A worker is replaced after this many requests, a guard against slow growth of its memory;
 # kept lax, since a replacement's requests wait while it starts. 0 never replaces one.

@@ -84,13 +84,26 @@ class Master:
             time.sleep(0.1)
 
 
+def _stat(path: Path) -> list[str]:
+    """A process's state, parent and the rest (/proc/PID/stat after its name); [] once gone."""
+    try:
+        return path.read_text().rsplit(")", 1)[1].split()
+    except OSError:
+        return []
+
+
 def running(pid: int) -> bool:
     """Whether the process runs (an exited child not yet waited for is a zombie: not running)."""
-    try:
-        stat = Path(f"/proc/{pid}/stat").read_text()
-    except OSError:
-        return False
-    return stat.rsplit(")", 1)[1].split()[0] != "Z"
+    return _stat(Path(f"/proc/{pid}/stat"))[:1] not in ([], ["Z"])
+
+
+def children(pid: int) -> list[int]:
+    """The processes whose parent is `pid` (a gunicorn master's workers)."""
+    return [
+        int(path.parent.name)
+        for path in Path("/proc").glob("[0-9]*/stat")
+        if _stat(path)[1:2] == [str(pid)]
+    ]
 
 
 @contextlib.contextmanager

@@ -16,7 +16,7 @@ from pathlib import Path
 
 from lightmysky.lib.envfile import read_environment_file
 from tests.conftest import SEED_PATH
-from tests.ops.servers import ROOT, SECRET, deploy, gunicorn, manage, production_env
+from tests.ops.servers import ROOT, SECRET, children, deploy, gunicorn, manage, production_env
 from tools.http_client import Browser, answer_form
 
 LEARNERS = 8
@@ -170,10 +170,13 @@ def test_a_reload_reads_the_environment_file_again_with_no_answer_refused(
         status, before = Browser().request(base + "/")
         result = answers_under_load(base, rotate)
         status, after = Browser().request(base + "/")
-        env_file.write_text(f"SECRET_KEY={new_key}\nSITE_URL=http://localhost\n")
+        env_file.write_text(f"SECRET_KEY={new_key}\nSITE_URL=http://localhost\nWEB_CONCURRENCY=3\n")
         started[0].reload()
-        master_env = Path(f"/proc/{started[0].pid()}/environ").read_bytes().split(b"\0")
+        master = started[0].pid()
+        master_env = Path(f"/proc/{master}/environ").read_bytes().split(b"\0")
+        workers = children(master)
     assert '<link rel="canonical" href="http://127.0.0.1/">' in before
     assert '<link rel="canonical" href="http://localhost/">' in after
     assert not [line for line in master_env if line.startswith(b"SECRET_KEY_FALLBACKS=")]
+    assert len(workers) == 3  # gunicorn's own settings come from the file as it is now, too
     assert_nothing_failed_or_lost(env, *result)
