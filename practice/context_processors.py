@@ -18,4 +18,6 @@ def sky_counter(request: HttpRequest) -> dict:
     return {
         "sky_counter": SimpleLazyObject(counter),
         "unlit_days": sky.UNLIT_MAX_INTERVAL.days,  # how soon a star not yet lit comes back
+        # What lights a fresh star of a four-choice question, to say when kindled ones can light.
+        "rights_to_light": sky.right_answers_to_light(sky.guess_rate(4, several=False)),
     }

@@ -135,6 +135,12 @@ class Evidence:
         return Evidence(KINDLING, score, since, self.lit_at)
 
 
+def right_answers_to_light(guess_rate: float) -> int:
+    """How many right answers in a row light a star that has no answers yet (they must also
+    span a day): three for a question with four choices."""
+    return math.ceil(LIGHT_SCORE / math.log((1 - SLIP) / guess_rate))
+
+
 def due_until_lit(due: datetime, last_review: datetime | None, level: int) -> datetime:
     """When an item comes back: as the scheduler says, but within UNLIT_MAX_INTERVAL of its
     last review until its star is lit."""

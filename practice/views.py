@@ -496,15 +496,17 @@ def _flashcard_context(
     }
     learner = selectors.learner_for_request(request)
     if position >= len(sequence) and cards and learner is not None:
-        set_reviews = Review.objects.filter(
+        recent = Review.objects.filter(
             learner=learner,
             lesson=lesson,
             flashcard__isnull=False,
             practice=False,
             reviewed_at__gte=now - REVIEW_BATCH_LIFETIME,
-        )
+        ).order_by("reviewed_at", "pk")
+        # This set's rating of each card is its latest: "Go through them again" is a new set.
+        set_reviews = {review.flashcard_id: review for review in recent}
         context["summary"] = stars.sitting_summary(
-            learner=learner, reviews=list(set_reviews), now=now
+            learner=learner, reviews=list(set_reviews.values()), now=now
         )
     if position < len(sequence):
         card = sequence[position]

@@ -9,6 +9,7 @@ from datetime import timedelta
 
 import time_machine
 from django.utils import timezone
+from django.utils.html import escape
 
 from practice.models import Review
 from tests.practice.helpers import (
@@ -101,6 +102,9 @@ def test_review_verdicts_and_the_set_summary_name_the_stars_they_light(client, d
     assert verdicts == [["lit"]] * 8  # day 6: each star lit at its answer
     assert "Set done" in end and "This set lit <strong>8 stars</strong>." in end
     assert end.count('class="constellation large"') == 1  # drawn in its constellation
+    # named, since a set can draw several lessons, with one way on to the whole sky
+    assert f'<strong class="sitting-lesson">{escape(demo.title)}</strong>' in end
+    assert end.count(">Your whole sky</a>") == 1
 
 
 def test_each_flashcard_rating_tells_the_next_card_what_it_did(client, demo):

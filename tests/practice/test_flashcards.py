@@ -134,3 +134,25 @@ def test_a_card_rated_again_comes_back_once_at_the_end_as_practice(client, demo)
     assert Memory.objects.get(flashcard=cards[0]).memory_state == memory_before
     done = client.get(response["Location"]).content.decode()
     assert f"All {len(cards)} cards rated" in done
+
+
+def rate_every_card(client, url, rating: str) -> str:
+    """One pass through the lesson's cards, each given `rating`; the page it ends on."""
+    response = client.get(url)
+    while "card" in response.context and response.context["card"] is not None:
+        data = {"token": form_token(response), "rating": rating}
+        if response.context.get("again_ids"):
+            data["again"] = response.context["again_ids"]
+        response = client.get(client.post(url, data)["Location"])
+    return response.content.decode()
+
+
+def test_going_through_the_cards_again_sums_up_that_set_only(client, demo):
+    url = flashcards_url(demo)
+    cards = demo.flashcards.count()
+    first = rate_every_card(client, url, "3")
+    assert f"This set kindled <strong>{cards} stars</strong>." in first
+    # The same cards again at once: rated Good again, they were kindled already.
+    second = rate_every_card(client, url, "3")
+    assert f"All {cards} cards rated" in second
+    assert "This set kindled" not in second and "No star lit or kindled this set" in second

@@ -186,6 +186,9 @@ def test_a_second_tab_answering_a_question_the_first_tab_answered_is_told_so(cli
     )
     html = late.content.decode()
     assert "You answered this question already" in html and "✓</span> Right" in html
+    # The first tab's answer kindled the star; the second tab does not announce it again.
+    assert Review.objects.get(question=question).star_change == "kindled"
+    assert "Star kindled" not in html
     assert Review.objects.filter(question=question).count() == 1
 
 

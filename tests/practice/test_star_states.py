@@ -95,8 +95,9 @@ def test_a_new_browser_answering_the_seed_round_right_sees_kindled_stars_not_lit
     assert all(memory.lit_at is None for memory in memories(client))
     end = client.get(practice_url(demo) + "?summary=1").content.decode()
     assert "This round kindled <strong>8 stars</strong>." in end
-    assert "lights when you answer it right again on another day" in end
-    assert "each comes back within 3 days" in end
+    # When they can light, as the rule has it: a second right answer is not enough.
+    assert "for a question with four choices, at least 3 right answers in a row" in end
+    assert "Until it is lit, each comes back within 3 days" in end
 
 
 def test_right_answers_on_two_days_light_the_stars_a_lucky_guess_could_not(client, demo):
