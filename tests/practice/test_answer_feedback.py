@@ -95,7 +95,11 @@ def test_review_verdicts_and_the_set_summary_name_the_stars_they_light(client, d
                     headers={"HX-Request": "true"},
                 ).content.decode()
                 verdicts.append(re.findall(r"Star (lit|kindled)</p>", posted))
-                assert live_region(posted)[1].startswith("Right.")
+                announced = live_region(posted)[1]
+                assert announced.startswith("Right.")
+                # the set's progress, and how many are still due (a set can end before 8)
+                done = len(verdicts)
+                assert announced.endswith(f" {done} of 8 done in this set, {8 - done} due.")
             end = client.get("/review").content.decode()
         if day == 3:  # more evidence, not yet enough: the stars stay kindled, and say nothing
             assert verdicts == [[]] * 8
