@@ -138,8 +138,9 @@ function showKeyHints(root) {
   for (const hint of root.querySelectorAll("[data-keys-hint]")) hint.hidden = false;
 }
 
-// Times in the learner's own time zone (the page says UTC without JavaScript).
-const localTime = new Intl.DateTimeFormat(undefined, { weekday: "long", day: "numeric", month: "long", hour: "2-digit", minute: "2-digit" });
+// Times in the learner's own time zone (the page says UTC without JavaScript), written the
+// way the rest of the page is (its lang), not in the browser's locale.
+const localTime = new Intl.DateTimeFormat(document.documentElement.lang || undefined, { weekday: "long", day: "numeric", month: "long", hour: "2-digit", minute: "2-digit" });
 function showLocalTimes(root) {
   for (const time of root.querySelectorAll("time[data-local]")) {
     const moment = new Date(time.dateTime);

@@ -3,10 +3,13 @@
 from __future__ import annotations
 
 import re
+from datetime import datetime
+from zoneinfo import ZoneInfo
 
 from playwright.sync_api import Page, expect
 
 from lessons.models import Lesson, Question
+from tests.browser.pages import answer_first_question
 from tests.conftest import SEED_PATH as LESSON_PATH
 
 
@@ -103,3 +106,24 @@ def test_round_without_javascript_works_through_plain_forms(browser, live_server
     other.goto(live_server.url + LESSON_PATH + "/practice")
     expect(other.get_by_role("heading", name="Question 1 of 8")).to_be_visible()
     context.close()
+
+
+def test_when_an_item_comes_back_is_in_the_learners_zone_and_the_pages_english(
+    browser, live_server, seed
+):
+    """A browser set to American English in New York: /review's time is New York's, written
+    day before month on a 24-hour clock like the rest of the (British English) page."""
+    context = browser.new_context(locale="en-US", timezone_id="America/New_York")
+    page = context.new_page()
+    try:
+        answer_first_question(page, live_server.url)
+        page.goto(live_server.url + "/review")
+        shown = page.locator("time[data-local]")
+        expect(shown).not_to_contain_text("UTC")  # rewritten by the page's script
+        moment = datetime.fromisoformat(shown.get_attribute("datetime"))
+        there = moment.astimezone(ZoneInfo("America/New_York"))
+        text = shown.inner_text()
+        assert f"{there.day} {there:%B}" in text and f"{there:%H:%M}" in text, text
+        assert "AM" not in text and "PM" not in text
+    finally:
+        context.close()
