@@ -162,7 +162,19 @@ document.addEventListener("DOMContentLoaded", () => {
     button.hidden = false;
     button.addEventListener("click", () => window.print());
   }
+  hideStickyStartWhileTheStartShows();
 });
+
+// A lesson's bar that follows the reader on a phone is not needed while the lesson's own
+// "Start the questions" is on screen: one button, not two.
+function hideStickyStartWhileTheStartShows() {
+  const start = document.querySelector(".lesson-start");
+  const bar = document.querySelector(".lesson-sticky-start");
+  if (!start || !bar || !("IntersectionObserver" in window)) return;
+  new IntersectionObserver(([entry]) => {
+    bar.classList.toggle("is-redundant", entry.isIntersecting);
+  }).observe(start);
+}
 
 // A printed worksheet carries its answer key, closed on screen or not. CSS opens it where the
 // browser styles ::details-content; elsewhere this opens it for the print and closes it after.
