@@ -265,7 +265,9 @@ def _missed_practice(
             practice=True,
         ).first()
         if review is not None:
-            context["feedback"] = feedback_for(review, missed[number - 1])
+            context["feedback"] = feedback_for(
+                review, missed[number - 1], differ_from=_earlier_showing(review)
+            )
             return context
     if number <= len(missed):
         question = missed[number - 1]
@@ -274,10 +276,13 @@ def _missed_practice(
             lesson_id=lesson.pk, kind="question", item_id=question.pk, practice=True, nonce=nonce
         )
         seed = submissions.once_attempt_key(nonce)
+        # In another order than it was last shown in, as its verdict will read it.
+        answered = next(r for r in progress.reviews if r.question_id == question.pk)
+        earlier = selectors.last_attempt_key(answered)
         context |= {
             "question": question,
             "token": token,
-            "choices": question.choices_shown(seed, differ_from=progress.first_showing(question)),
+            "choices": question.choices_shown(seed, differ_from=earlier),
         }
     return context
 
@@ -305,7 +310,7 @@ def _missed_practice_answer(
         return HttpResponseRedirect(target + "#feedback")
     context = {
         "lesson": lesson,
-        "feedback": feedback_for(review, question),
+        "feedback": feedback_for(review, question, differ_from=_earlier_showing(review)),
         "missed": {"number": number},
     }
     return push_url(render(request, f"{ROUND_TEMPLATE}#practice-card", context), target)

@@ -413,3 +413,22 @@ def test_a_right_guess_shows_no_star_beside_the_verdict(client, demo):
     )
     html = client.get(response["Location"]).content.decode()
     assert "Right" in html and 'class="reward' not in html
+
+
+def test_practising_a_missed_question_marks_the_choices_in_the_order_it_asked_them(
+    client, demo, settings
+):
+    """Each showing is shuffled away from the one before; the verdict must read the same
+    showing, or its letters name other choices than the learner saw. A shuffle lands on the
+    earlier order one time in 24, so the question is practised until that has surely come up."""
+    settings.RATE_LIMITS = {**settings.RATE_LIMITS, "answer": (1000, 1000, 60)}
+    finish_round(client, demo, [False] + [True] * 7 + [True])
+    for _ in range(120):
+        page = client.get(practice_url(demo) + "?missed=1&n=1")
+        asked = [choice["id"] for choice in page.context["choices"]]
+        response = client.post(
+            practice_url(demo),
+            {"token": form_token(page), "choice": wrong_choices(asked_question(page)), "n": 1},
+        )
+        verdict = client.get(response["Location"]).context["feedback"]
+        assert [choice["id"] for choice in verdict["choices"]] == asked
