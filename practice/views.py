@@ -890,12 +890,15 @@ def progress_forget(request: LearnerRequest) -> HttpResponse:
     return redirect(reverse("practice:progress") + "?forgotten=1")
 
 
-@require_POST
+@require_http_methods(["GET", "HEAD", "POST"])
 @never_cache
 @recover_lost_learner
 def progress_transfer(request: LearnerRequest) -> HttpResponse:
     """A one-time code and its QR code, on a page of their own (the address is the POST's, so
-    the code never enters the browser's history)."""
+    the code never enters the browser's history). Asked for by its address, it leads to the
+    button that makes one: a code is kept only hashed, so no page can show it again."""
+    if request.method != "POST":
+        return redirect(reverse("practice:progress") + "#move-title")
     learner = selectors.learner_for_request(request)
     if learner is None:
         return _progress_page(

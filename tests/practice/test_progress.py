@@ -201,7 +201,19 @@ def test_a_transfer_code_works_once(client, demo):
     assert Client().post("/progress/adopt", {"code": code}).status_code == 302
     response = Client().post("/progress/adopt", {"code": code})
     assert response.status_code == 400
-    assert "already used, or older than 24 hours" in response.content.decode()
+    html = response.content.decode()
+    assert "already used, or older than 24 hours" in html
+    # It does not then promise to bring the progress; it says what to do instead.
+    assert "will carry the progress" not in html and "make a new one" in html
+
+
+def test_the_code_pages_address_asked_for_leads_to_the_button_that_makes_one(client, demo):
+    """A reload or a link to it cannot show the code again (only its hash is kept)."""
+    answer(client, demo, right=True)
+    response = client.get("/progress/transfer")
+    assert response.status_code == 302 and response["Location"] == "/progress#move-title"
+    assert "Make a one-time code" in client.get(response["Location"]).content.decode()
+    assert TransferCode.objects.count() == 0  # a GET makes no code
 
 
 def test_a_code_made_before_a_key_rotation_works_while_the_old_key_is_a_fallback(
