@@ -388,14 +388,17 @@ class RoundProgress:
         ]
 
     def results(self) -> list[dict]:
-        """Per question: right first time, right on the retry, or still missed."""
+        """Per question: right first time (or by a declared guess), right on the retry, or
+        still missed."""
         rows = []
         for question in self.questions:
             answers = [r for r in self.reviews if r.question_id == question.pk]
+            first_right = bool(answers and answers[0].correct)
             rows.append(
                 {
                     "question": question,
-                    "first_right": bool(answers and answers[0].correct),
+                    "first_right": first_right,
+                    "guessed": first_right and answers[0].rating < scheduling.GOOD,
                     "retry_right": len(answers) > 1 and bool(answers[-1].correct),
                 }
             )

@@ -415,6 +415,24 @@ def test_a_right_guess_shows_no_star_beside_the_verdict(client, demo):
     assert "Right" in html and 'class="reward' not in html
 
 
+def test_the_round_lists_a_declared_guess_as_one_and_offers_no_guess_box_in_practice(client, demo):
+    question, token = current_question(client, practice_url(demo))
+    assert 'name="guessed"' in client.get(practice_url(demo)).content.decode()
+    client.post(
+        practice_url(demo), {"token": token, "choice": right_choices(question), "guessed": "yes"}
+    )
+    finish_round(client, demo, [False] + [True] * 6)  # question 2 missed: asked once more
+    retry = client.get(practice_url(demo)).content.decode()
+    assert "Once more: a question you missed" in retry
+    assert 'name="guessed"' not in retry and "G if you guessed" not in retry  # practice
+    finish_round(client, demo, [True])
+    results = client.get(practice_url(demo) + "?summary=1").content.decode()
+    assert results.count("Right, but you guessed") == 1
+    assert results.count("Right first time") == 6 and results.count("Right on the second try") == 1
+    missed = client.get(practice_url(demo) + "?missed=1").content.decode()
+    assert "Practice: missed question 1 of 1" in missed and 'name="guessed"' not in missed
+
+
 def test_practising_a_missed_question_marks_the_choices_in_the_order_it_asked_them(
     client, demo, settings
 ):

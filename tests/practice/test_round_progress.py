@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from lessons.models import Question
+from practice import scheduling
 from practice.models import Review, Round, RoundProgress
 
 QUESTIONS = [Question(pk=number, position=number) for number in range(1, 9)]
@@ -13,7 +14,12 @@ def answered(*right: bool) -> RoundProgress:
     queue = progress.queue
     for step, correct in enumerate(right):
         progress.reviews.append(
-            Review(question_id=queue[step].pk, correct=correct, round_step=step)
+            Review(
+                question_id=queue[step].pk,
+                correct=correct,
+                rating=scheduling.GOOD if correct else scheduling.AGAIN,
+                round_step=step,
+            )
         )
         queue = progress.queue
     return progress
