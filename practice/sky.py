@@ -246,10 +246,10 @@ def _relative(moment: datetime, now: datetime) -> str:
     seconds = (moment - now).total_seconds()
     future = seconds >= 0
     seconds = abs(seconds)
+    hours = round(seconds / 3600)
     if seconds < 3600:
         amount = "under an hour"
-    elif seconds < 86400:
-        hours = round(seconds / 3600)
+    elif hours < 24:  # 23 h 40 min is "1 day", as it is a minute later
         amount = f"{hours} hour{'s' if hours != 1 else ''}"
     else:
         days = round(seconds / 86400)

@@ -154,6 +154,11 @@ def test_a_miss_is_missed_and_due_says_since_when():
     assert star(answers, after).describe(after) == "unlit, missed: next review in 2 days"
     overdue = memory.due + timedelta(days=1)
     assert star(answers, overdue).describe(overdue) == ("unlit, due, missed: came due 1 day ago")
+    # Just under a day reads as a day, as just over one does: not "24 hours" on one page and
+    # "1 day" on the next.
+    for gap in (timedelta(hours=23, minutes=40), timedelta(hours=24, minutes=20)):
+        moment = memory.due - gap
+        assert star(answers, moment).describe(moment).endswith(": next review in 1 day")
 
 
 def test_evidence_of_a_log_is_what_answering_it_one_by_one_stored():
