@@ -499,9 +499,10 @@ class Question(models.Model):
         picked = frozenset(letter.strip().upper() for letter in letters) - {""}
         ids = {choice["letter"]: choice["id"] for choice in self.labelled_choices}
         if unknown := sorted(picked - ids.keys()):
+            named = ", ".join(f"“{letter[:12]}”" for letter in unknown)
+            verb = "is not one of" if len(unknown) == 1 else "are not among"
             raise AnswerNotAccepted(
-                f"{', '.join(f'“{letter[:12]}”' for letter in unknown)} is not one of this "
-                f"question's choices (they are {', '.join(ids)})."
+                f"{named} {verb} this question's choices (they are {', '.join(ids)})."
             )
         return self.grade(ids[letter] for letter in picked)
 

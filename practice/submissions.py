@@ -29,6 +29,15 @@ class BadSubmission(Exception):
     """A submission that cannot be accepted; the message says why, in the learner's words."""
 
 
+class BadPaperAnswers(BadSubmission):
+    """Typed-in worksheet answers that cannot be marked: what is wrong with each, by question
+    position, so the form can say it beside every field at once."""
+
+    def __init__(self, problems: dict[int, str]):
+        self.problems = problems
+        super().__init__(" ".join(f"Question {n}: {text}" for n, text in problems.items()))
+
+
 @dataclass(frozen=True)
 class Attempt:
     lesson_id: int
@@ -202,20 +211,24 @@ def read_paper_answers(
             "page; a worksheet printed before the questions changed cannot be typed in."
         )
     answers: dict[Question, Grade] = {}
+    problems: dict[int, str] = {}
     for question in questions:
         raw = data.get(f"answer_{question.position}", "")
         if not raw.strip():
             continue
         known = ", ".join(choice["letter"] for choice in question.labelled_choices)
         if re.search(r"[^A-Za-z,;\s]", raw):
-            raise BadSubmission(
-                f"Question {question.position}: “{raw[:12]}” is not an answer; write the letters "
-                f"of the choices you ticked ({known})."
+            problems[question.position] = (
+                f"“{raw[:12]}” is not an answer; write the letters of the choices you ticked "
+                f"({known})."
             )
+            continue
         try:
             answers[question] = question.grade_letters(re.findall(r"[A-Za-z]", raw))
         except AnswerNotAccepted as error:
-            raise BadSubmission(f"Question {question.position}: {error}") from None
+            problems[question.position] = str(error)
+    if problems:
+        raise BadPaperAnswers(problems)
     if not answers:
         raise BadSubmission(
             "No answers were typed in: write the letter you ticked for each question."

@@ -963,7 +963,7 @@ def worksheet_answers(
     lesson = page.lesson
     questions = page.questions
     url = lesson.get_worksheet_answers_url()
-    context = {"lesson": lesson, "rows": [(question, "") for question in questions]}
+    context = {"lesson": lesson, "rows": [(question, "", None) for question in questions]}
     if request.method != "POST":
         done = request.GET.get("done", "")
         learner = selectors.learner_for_request(request)
@@ -992,11 +992,16 @@ def worksheet_answers(
             request.POST, questions=questions, expected_code=lesson.worksheet_code(questions)
         )
     except BadSubmission as error:
+        problems = getattr(error, "problems", {})
         context |= {
             "error": str(error),
+            "problems": problems,
             "token": request.POST.get("token", ""),
             "typed_code": request.POST.get("code", "")[:20],
-            "rows": [(q, request.POST.get(f"answer_{q.position}", "")[:12]) for q in questions],
+            "rows": [
+                (q, request.POST.get(f"answer_{q.position}", "")[:12], problems.get(q.position))
+                for q in questions
+            ],
         }
         return render(request, "practice/worksheet_answers.html", context, status=400)
     now = timezone.now()

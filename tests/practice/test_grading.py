@@ -64,7 +64,10 @@ def test_a_bad_answer_is_refused_alike_everywhere(client, demo, letters, message
     assert from_api.json() == {"detail": message}
     on_paper = paper_check(client, demo, question, letters)
     assert on_paper.status_code == 400
-    assert f"Question {question.position}: {message}" in html.unescape(on_paper.content.decode())
+    on_paper_page = html.unescape(on_paper.content.decode())
+    assert f'<a href="#answer-{question.position}">Question {question.position}</a>: {message}' in (
+        on_paper_page
+    )
 
 
 def test_an_empty_answer_is_refused_by_the_round_and_the_api(client, demo):

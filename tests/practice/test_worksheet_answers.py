@@ -73,9 +73,9 @@ def test_the_same_sheet_sent_twice_counts_once(client, demo):
         ({1: "A"}, "ZZZZZZ", "is not this worksheet"),
         ({1: "A"}, " ", "Type the worksheet code"),
         ({}, None, "No answers were typed in"),
-        ({1: "Q"}, None, "Question 1: “Q” is not one of this question's choices"),
-        ({1: "A7"}, None, "Question 1: “A7” is not an answer"),
-        ({1: "A,B"}, None, "Question 1: This question takes one answer, but several"),
+        ({1: "Q"}, None, "“Q” is not one of this question's choices"),
+        ({1: "A7"}, None, "“A7” is not an answer"),
+        ({1: "A,B"}, None, "This question takes one answer, but several"),
     ],
 )
 def test_bad_sheets_are_refused_clearly_and_nothing_is_stored(client, demo, answers, code, message):
@@ -83,6 +83,25 @@ def test_bad_sheets_are_refused_clearly_and_nothing_is_stored(client, demo, answ
     assert response.status_code == 400
     page = unescape(response.content.decode())
     assert message in page and "Nothing was recorded." in page
+    assert Review.objects.count() == 0
+
+
+def test_every_answer_that_cannot_be_marked_is_named_beside_its_field_at_once(client, demo):
+    response = paper(client, demo, {1: "Z", 2: "hello7", 3: "?", 4: right(demo, 4), 5: "XY"})
+    assert response.status_code == 400
+    html = unescape(response.content.decode())
+    assert "4 answers need another look. Nothing was recorded." in html
+    assert "Question 5</a>: “X”, “Y” are not among this question's choices" in html
+    for position, problem in (
+        (1, "“Z” is not one of"),
+        (2, "“hello7” is not an answer"),
+        (3, "“?”"),
+    ):
+        assert f'<a href="#answer-{position}">Question {position}</a>: {problem}' in html
+        field = re.search(rf'<input class="letters" id="answer-{position}"[^>]*>', html).group()
+        assert 'aria-invalid="true"' in field and f"answer-problem-{position}" in field
+    fine = re.search(r'<input class="letters" id="answer-4"[^>]*>', html).group()
+    assert "aria-invalid" not in fine and f'value="{right(demo, 4)}"' in fine  # kept as typed
     assert Review.objects.count() == 0
 
 
