@@ -379,6 +379,12 @@ class RoundProgress:
     def first_pass_right(self) -> int:
         return sum(1 for review in self.reviews[: len(self.questions)] if review.correct)
 
+    @property
+    def first_pass_guessed(self) -> int:
+        """Of the first pass's right answers, those the learner said they guessed."""
+        first_pass = self.reviews[: len(self.questions)]
+        return sum(1 for r in first_pass if r.correct and r.rating < scheduling.GOOD)
+
     def missed_questions(self) -> list[Question]:
         """The questions the first pass missed, in the order asked."""
         first_pass = self.reviews[: len(self.questions)]

@@ -522,6 +522,10 @@ class TransferCodeInvalid(Exception):
     pass
 
 
+class TransferCodeUnknown(TransferCodeInvalid):
+    """No code like it can be used: mistyped, used or expired (a new one is the way on)."""
+
+
 def transfer_code_redeem(*, code: str, current: Learner | None, now: datetime) -> Learner:
     """Adopt the progress behind a code in this browser; this browser's own progress joins it."""
     with transaction.atomic():
@@ -534,7 +538,7 @@ def transfer_code_redeem(*, code: str, current: Learner | None, now: datetime) -
             .first()
         )
         if transfer is None:
-            raise TransferCodeInvalid(
+            raise TransferCodeUnknown(
                 "That code does not work: it may be mistyped, already used, or older than 24 hours."
             )
         transfer.used_at = now

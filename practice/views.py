@@ -914,13 +914,17 @@ def progress_transfer(request: LearnerRequest) -> HttpResponse:
     return render(request, "practice/move.html", context)
 
 
-def _adopt_page(request: LearnerRequest, code: str, *, error: str = "") -> HttpResponse:
-    """The one question a scanned QR code asks: bring that progress into this browser?"""
+def _adopt_page(
+    request: LearnerRequest, code: str, *, error: str = "", code_unusable: bool = False
+) -> HttpResponse:
+    """The one question a scanned QR code asks: bring that progress into this browser?
+    `code_unusable`: the error is the code itself (mistyped, used, expired)."""
     learner = selectors.learner_for_request(request)
     context = {
         "adopt_code": code,
         "code_complete": len(code) == services.TRANSFER_CODE_LENGTH,
         "adopt_error": error,
+        "code_unusable": code_unusable,
         "here": learning.progress_summary(learner=learner).reviews if learner else 0,
     }
     return render(request, "practice/move.html", context, status=400 if error else 200)
@@ -937,13 +941,14 @@ def progress_adopt(request: LearnerRequest) -> HttpResponse:
         return _adopt_page(request, code)
     if len(code) != services.TRANSFER_CODE_LENGTH:
         error = f"A code has {services.TRANSFER_CODE_LENGTH} letters and digits, like ABCD-EFGH."
-        return _adopt_page(request, code, error=error)
+        return _adopt_page(request, code, error=error, code_unusable=True)
     try:
         learner = services.transfer_code_redeem(
             code=code, current=selectors.learner_for_request(request), now=timezone.now()
         )
     except services.TransferCodeInvalid as error:
-        return _adopt_page(request, code, error=str(error))
+        unusable = isinstance(error, services.TransferCodeUnknown)
+        return _adopt_page(request, code, error=str(error), code_unusable=unusable)
     request.session.cycle_key()
     services.learner_bind_session(session=request.session, learner=learner, now=timezone.now())
     return redirect(reverse("practice:progress") + "?adopted=1")

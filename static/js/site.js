@@ -165,15 +165,21 @@ document.addEventListener("DOMContentLoaded", () => {
   hideStickyStartWhileTheStartShows();
 });
 
-// A lesson's bar that follows the reader on a phone is not needed while the lesson's own
-// "Start the questions" is on screen: one button, not two.
+// A lesson's bar that follows the reader on a phone is not needed while one of the lesson's
+// own start buttons (at the top, and after the Read) is on screen: one button, not two.
 function hideStickyStartWhileTheStartShows() {
-  const start = document.querySelector(".lesson-start");
+  const starts = document.querySelectorAll("[data-lesson-start]");
   const bar = document.querySelector(".lesson-sticky-start");
-  if (!start || !bar || !("IntersectionObserver" in window)) return;
-  new IntersectionObserver(([entry]) => {
-    bar.classList.toggle("is-redundant", entry.isIntersecting);
-  }).observe(start);
+  if (!starts.length || !bar || !("IntersectionObserver" in window)) return;
+  const onScreen = new Set();
+  const observer = new IntersectionObserver((entries) => {
+    for (const entry of entries) {
+      if (entry.isIntersecting) onScreen.add(entry.target);
+      else onScreen.delete(entry.target);
+    }
+    bar.classList.toggle("is-redundant", onScreen.size > 0);
+  });
+  for (const start of starts) observer.observe(start);
 }
 
 // A printed worksheet carries its answer key, closed on screen or not. CSS opens it where the

@@ -428,6 +428,9 @@ def test_the_round_lists_a_declared_guess_as_one_and_offers_no_guess_box_in_prac
     finish_round(client, demo, [True])
     results = client.get(practice_url(demo) + "?summary=1").content.decode()
     assert results.count("Right, but you guessed") == 1
+    assert (
+        "<strong>7 of 8</strong> right the first time, 1 of them by a guess you marked." in results
+    )
     assert results.count("Right first time") == 6 and results.count("Right on the second try") == 1
     missed = client.get(practice_url(demo) + "?missed=1").content.decode()
     assert "Practice: missed question 1 of 1" in missed and 'name="guessed"' not in missed

@@ -96,7 +96,7 @@ def test_a_new_browser_answering_the_seed_round_right_sees_kindled_stars_not_lit
     end = client.get(practice_url(demo) + "?summary=1").content.decode()
     assert "This round kindled <strong>8 stars</strong>." in end
     # When they can light, as the rule has it: a second right answer is not enough.
-    assert "for a question with four choices, at least 3 right answers in a row" in end
+    assert "a new star of a question with four choices needs 3 right answers in a row" in end
     assert "Until it is lit, each comes back within 3 days" in end
 
 

@@ -100,6 +100,8 @@ def test_every_answer_that_cannot_be_marked_is_named_beside_its_field_at_once(cl
         assert f'<a href="#answer-{position}">Question {position}</a>: {problem}' in html
         field = re.search(rf'<input class="letters" id="answer-{position}"[^>]*>', html).group()
         assert 'aria-invalid="true"' in field and f"answer-problem-{position}" in field
+    code_field = re.search(r'<input id="paper-code"[^>]*>', html).group()
+    assert "aria-invalid" not in code_field and "paper-error" not in code_field  # the code is fine
     fine = re.search(r'<input class="letters" id="answer-4"[^>]*>', html).group()
     assert "aria-invalid" not in fine and f'value="{right(demo, 4)}"' in fine  # kept as typed
     assert Review.objects.count() == 0
