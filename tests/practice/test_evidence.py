@@ -31,7 +31,7 @@ def test_a_right_retry_after_a_miss_leaves_the_memory_as_the_miss_left_it(client
     assert "Practice: you had just seen the answer" in feedback
     sky = client.get("/sky").content.decode()
     assert "<strong>0 lit · 7 kindled</strong> · 0 due" in sky and "0 due and 1 missed" in sky
-    assert f"Question 1 of {demo.title}: unlit, missed: next review in 24 hours" in sky
+    assert f"Question 1 of {demo.title}: unlit, missed: next review in 1 day" in sky
 
 
 def test_a_right_answer_the_learner_says_they_guessed_is_scheduled_as_a_lapse(demo):
