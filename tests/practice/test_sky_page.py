@@ -64,8 +64,7 @@ def test_a_half_right_round_kindles_exactly_the_stars_it_passed(client, demo):
     )
     missed = [label for label in star_labels(html) if "missed" in label]
     assert sorted(missed) == sorted(
-        f"Question {n} of {demo.title}: unlit, missed: next review in 1 day"
-        for n in (2, 4, 6, 8)
+        f"Question {n} of {demo.title}: unlit, missed: next review in 1 day" for n in (2, 4, 6, 8)
     )
     # Only the started lesson's stars count; the two others are "not started", not "unlit".
     assert len(star_labels(html)) == seed_stars(demo)
