@@ -382,8 +382,7 @@ class RoundProgress:
     @property
     def first_pass_guessed(self) -> int:
         """Of the first pass's right answers, those the learner said they guessed."""
-        first_pass = self.reviews[: len(self.questions)]
-        return sum(1 for r in first_pass if r.correct and r.rating < scheduling.GOOD)
+        return sum(1 for row in self.results() if row["guessed"])
 
     def missed_questions(self) -> list[Question]:
         """The questions the first pass missed, in the order asked."""
@@ -404,7 +403,8 @@ class RoundProgress:
                 {
                     "question": question,
                     "first_right": first_right,
-                    "guessed": first_right and answers[0].rating < scheduling.GOOD,
+                    "guessed": first_right
+                    and sky.outcome_of(answers[0].rating, True) == sky.Outcome.GUESSED,
                     "retry_right": len(answers) > 1 and bool(answers[-1].correct),
                 }
             )

@@ -127,7 +127,7 @@ class Evidence:
             return Evidence(NO_EVIDENCE, score, None, self.lit_at, missed=True)
         if outcome == Outcome.GUESSED:
             return Evidence(NO_EVIDENCE, self.score, None, self.lit_at, missed=False)
-        score = self.score + math.log((1 - SLIP) / guess_rate)
+        score = self.score + _right_answer_weight(guess_rate)
         since = self.streak_since or now
         lit = self.level == CONFIRMED or (score >= LIGHT_SCORE and now - since >= CONFIRMATION_GAP)
         if lit:
@@ -135,10 +135,15 @@ class Evidence:
         return Evidence(KINDLING, score, since, self.lit_at)
 
 
+def _right_answer_weight(guess_rate: float) -> float:
+    """How far one right answer moves the evidence score towards LIGHT_SCORE."""
+    return math.log((1 - SLIP) / guess_rate)
+
+
 def right_answers_to_light(guess_rate: float) -> int:
     """How many right answers in a row light a star that has no answers yet (they must also
     span a day): three for a question with four choices."""
-    return math.ceil(LIGHT_SCORE / math.log((1 - SLIP) / guess_rate))
+    return math.ceil(LIGHT_SCORE / _right_answer_weight(guess_rate))
 
 
 def due_until_lit(due: datetime, last_review: datetime | None, level: int) -> datetime:

@@ -47,6 +47,7 @@ from practice.models import (
 from practice.selectors import LearnerRequest, learning, sky_map, stars
 from practice.submissions import (
     Attempt,
+    BadPaperAnswers,
     BadSubmission,
     FlashcardRating,
     QuestionAnswer,
@@ -997,7 +998,7 @@ def worksheet_answers(
             request.POST, questions=questions, expected_code=lesson.worksheet_code(questions)
         )
     except BadSubmission as error:
-        problems = getattr(error, "problems", {})
+        problems = error.problems if isinstance(error, BadPaperAnswers) else {}
         context |= {
             "error": str(error),
             "problems": problems,
