@@ -18,6 +18,8 @@ def sky_counter(request: HttpRequest) -> dict:
     return {
         "sky_counter": SimpleLazyObject(counter),
         "unlit_days": sky.UNLIT_MAX_INTERVAL.days,  # how soon a star not yet lit comes back
-        # What lights a new star of a four-choice question: the example the sittings' ends give.
+        # What lights a new star of a four-choice question, and of a flashcard: the examples the
+        # sittings' ends give.
         "rights_to_light": sky.right_answers_to_light(sky.guess_rate(4, several=False)),
+        "card_rights_to_light": sky.right_answers_to_light(sky.FLASHCARD_GUESS_RATE),
     }

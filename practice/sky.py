@@ -43,7 +43,8 @@ WORDS = tuple(StarWord)
 # What each word means, for learners (the words page, /sky/words, and its Markdown twin).
 MEANINGS = {
     LIT: "your answers over more than one day show you know it, not luck; it fades as "
-    "forgetting gets likelier, and stays lit when it comes due, until a wrong answer",
+    "forgetting gets likelier, and stays lit when it comes due, until a wrong answer or an "
+    "answer you mark \u201cI guessed\u201d",
     KINDLED: "answered right, and not yet lit: it lights when more right answers, on another "
     "day, show it was not luck",
     UNLIT: "not answered right yet, or not since a wrong answer or a guess",
@@ -81,8 +82,10 @@ RULE = (
     f"neither way, so someone answering at random lights a star with at most a "
     f"{100 // LIGHT_ODDS} % chance, however often they try. It lights only on right answers "
     "given on two different days or more, with no wrong answer or guess between them: a right "
-    "answer straight after a wrong one never lights it by itself. Until it is lit, a star comes "
-    f"back within {UNLIT_MAX_INTERVAL.days} days; after a guess, as soon as after a miss."
+    "answer straight after a wrong one never lights it by itself. A wrong answer or a guess "
+    "leaves a star unlit, even one that was lit, until right answers light it again. Until it "
+    f"is lit, a star comes back within {UNLIT_MAX_INTERVAL.days} days; after a guess, as soon "
+    "as after a miss."
 )
 
 
@@ -155,11 +158,14 @@ def due_until_lit(due: datetime, last_review: datetime | None, level: int) -> da
 
 
 def star_change(before: int, after: int) -> str:
-    """What one answer did to its star, as its verdict says it: 'lit', 'kindled' or ''."""
+    """What one answer did to its star, as its verdict says it: 'lit', 'kindled', 'unlit' (a
+    wrong answer or a guess put a lit or kindled star out) or ''."""
     if after == CONFIRMED and before != CONFIRMED:
         return LIT
     if after == KINDLING and before == NO_EVIDENCE:
         return KINDLED
+    if after == NO_EVIDENCE and before != NO_EVIDENCE:
+        return UNLIT
     return ""
 
 

@@ -600,7 +600,11 @@ def review(request: LearnerRequest) -> HttpResponse:
         if learner:
             context["sky_counter"] = counter = stars.sky_counter(learner=learner, now=now)
             first, due_count = selectors.first_due(learner=learner, now=now), counter.due
-        context["due_count"] = due_count
+        context |= {
+            "due_count": due_count,
+            "set_size": _review_set_size(batch_done, due_count),
+            "next_set_size": _review_set_size(0, due_count),
+        }
         if first and batch_done < selectors.REVIEW_BATCH_SIZE:
             context |= _review_item_form(first)
         elif learner and (retry := _first_still_missed(learner, batch["missed"])):
@@ -617,6 +621,11 @@ def review(request: LearnerRequest) -> HttpResponse:
             context["next_lesson"] = selectors.next_lesson_to_learn(learner=learner)
     template = _page_or_partial(request, "practice/review.html", "review-card")
     return render(request, template, context)
+
+
+def _review_set_size(done: int, due: int) -> int:
+    """How many items this set holds: those done and those still due, up to a set's size."""
+    return min(selectors.REVIEW_BATCH_SIZE, done + due)
 
 
 def _review_batch(request: LearnerRequest, now) -> dict:
@@ -710,8 +719,9 @@ def _review_answer(request: LearnerRequest, now) -> HttpResponse:
             request, str(error), back_url=reverse("practice:review"), target="review-card"
         )
 
+    learner = _learner_or_create(request, now)
     review, created = services.review_answer(
-        learner=_learner_or_create(request, now),
+        learner=learner,
         attempt=attempt,
         answer=answer,
         now=now,
@@ -733,11 +743,14 @@ def _review_answer(request: LearnerRequest, now) -> HttpResponse:
     if not request.htmx:
         return HttpResponseRedirect(f"{review_url}?reviewed={review.pk}#feedback")
     differ_from = _earlier_showing(review) if review.practice else None
+    counter = stars.sky_counter(learner=learner, now=now)
     context = {
         "feedback": feedback_for(review, question, differ_from=differ_from),
         "report_lesson": question.lesson,
         "batch_done": batch["done"],
-        "batch_size": selectors.REVIEW_BATCH_SIZE,
+        "sky_counter": counter,
+        "due_count": counter.due,
+        "set_size": _review_set_size(batch["done"], counter.due),
         "oob_updates": True,
     }
     response = render(request, "practice/review.html#review-card", context)

@@ -166,19 +166,14 @@ def constellation_for(
 
 
 def sitting_stars(reviews: list[Review]) -> dict[str, int]:
-    """How many stars a sitting's answers lit and kindled (a star both kindled and later lit
-    in it counts as lit)."""
+    """How many stars a sitting's answers lit, kindled and put out (left unlit after a wrong
+    answer or a guess); a star changed twice in it counts by its last change."""
     changes: dict[tuple, str] = {}
     for review in sorted(reviews, key=lambda r: r.reviewed_at):
         if review.star_change:
-            item = (review.question_id, review.flashcard_id)
-            changes[item] = (
-                sky.LIT
-                if sky.LIT in (changes.get(item), review.star_change)
-                else (review.star_change)
-            )
+            changes[review.question_id, review.flashcard_id] = review.star_change
     words = list(changes.values())
-    return {"lit": words.count(sky.LIT), "kindled": words.count(sky.KINDLED)}
+    return {word: words.count(word) for word in (sky.LIT, sky.KINDLED, sky.UNLIT)}
 
 
 def sitting_summary(*, learner: Learner, reviews: list[Review], now: datetime) -> dict:

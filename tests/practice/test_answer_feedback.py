@@ -100,6 +100,9 @@ def test_review_verdicts_and_the_set_summary_name_the_stars_they_light(client, d
                 # the set's progress, and how many are still due (a set can end before 8)
                 done = len(verdicts)
                 assert announced.endswith(f" {done} of 8 done in this set, {8 - done} due.")
+                visible = client.get("/review").content.decode()
+                if done < 8:
+                    assert f"{done} of 8 done in this set · {8 - done} item" in visible
             end = client.get("/review").content.decode()
         if day == 3:  # more evidence, not yet enough: the stars stay kindled, and say nothing
             assert verdicts == [[]] * 8
@@ -148,7 +151,9 @@ def test_a_rating_in_the_review_is_told_on_the_next_item(client, demo):
         html = client.get(response["Location"]).content.decode()
         assert "You rated the last card Good." in html
         said = f": star {review.star_change}." if review.star_change else "."
-        assert live_region(html) == (False, "You rated the last card Good" + said)
+        # with the set's progress, as after a question's answer
+        progress = " 1 of 1 done in this set, 0 due."
+        assert live_region(html) == (False, "You rated the last card Good" + said + progress)
 
 
 def test_a_right_answer_written_as_a_sentence_is_not_given_a_second_full_stop(client, demo):

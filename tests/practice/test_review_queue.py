@@ -99,9 +99,9 @@ def test_review_answers_feed_the_schedule_and_show_feedback(client, demo):
         assert Review.objects.filter(round__isnull=True).count() == 1
 
 
-def test_review_comes_in_sets_of_eight(client, demo):
+def test_review_comes_in_sets_of_eight_and_each_says_how_many_it_holds(client, demo):
     finish_round(client, demo, [True] * 8)
-    cards = demo.flashcards.all()
+    cards = list(demo.flashcards.all())[:7]
     for number, _card in enumerate(cards, start=1):  # flashcards join the queue too
         token = form_token(client.get(demo.get_absolute_url() + f"/flashcards?card={number}"))
         client.post(demo.get_absolute_url() + "/flashcards", {"token": token, "rating": "3"})
@@ -116,8 +116,12 @@ def test_review_comes_in_sets_of_eight(client, demo):
             assert client.post("/review", data).status_code == 302
         html = client.get("/review").content.decode()
         assert "That is 8 for now" in html
+        assert "7 more items are due" in html and "Review 7 more</button>" in html
         client.post("/review", {"more": "1"})
-        assert shows_a_form(client.get("/review"))
+        second_set = client.get("/review")
+        assert shows_a_form(second_set)
+        # Fewer than eight are due: the set is as long as what is due.
+        assert "0 of 7 done in this set · 7 items due" in second_set.content.decode()
 
 
 def test_review_page_query_count_is_fixed(client, demo, django_assert_num_queries):

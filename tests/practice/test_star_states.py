@@ -96,7 +96,10 @@ def test_a_new_browser_answering_the_seed_round_right_sees_kindled_stars_not_lit
     end = client.get(practice_url(demo) + "?summary=1").content.decode()
     assert "This round kindled <strong>8 stars</strong>." in end
     # When they can light, as the rule has it: a second right answer is not enough.
-    assert "a new star of a question with four choices needs 3 right answers in a row" in end
+    assert (
+        "a new star needs 3 right answers in a row to a question with four choices, "
+        "or 4 ratings of Hard or better to a flashcard"
+    ) in end
     assert "Until it is lit, each comes back within 3 days" in end
 
 
@@ -194,6 +197,45 @@ def test_lit_stars_stay_lit_when_they_come_due_and_ever_lit_never_drops(client, 
         html = client.get("/sky").content.decode()
         assert words(html, demo) == ["unlit"] * 3 + ["lit"] * 5
         assert counter_text(html) == "Your sky: 5 lit · 8 due"
+
+
+def test_a_lit_star_put_out_by_a_miss_or_a_guess_is_told_so(client, demo):
+    """The header's lit count falls by the stars a wrong answer or "I guessed" put out: the
+    verdict, the live region and the set's end each say which went out, and the words page
+    says a lit star lasts until either."""
+    start = timezone.now()
+    for hours in (0, 23, 47):
+        with time_machine.travel(start + timedelta(hours=hours), tick=False):
+            finish_round(client, demo, [True] * 8)
+    due_at = max(memory.due for memory in memories(client))
+    with time_machine.travel(due_at + timedelta(minutes=1), tick=False):
+        verdicts, reasked = {}, {}
+        for _ in range(12):
+            page = client.get("/review")
+            question = asked_question_or_none(page)
+            if question is None:
+                break
+            post = {"token": form_token(page), "choice": right_choices(question)}
+            if question.position == 1 and not asked_again_as_practice(page):
+                post["choice"] = wrong_choices(question)
+            if question.position == 2:
+                post["guessed"] = "yes"
+            verdict = client.post("/review", post, follow=True).content.decode()
+            verdicts.setdefault(question.position, verdict)
+            if asked_again_as_practice(page):
+                reasked[question.position] = page.content.decode()
+        for position in (1, 2):
+            assert "Star unlit again</p>" in verdicts[position]
+            status = re.search(r'id="answer-status"[^>]*>(.*?)</p>', verdicts[position])
+            assert status and " Star unlit." in status.group(1)
+        assert "Star unlit" not in verdicts[3]
+        # Both come back once at the set's end, each with its own reason.
+        assert "you missed this one in this set" in reasked[1]
+        assert "you marked this one as a guess in this set" in reasked[2]
+        end = client.get("/review").content.decode()
+        assert "<strong>2 stars</strong> are unlit again after a wrong answer or a guess" in end
+        assert words(client.get("/sky").content.decode(), demo)[:3] == ["unlit", "unlit", "lit"]
+    assert "until a wrong answer or an answer you mark" in client.get("/sky/words").content.decode()
 
 
 def test_the_export_and_import_round_trip_keeps_the_evidence(client, demo):
