@@ -131,6 +131,7 @@ class Memory(LearnerItem):
 
     # The columns that hold a scheduling.MemoryState, in its order.
     STATE_FIELDS = ("state", "step", "stability", "difficulty", "due", "last_review")
+    EVIDENCE_FIELDS = ("evidence", "evidence_score", "streak_since", "lit_at", "missed")
 
     class Meta:
         verbose_name_plural = "memories"

@@ -157,6 +157,23 @@ def due_until_lit(due: datetime, last_review: datetime | None, level: int) -> da
     return min(due, last_review + UNLIT_MAX_INTERVAL)
 
 
+def flashcard_dues(
+    memory: MemoryState | None, evidence: Evidence, now: datetime
+) -> dict[int, datetime]:
+    """When a flashcard would come back after each rating given now, as the rating would set
+    it: the scheduler's due, within UNLIT_MAX_INTERVAL while the rating leaves it unlit."""
+    return {
+        rating: due_until_lit(
+            due,
+            now,
+            evidence.after(
+                outcome_of(rating, None), guess_rate=FLASHCARD_GUESS_RATE, now=now
+            ).level,
+        )
+        for rating, due in scheduling.next_due_by_rating(memory, now).items()
+    }
+
+
 def star_change(before: int, after: int) -> str:
     """What one answer did to its star, as its verdict says it: 'lit', 'kindled', 'unlit' (a
     wrong answer or a guess put a lit or kindled star out) or ''."""

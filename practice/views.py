@@ -38,6 +38,7 @@ from practice.models import (
     LEARNER_SESSION_KEY,
     Learner,
     LearnerGone,
+    Memory,
     Review,
     Round,
     RoundProgress,
@@ -533,13 +534,17 @@ def _flashcard_context(
 
 
 def _rating_choices(
-    memory: scheduling.MemoryState | None, now: datetime, *, practice: bool
+    memory: Memory | None, now: datetime, *, practice: bool
 ) -> list[tuple[int, str, str]]:
-    """Each rating with what it does next: (3, "Good", "3 days"). Again brings the card back
-    once at the end of the set, on the flashcards page and in the review alike."""
+    """Each rating with what it does next: (3, "Good", "3 days"), as rating the card would set
+    it (within days while its star is unlit). Again brings the card back once at the end of the
+    set, on the flashcards page and in the review alike."""
     if practice:
         return [(value, name, "practice") for value, name in scheduling.RATINGS.items()]
-    dues = scheduling.next_due_by_rating(memory, now)
+    if memory is None:
+        dues = sky.flashcard_dues(None, sky.Evidence(), now)
+    else:
+        dues = sky.flashcard_dues(memory.memory_state, memory.evidence_now, now)
     return [
         (
             value,
@@ -683,7 +688,7 @@ def _review_item_form(memory, *, practice: bool = False) -> dict:
         "practice": practice,
     }
     if memory.flashcard_id:
-        context["ratings"] = _rating_choices(memory.memory_state, timezone.now(), practice=practice)
+        context["ratings"] = _rating_choices(memory, timezone.now(), practice=practice)
     if memory.question_id:
         # Asked again after a miss: in another order than the miss was shown in.
         earlier = selectors.last_attempt_key(memory) if practice else None

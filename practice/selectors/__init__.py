@@ -150,16 +150,15 @@ def last_attempt_key(item: Memory | Review, *, before: Review | None = None) -> 
     return reviews.order_by("-reviewed_at", "-pk").values_list("attempt", flat=True).first()
 
 
-def flashcard_memory(*, learner: Learner | None, flashcard: Flashcard):
-    """The learner's memory state of one flashcard (None: never rated), in one query."""
+def flashcard_memory(*, learner: Learner | None, flashcard: Flashcard) -> Memory | None:
+    """The learner's memory of one flashcard, its schedule and evidence (None: never rated)."""
     if learner is None:
         return None
-    row = (
+    return (
         Memory.objects.filter(learner_id=learner.pk, flashcard=flashcard)
-        .values_list(*Memory.STATE_FIELDS)
+        .only(*Memory.STATE_FIELDS, *Memory.EVIDENCE_FIELDS)
         .first()
     )
-    return scheduling.MemoryState(*row) if row else None
 
 
 def next_lesson_to_learn(*, learner: Learner | None) -> Lesson | None:

@@ -1,6 +1,10 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
+
+import time_machine
+from django.utils import timezone
 
 from practice.models import Memory, Review
 from tests.practice.helpers import form_token
@@ -109,6 +113,35 @@ def test_each_rating_says_what_it_does_next(client, demo):
     units = [after.split()[-1] for _, after in labels[1:]]
     assert all(unit in ("min", "h", "day", "days", "mo", "yr") for unit in units), labels
     assert units[-1] in ("days", "mo", "yr") and days[-1] > 1  # Easy: days away at least
+
+
+LABEL_UNITS = {"min": timedelta(minutes=1), "h": timedelta(hours=1), "day": timedelta(days=1)}
+
+
+def label_as_time(label: str) -> timedelta:
+    number, unit = label.split()
+    return float(number) * LABEL_UNITS[unit.removesuffix("s")]
+
+
+def test_each_rating_says_when_it_truly_brings_the_card_back(client, demo):
+    """Until its star is lit a card comes back within days, whatever the rating, and the
+    buttons say so: they promised "Easy 8 days" of a card that came back in 3."""
+    url = flashcards_url(demo)
+    now = timezone.now()
+    with time_machine.travel(now, tick=False):
+        for number, rating, name in ((1, "3", "Good"), (2, "4", "Easy")):
+            page = client.get(f"{url}?card={number}")
+            labels = dict(
+                re.findall(
+                    r'<span class="rating-name">(\w+) <kbd>\d</kbd></span> '
+                    r'<span class="rating-next">([^<]+)</span>',
+                    page.content.decode(),
+                )
+            )
+            client.post(url, {"token": form_token(page), "rating": rating})
+            memory = Memory.objects.get(flashcard=page.context["card"])
+            assert memory.due - now == label_as_time(labels[name]), (name, labels, memory.due)
+        assert label_as_time(labels["Easy"]) <= timedelta(days=3)
 
 
 def test_a_card_rated_again_comes_back_once_at_the_end_as_practice(client, demo):
