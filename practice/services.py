@@ -522,6 +522,24 @@ class TransferCodeInvalid(Exception):
     pass
 
 
+CODE_DOES_NOT_WORK = (
+    "That code does not work: it may be mistyped, already used, replaced by a newer code, or "
+    "older than 24 hours."
+)
+
+
+def transfer_code_holder(*, code: str, now: datetime) -> int | None:
+    """The learner whose progress a code would bring, if it can be used now (nothing changes:
+    a scanned code is checked before the question is asked)."""
+    return (
+        TransferCode.objects.filter(
+            code_hash__in=_transfer_code_hashes(code), used_at__isnull=True, expires_at__gt=now
+        )
+        .values_list("learner_id", flat=True)
+        .first()
+    )
+
+
 class TransferCodeUnknown(TransferCodeInvalid):
     """No code like it can be used: mistyped, used or expired (a new one is the way on)."""
 
@@ -538,9 +556,7 @@ def transfer_code_redeem(*, code: str, current: Learner | None, now: datetime) -
             .first()
         )
         if transfer is None:
-            raise TransferCodeUnknown(
-                "That code does not work: it may be mistyped, already used, or older than 24 hours."
-            )
+            raise TransferCodeUnknown(CODE_DOES_NOT_WORK)
         transfer.used_at = now
         transfer.save(update_fields=["used_at"])
     target = transfer.learner

@@ -937,13 +937,21 @@ def _adopt_page(
     request: LearnerRequest, code: str, *, error: str = "", code_unusable: bool = False
 ) -> HttpResponse:
     """The one question a scanned QR code asks: bring that progress into this browser?
-    `code_unusable`: the error is the code itself (mistyped, used, expired)."""
+    `code_unusable`: the error is the code itself (mistyped, used, replaced, expired)."""
     learner = selectors.learner_for_request(request)
+    code_complete = len(code) == services.TRANSFER_CODE_LENGTH
+    already_here = False
+    if code_complete and not error:  # scanned: say now if it cannot work, not after "Yes"
+        holder = services.transfer_code_holder(code=code, now=timezone.now())
+        if holder is None:
+            error, code_unusable = services.CODE_DOES_NOT_WORK, True
+        already_here = learner is not None and holder == learner.pk
     context = {
         "adopt_code": code,
-        "code_complete": len(code) == services.TRANSFER_CODE_LENGTH,
+        "code_complete": code_complete,
         "adopt_error": error,
         "code_unusable": code_unusable,
+        "already_here": already_here,
         "here": learning.progress_summary(learner=learner).reviews if learner else 0,
     }
     return render(request, "practice/move.html", context, status=400 if error else 200)

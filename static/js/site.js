@@ -155,8 +155,9 @@ document.addEventListener("htmx:afterSettle", (event) => {
 document.addEventListener("DOMContentLoaded", () => {
   showKeyHints(document);
   showLocalTimes(document);
-  // On a practice page, start in the card, so its keys work at once.
-  const start = document.querySelector(".practice-card [data-autofocus]");
+  // Start where the page's news is: on a practice page in the card, so its keys work at once;
+  // on a one-time code, its heading; after moving progress, the notice that says so.
+  const start = document.querySelector("[data-autofocus]");
   if (start && !window.location.hash) start.focus({ preventScroll: true });
   for (const button of document.querySelectorAll("[data-print]")) {
     button.hidden = false;

@@ -23,6 +23,8 @@ def test_the_transfer_code_scans_to_the_adopt_address(
     page.goto(live_server.url + "/progress")
     page.get_by_role("button", name="Make a one-time code").click()
     code = page.locator(".transfer-code .code").inner_text().split(":")[-1].strip()
+    # Focus starts on the code's heading, not at the top of the page.
+    expect(page.get_by_role("heading", name="Your one-time code")).to_be_focused()
     qr = page.locator(".qr-figure svg")
     expect(qr).to_be_visible()
     box = qr.bounding_box()
@@ -40,10 +42,11 @@ def test_the_transfer_code_scans_to_the_adopt_address(
     phone = other.new_page()
     phone.goto(decoded[0].replace(settings.SITE_URL, live_server.url))
     expect(phone.get_by_role("heading", level=1)).to_have_text("Bring your progress here?")
+    expect(phone.get_by_role("heading", level=1)).to_be_focused()
     confirm = phone.get_by_role("button", name="Yes, bring it here")
     box = confirm.bounding_box()
     assert box and box["y"] + box["height"] <= SIZES[size]["height"], box
     confirm.click()
-    expect(phone.get_by_text("This browser now carries the progress")).to_be_visible()
+    expect(phone.get_by_text("This browser now carries the progress")).to_be_focused()
     other.close()
     context.close()

@@ -202,7 +202,7 @@ def test_a_transfer_code_works_once(client, demo):
     response = Client().post("/progress/adopt", {"code": code})
     assert response.status_code == 400
     html = response.content.decode()
-    assert "already used, or older than 24 hours" in html
+    assert "already used, replaced by a newer code, or older than 24 hours" in html
     # It does not then promise to bring the progress; it says what to do instead.
     assert "will carry the progress" not in html and "make a new one" in html
 
@@ -245,11 +245,27 @@ def test_a_transfer_code_expires_after_24_hours(client, demo):
         assert Client().post("/progress/adopt", {"code": code}).status_code == 302
 
 
-def test_a_new_code_replaces_the_old_one(client, demo):
+def test_a_new_code_replaces_the_old_one_and_the_code_page_says_so(client, demo):
     answer(client, demo, right=True)
-    first, second = make_code(client), make_code(client)
+    first = make_code(client)
+    page = client.post("/progress/transfer")
+    second = page.context["transfer_code"]
+    assert "It works once, for 24 hours, until you make another code." in page.content.decode()
+    # The first code's QR code, scanned: it says at once that the code no longer works.
+    scanned = Client().get(f"/progress/adopt?code={first}")
+    assert scanned.status_code == 400
+    assert "replaced by a newer code" in scanned.content.decode()
+    assert "will carry the progress" not in scanned.content.decode()
     assert Client().post("/progress/adopt", {"code": first}).status_code == 400
     assert Client().post("/progress/adopt", {"code": second}).status_code == 302
+
+
+def test_a_code_scanned_where_its_progress_already_is_says_so(client, demo):
+    answer(client, demo, right=True)
+    code = make_code(client)
+    html = client.get(f"/progress/adopt?code={code}").content.decode()
+    assert "This browser already carries this progress" in html
+    assert "joins it" not in html and "Yes, bring it here" not in html
 
 
 def test_making_a_code_lands_on_the_code_and_its_qr_code(client, demo):
@@ -259,7 +275,7 @@ def test_making_a_code_lands_on_the_code_and_its_qr_code(client, demo):
     main = html[html.index("<main") :]
     code = response.context["transfer_code"]
     # The page is the code: its heading, the code, then the QR code, before any other text.
-    assert main.index("<h1>Your one-time code</h1>") < main.index(code) < main.index("<svg")
+    assert main.index("Your one-time code</h1>") < main.index(code) < main.index("<svg")
     assert main.index("<svg") < main.index("It works once, for 24 hours")
     assert "Export" not in main and "Forget everything" not in main
     assert response["Cache-Control"].startswith("max-age=0")  # never kept by a cache
@@ -273,7 +289,7 @@ def test_a_scanned_code_asks_one_question_before_adopting(client, demo):
     response = other.get(f"/progress/adopt?code={code}")
     html = response.content.decode()
     assert response.status_code == 200
-    assert "<h1>Bring your progress here?</h1>" in html
+    assert "Bring your progress here?</h1>" in html
     assert f'<input type="hidden" name="code" value="{code.replace("-", "")}">' in html
     assert f'<strong class="code-inline">{code}</strong>' in html
     assert "What you have answered in this browser (1 answer) joins it." in html
@@ -293,7 +309,7 @@ def test_a_scanned_code_that_no_longer_works_says_so_and_asks_for_another(client
     assert Client().post("/progress/adopt", {"code": code}).status_code == 302
     response = Client().post("/progress/adopt", {"code": code})
     html = response.content.decode()
-    assert response.status_code == 400 and "<h1>Bring your progress here?</h1>" in html
+    assert response.status_code == 400 and "Bring your progress here?</h1>" in html
     assert 'role="alert" id="adopt-error">That code does not work' in html
     assert 'aria-invalid="true"' in html and 'name="code" value="' in html  # to type again
 
