@@ -271,6 +271,19 @@ def _missed_practice(
                 review, missed[number - 1], differ_from=_earlier_showing(review)
             )
             return context
+    if number > len(missed) and learner is not None and progress.reviews:
+        # How they went: each one's latest practice answer since the round's last answer.
+        latest = {
+            review.question_id: review.correct
+            for review in Review.objects.filter(
+                learner_id=learner.pk,
+                question__in=missed,
+                practice=True,
+                reviewed_at__gt=progress.reviews[-1].reviewed_at,
+            ).order_by("reviewed_at", "pk")
+        }
+        right = sum(1 for correct in latest.values() if correct)
+        context["missed"] |= {"answered": len(latest), "right": right}
     if number <= len(missed):
         question = missed[number - 1]
         nonce = submissions.new_nonce()
@@ -314,6 +327,7 @@ def _missed_practice_answer(
         "lesson": lesson,
         "feedback": feedback_for(review, question, differ_from=_earlier_showing(review)),
         "missed": {"number": number},
+        "answer_status_only": True,  # the verdict, said; the round's strip is as it was
     }
     return push_url(render(request, f"{ROUND_TEMPLATE}#practice-card", context), target)
 

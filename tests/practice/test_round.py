@@ -356,14 +356,16 @@ def test_after_a_round_the_missed_ones_can_be_practised_without_scheduling(clien
     memories = {m.question_id: m.memory_state for m in Memory.objects.all()}
     reviews = Review.objects.count()
     url = practice_url(demo) + "?missed=1"
-    for number in (1, 2):
+    for number, right in ((1, True), (2, False)):
         page = client.get(url)
         question = asked_question(page)
         assert question.position == (1, 3)[number - 1]
-        assert f"Practice: missed question {number} of 2" in page.content.decode()
+        html = page.content.decode()
+        assert f"Practice: missed question {number} of 2" in html
+        assert "8 of 8 answered · practising the 2 you missed" in html  # the strip says so
+        choice = right_choices(question) if right else wrong_choices(question)
         response = client.post(
-            practice_url(demo),
-            {"token": form_token(page), "choice": right_choices(question), "n": number},
+            practice_url(demo), {"token": form_token(page), "choice": choice, "n": number}
         )
         assert response.status_code == 302
         feedback = client.get(response["Location"])
@@ -372,8 +374,23 @@ def test_after_a_round_the_missed_ones_can_be_practised_without_scheduling(clien
         url = continue_to.group(1).replace("&amp;", "&")
     done = client.get(url).content.decode()
     assert "The ones you missed, practised" in done
+    assert "You answered <strong>1 of 2</strong> right this time." in done  # how they went
     assert Review.objects.count() == reviews + 2
     assert {m.question_id: m.memory_state for m in Memory.objects.all()} == memories
+
+
+def test_a_missed_one_practised_is_announced_like_any_answer(client, demo):
+    finish_round(client, demo, [False] + [True] * 7 + [True])
+    page = client.get(practice_url(demo) + "?missed=1")
+    question = asked_question(page)
+    html = client.post(
+        practice_url(demo),
+        {"token": form_token(page), "choice": wrong_choices(question), "n": 1},
+        headers={"HX-Request": "true"},
+    ).content.decode()
+    status = re.search(r'<p id="answer-status"[^>]*data-hx-swap-oob[^>]*>(.*?)</p>', html)
+    assert status and status.group(1).startswith("Not quite. The answer is")
+    assert 'id="round-progress"' not in html  # the round's own strip is left as it was
 
 
 def test_the_star_an_answer_kindles_glows_beside_the_verdict(client, demo):
