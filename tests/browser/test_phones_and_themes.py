@@ -73,3 +73,24 @@ def test_stars_twinkle_and_kindle_only_without_reduced_motion(browser, live_serv
         ("reduce", "kindled"): "none",
         ("reduce", "lit"): "none",
     }
+
+
+@pytest.mark.parametrize("width", [1024, 1280])
+def test_a_long_sky_counter_keeps_a_wide_header_on_one_row(browser, live_server, seed, width):
+    """The search box gives way before the sky counter wraps the navigation to a second row
+    (which pushed each question down by 36 px once a learner's counts grew)."""
+    context = browser.new_context(viewport={"width": width, "height": 800})
+    page = context.new_page()
+    answer_first_question(page, live_server.url)
+    page.goto(live_server.url + "/sky")
+    one_row = page.locator(".site-header").evaluate("header => header.offsetHeight")
+    page.locator("#sky-counter > span").evaluate(
+        "counter => { counter.textContent = '124 lit · 124 kindled · 124 due'; }"
+    )
+    tops = page.evaluate(
+        "['.brand', '.site-search', '#sky-counter'].map("
+        "s => Math.round(document.querySelector(s).getBoundingClientRect().top / 20))"
+    )
+    height = page.locator(".site-header").evaluate("header => header.offsetHeight")
+    context.close()
+    assert height == one_row and len(set(tops)) == 1, (height, one_row, tops)
