@@ -233,22 +233,30 @@ LEARNING_RECORD_WEEKS = 12
 
 
 def learning_record(*, learner: Learner, now: datetime) -> LearningRecord:
-    """Lessons started, and how many stars were first lit in each of the last weeks, in one
-    query with a row per item answered."""
-    rows = (
+    """Lessons started, and how many stars were first lit in each week since the learner
+    began (at most the last LEARNING_RECORD_WEEKS), in one query with a row per item answered."""
+    rows = list(
         Memory.objects.filter(learner_id=learner.pk)
         .in_published_lessons()
-        .values_list("lesson_id", "lit_at")
+        .values_list("lesson_id", "lit_at", "learner__created_at")
     )
-    this_monday = (now - timedelta(days=now.weekday())).replace(
-        hour=0, minute=0, second=0, microsecond=0
-    )
-    first_monday = this_monday - timedelta(weeks=LEARNING_RECORD_WEEKS - 1)
-    counts = [0] * LEARNING_RECORD_WEEKS
+    # When the learner began: a progress file can bring stars lit before this browser began.
+    began = min([now, *(moment for row in rows for moment in row[1:] if moment is not None)])
+    this_monday = _monday(now)
+    earliest = this_monday - timedelta(weeks=LEARNING_RECORD_WEEKS - 1)
+    first_monday = max(_monday(began), earliest)
+    counts = [0] * ((this_monday - first_monday) // timedelta(weeks=1) + 1)
     lessons = set()
-    for lesson_id, lit_at in rows:
+    for lesson_id, lit_at, _ in rows:
         lessons.add(lesson_id)
         if lit_at is not None and lit_at >= first_monday:
             counts[min((lit_at - first_monday) // timedelta(weeks=1), len(counts) - 1)] += 1
     weeks = [(first_monday + timedelta(weeks=i), counts[i]) for i in range(len(counts))]
     return LearningRecord(lessons_started=len(lessons), weeks=weeks)
+
+
+def _monday(moment: datetime) -> datetime:
+    """The start of the week a moment falls in."""
+    return (moment - timedelta(days=moment.weekday())).replace(
+        hour=0, minute=0, second=0, microsecond=0
+    )
