@@ -252,9 +252,12 @@ class Review(LearnerItem):
     # An answer given after the right one was shown in the same sitting (the round's retry of a
     # missed question): kept and exported, but not evidence of memory, so never scheduled.
     practice = models.BooleanField(default=False, db_default=False)
-    # What this answer did to its item's star: kindled it, lit it, or neither (""), for the
-    # verdict and for the end of a sitting to say what it lit and kindled.
+    # What this answer did to its item's star: kindled it, lit it, put it out (unlit) or none
+    # of those (""), for the verdict and for the end of a sitting to say what it changed.
     star_change = models.CharField(max_length=7, blank=True, default="", db_default="")
+    # How many more right answers, on later days, would light the star after this scheduled
+    # answer (sky.answers_to_light); None once it is lit, and for practice and imported answers.
+    answers_to_light = models.PositiveSmallIntegerField(null=True, blank=True)
     # Set when the answer is recorded, so each of the editors' statistics is a count over one
     # range of one index, however many reviews there are.
     answer_kind = models.CharField(

@@ -438,6 +438,7 @@ def _writes_for(
     memory.record_evidence(outcome, guess_rate=guess_rate, now=now)
     memory.set_memory_state(new_state, rating)
     review.star_change = sky.star_change(level_before, memory.evidence)
+    review.answers_to_light = sky.answers_to_light(memory.evidence_now, guess_rate)
     return _Writes(round_, review, memory, finishes_round and round_ is not None)
 
 

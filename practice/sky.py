@@ -149,6 +149,16 @@ def right_answers_to_light(guess_rate: float) -> int:
     return math.ceil(LIGHT_SCORE / _right_answer_weight(guess_rate))
 
 
+def answers_to_light(evidence: Evidence, guess_rate: float) -> int | None:
+    """How many more right answers in a row, on later days, light a star not yet lit (None:
+    lit): enough to lift its score to LIGHT_SCORE, and two after a miss or a guess, since the
+    first right answer then starts a new run that must span a day."""
+    if evidence.level == CONFIRMED:
+        return None
+    needed = math.ceil((LIGHT_SCORE - evidence.score) / _right_answer_weight(guess_rate))
+    return max(needed, 1 if evidence.level == KINDLING else 2)
+
+
 def due_until_lit(due: datetime, last_review: datetime | None, level: int) -> datetime:
     """When an item comes back: as the scheduler says, but within UNLIT_MAX_INTERVAL of its
     last review until its star is lit."""

@@ -11,6 +11,7 @@ import time_machine
 from django.utils import timezone
 from django.utils.html import escape
 
+from practice import sky
 from practice.models import Review
 from tests.practice.helpers import (
     answer,
@@ -66,14 +67,22 @@ def test_the_live_region_says_the_verdict_the_star_and_the_progress(client, demo
     assert (oob, text) == (False, "")  # the page arrives with nothing to announce
 
     right = answer(client, demo, right=True, htmx=True).content.decode()
-    assert live_region(right) == (True, "Right. Star kindled. 1 of 8 answered.")
+    # and how far the star is from lit: a new one needs three right answers in a row
+    more = sky.right_answers_to_light(sky.guess_rate(4, several=False)) - 1
+    assert live_region(right) == (
+        True,
+        f"Right. Star kindled. {more} more right answers on later days light this star. "
+        "1 of 8 answered.",
+    )
     client.get(practice_url(demo) + "?q=2", headers={"HX-Request": "true"})
     wrong = answer(client, demo, right=False, htmx=True).content.decode()
     oob, text = live_region(wrong)
     question = Review.objects.latest("pk").question
     right_text = next(c["text"] for c in question.choices if c["correct"])
     assert oob and text.startswith("Not quite. The answer is ") and right_text in text
-    assert text.endswith("2 of 8 answered, 1 to retry.")
+    assert text.endswith(
+        "right answers on later days light this star. 2 of 8 answered, 1 to retry."
+    )
     assert "Star" not in text  # a miss kindles nothing
     # The live region is outside the card the answer replaces, so it stays where it is.
     full = client.get(practice_url(demo) + "?answered=2").content.decode()
@@ -128,7 +137,10 @@ def test_each_flashcard_rating_tells_the_next_card_what_it_did(client, demo):
     htmx = client.post(url, {"token": token, "rating": "1"}, headers={"HX-Request": "true"})
     html = htmx.content.decode()
     assert "You rated the last card Again." in html and "Star " not in verdict_region(html)
-    assert live_region(html) == (True, "You rated the last card Again.")
+    oob, said = live_region(html)
+    # and what the star now needs: a miss asks for more ratings of Hard or better
+    assert oob and said.startswith("You rated the last card Again. ")
+    assert said.endswith(" ratings of Hard or better on later days light this star.")
     assert 'id="sky-counter"' in html  # the header's counts follow the rating
 
 
@@ -151,9 +163,15 @@ def test_a_rating_in_the_review_is_told_on_the_next_item(client, demo):
         html = client.get(response["Location"]).content.decode()
         assert "You rated the last card Good." in html
         said = f": star {review.star_change}." if review.star_change else "."
+        more = review.answers_to_light
+        to_light = f" {more} more ratings of Hard or better on later days light this star."
         # with the set's progress, as after a question's answer
         progress = " 1 of 1 done in this set, 0 due."
-        assert live_region(html) == (False, "You rated the last card Good" + said + progress)
+        assert live_region(html) == (
+            False,
+            "You rated the last card Good" + said + to_light + progress,
+        )
+        assert more and more < sky.right_answers_to_light(sky.FLASHCARD_GUESS_RATE)
 
 
 def test_a_right_answer_written_as_a_sentence_is_not_given_a_second_full_stop(client, demo):

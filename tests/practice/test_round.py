@@ -397,7 +397,7 @@ def test_the_star_an_answer_kindles_glows_beside_the_verdict(client, demo):
     right = client.get(answer(client, demo, right=True)["Location"]).content.decode()
     assert "Star kindled</p>" in right
     wrong = client.get(answer(client, demo, right=False)["Location"]).content.decode()
-    assert 'class="reward' not in wrong
+    assert 'class="reward reward-' not in wrong
     htmx = answer(client, demo, right=True, htmx=True).content.decode()
     assert "Star kindled</p>" in htmx
     assert 'id="round-progress"' in htmx and "3 of 8 answered · 1 to retry" in htmx
@@ -429,7 +429,7 @@ def test_a_right_guess_shows_no_star_beside_the_verdict(client, demo):
         {"token": token, "choice": right_choices(question), "guessed": "yes"},
     )
     html = client.get(response["Location"]).content.decode()
-    assert "Right" in html and 'class="reward' not in html
+    assert "Right" in html and 'class="reward reward-' not in html
 
 
 def test_the_round_lists_a_declared_guess_as_one_and_offers_no_guess_box_in_practice(client, demo):

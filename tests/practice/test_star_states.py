@@ -238,6 +238,35 @@ def test_a_lit_star_put_out_by_a_miss_or_a_guess_is_told_so(client, demo):
     assert "until a wrong answer or an answer you mark" in client.get("/sky/words").content.decode()
 
 
+def test_each_verdict_says_truly_how_many_right_answers_still_light_its_star(client, demo):
+    """Missed in the first round, question 1 is told how many right answers, on later days,
+    light its star; answered right each time it comes back, the count falls by one an answer
+    and the star lights exactly when it reaches none."""
+    said = []
+
+    def verdict_of(html: str) -> str:
+        if "Star lit</p>" in html:
+            return "lit"
+        found = re.search(r'<p class="reward-next">(\d+) more right answers? on', html)
+        return found.group(1) if found else "nothing"
+
+    finish_round(client, demo, [False] + [True] * 7)  # (and its retry, as practice)
+    said.append(verdict_of(client.get(practice_url(demo) + "?answered=1").content.decode()))
+    for _ in range(8):
+        first = memories(client)[0]
+        with time_machine.travel(first.due + timedelta(minutes=1), tick=False):
+            while (page := client.get("/review")) and (question := asked_question_or_none(page)):
+                post = {"token": form_token(page), "choice": right_choices(question)}
+                verdict = client.post("/review", post, follow=True).content.decode()
+                if question.position == 1 and not asked_again_as_practice(page):
+                    said.append(verdict_of(verdict))
+        if said[-1] == "lit":
+            break
+    counts = [int(count) for count in said[:-1]]
+    assert said[-1] == "lit" and counts == list(range(len(counts), 0, -1)), said
+    assert counts[0] == 4  # a miss first: four right answers in a row light it
+
+
 def test_the_export_and_import_round_trip_keeps_the_evidence(client, demo):
     start = timezone.now()
     with time_machine.travel(start, tick=False):
