@@ -56,6 +56,8 @@ class Star:
 # Stars differ by shape and size, not colour alone: a small dot (unlit), a middling star in a halo
 # (kindled), a full star (lit); a due star wears a dashed ring, a missed one a red ring.
 STAR_RADIUS = {sky.UNLIT: 2.6, sky.KINDLED: 4.2, sky.LIT: 5.5}
+# A lesson not started is an outline this much smaller than a constellation the learner started.
+NOT_STARTED_SCALE = 0.55
 
 
 class StarCounts:
@@ -120,6 +122,17 @@ class Constellation(StarCounts):
     def figure_points(self) -> str:
         """The constellation's figure: its questions joined in order."""
         return " ".join(f"{s.x},{s.y}" for s in self.stars if s.kind == "question")
+
+    @property
+    def outline_points(self) -> str:
+        """A lesson not started, drawn small: its figure drawn towards its centre, so that on
+        the whole sky the learner's own constellations take the room."""
+        scale = NOT_STARTED_SCALE
+        return " ".join(
+            f"{self.x + (s.x - self.x) * scale:.1f},{self.y + (s.y - self.y) * scale:.1f}"
+            for s in self.stars
+            if s.kind == "question"
+        )
 
     @property
     def started(self) -> bool:

@@ -104,4 +104,10 @@ def test_on_a_wide_screen_the_learners_own_constellations_get_the_room(browser, 
     )
     assert star_on_card >= 2 * star_on_map and star_on_card >= 10, (star_on_card, star_on_map)
     expect(page.get_by_role("heading", name="The whole sky")).to_be_visible()
+    # On the map too, a lesson not started is a small outline beside the one started.
+    started = page.locator(f"#stars-{seed.public_id}").bounding_box()
+    outlines = page.locator(".sky-figure a.not-started circle.outline").evaluate_all(
+        "circles => circles.map(c => c.getBoundingClientRect().width)"
+    )
+    assert started and outlines and max(outlines) < 0.75 * started["width"], (started, outlines)
     context.close()
