@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import importlib
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import time_machine
 from django.apps import apps
@@ -178,12 +178,18 @@ def test_a_right_answer_marked_as_a_guess_lights_nothing_and_is_no_miss(client, 
     assert memories(client)[0].missed is False
 
 
-def test_lit_stars_stay_lit_when_they_come_due_and_ever_lit_never_drops(client, demo):
+def light_every_question(client: Client, demo) -> datetime:
+    """Three rounds right over two days light the lesson's eight question stars; when the
+    last of them comes due."""
     start = timezone.now()
     for hours in (0, 23, 47):
         with time_machine.travel(start + timedelta(hours=hours), tick=False):
             finish_round(client, demo, [True] * 8)
-    due_at = max(memory.due for memory in memories(client))
+    return max(memory.due for memory in memories(client))
+
+
+def test_lit_stars_stay_lit_when_they_come_due_and_ever_lit_never_drops(client, demo):
+    due_at = light_every_question(client, demo)
     with time_machine.travel(due_at + timedelta(minutes=1), tick=False):
         html = client.get("/sky").content.decode()
         assert set(words(html, demo)) == {"lit"}  # lit, and due
@@ -203,11 +209,7 @@ def test_a_lit_star_put_out_by_a_miss_or_a_guess_is_told_so(client, demo):
     """The header's lit count falls by the stars a wrong answer or "I guessed" put out: the
     verdict, the live region and the set's end each say which went out, and the words page
     says a lit star lasts until either."""
-    start = timezone.now()
-    for hours in (0, 23, 47):
-        with time_machine.travel(start + timedelta(hours=hours), tick=False):
-            finish_round(client, demo, [True] * 8)
-    due_at = max(memory.due for memory in memories(client))
+    due_at = light_every_question(client, demo)
     with time_machine.travel(due_at + timedelta(minutes=1), tick=False):
         verdicts, reasked = {}, {}
         for _ in range(12):
