@@ -91,7 +91,7 @@ class StarCounts:
 
     @property
     def ever_lit(self) -> int:
-        """Stars ever lit: confirmed on a later day at least once, whatever they are now."""
+        """Stars ever lit: confirmed over a day or more at least once, whatever they are now."""
         return sum(1 for star in self.stars if star.ever_lit)
 
 
@@ -133,6 +133,15 @@ class Constellation(StarCounts):
             for s in self.stars
             if s.kind == "question"
         )
+
+    @property
+    def outline_radius(self) -> int:
+        return round(NOT_STARTED_SCALE * (sky.CONSTELLATION_RADIUS + 4))
+
+    @property
+    def outline_name_y(self) -> float:
+        """Where a not-started lesson's name starts, under its outline."""
+        return self.y + self.outline_radius + 15
 
     @property
     def started(self) -> bool:

@@ -1,7 +1,7 @@
 from __future__ import annotations
 
 import secrets
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from datetime import datetime
 from typing import cast
 
@@ -131,6 +131,7 @@ class Memory(LearnerItem):
 
     # The columns that hold a scheduling.MemoryState, in its order.
     STATE_FIELDS = ("state", "step", "stability", "difficulty", "due", "last_review")
+    # In the order of sky.Evidence's fields.
     EVIDENCE_FIELDS = ("evidence", "evidence_score", "streak_since", "lit_at", "missed")
 
     class Meta:
@@ -171,19 +172,13 @@ class Memory(LearnerItem):
 
     @property
     def evidence_now(self) -> sky.Evidence:
-        return sky.Evidence(
-            self.evidence, self.evidence_score, self.streak_since, self.lit_at, self.missed
-        )
+        return sky.Evidence(*(getattr(self, name) for name in self.EVIDENCE_FIELDS))
 
     def record_evidence(self, outcome: sky.Outcome, *, guess_rate: float, now: datetime) -> None:
         """Move the evidence on by one scheduled answer (sky.Evidence.after)."""
         evidence = self.evidence_now.after(outcome, guess_rate=guess_rate, now=now)
-        self.evidence, self.evidence_score = evidence.level, evidence.score
-        self.streak_since, self.lit_at, self.missed = (
-            evidence.streak_since,
-            evidence.lit_at,
-            evidence.missed,
-        )
+        for name, value in zip(self.EVIDENCE_FIELDS, astuple(evidence), strict=True):
+            setattr(self, name, value)
 
 
 class Round(models.Model):
@@ -255,7 +250,7 @@ class Review(LearnerItem):
     # What this answer did to its item's star: kindled it, lit it, put it out (unlit) or none
     # of those (""), for the verdict and for the end of a sitting to say what it changed.
     star_change = models.CharField(max_length=7, blank=True, default="", db_default="")
-    # How many more right answers, on later days, would light the star after this scheduled
+    # How many more right answers, a day or more apart, would light the star after this scheduled
     # answer (sky.answers_to_light); None once it is lit, and for practice and imported answers.
     answers_to_light = models.PositiveSmallIntegerField(null=True, blank=True)
     # Set when the answer is recorded, so each of the editors' statistics is a count over one
@@ -285,6 +280,12 @@ class Review(LearnerItem):
 
     def __str__(self) -> str:
         return f"{self.kind} review rated {self.rating} at {self.reviewed_at:%Y-%m-%d %H:%M}"
+
+    @property
+    def declared_guess(self) -> bool:
+        """A scheduled right answer the learner marked "I guessed" (sky.outcome_of's GUESSED)."""
+        outcome = sky.outcome_of(self.rating, self.correct)
+        return not self.practice and outcome == sky.Outcome.GUESSED
 
 
 # Where a learner stands in a practice round: plain Python over the round's questions and

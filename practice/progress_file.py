@@ -692,15 +692,7 @@ def _take_newer_states(learner: Learner, pending: list) -> int:
     Memory.objects.bulk_create(to_create)
     Memory.objects.bulk_update(
         to_update,
-        [
-            *Memory.STATE_FIELDS,
-            "last_rating",
-            "evidence",
-            "evidence_score",
-            "streak_since",
-            "missed",
-            "lit_at",
-        ],
+        [*Memory.STATE_FIELDS, "last_rating", *Memory.EVIDENCE_FIELDS],
     )
     Memory.objects.bulk_update(lit_earlier, ["lit_at"])
     return taken

@@ -529,7 +529,7 @@ CODE_DOES_NOT_WORK = (
 )
 
 
-def transfer_code_holder(*, code: str, now: datetime) -> int | None:
+def transfer_code_learner_id(*, code: str, now: datetime) -> int | None:
     """The learner whose progress a code would bring, if it can be used now (nothing changes:
     a scanned code is checked before the question is asked)."""
     return (

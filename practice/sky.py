@@ -45,8 +45,8 @@ MEANINGS = {
     LIT: "your answers over more than one day show you know it, not luck; it fades as "
     "forgetting gets likelier, and stays lit when it comes due, until a wrong answer or an "
     "answer you mark \u201cI guessed\u201d",
-    KINDLED: "answered right, and not yet lit: it lights when more right answers, on another "
-    "day, show it was not luck",
+    KINDLED: "answered right, and not yet lit: it lights when more right answers, a day or "
+    "more after the first, show it was not luck",
     UNLIT: "not answered right yet, or not since a wrong answer or a guess",
     DUE: "time to come back to it, whatever it has earned",
     MISSED: "your last answer to it was wrong; it comes back soon",
@@ -81,7 +81,7 @@ RULE = (
     "has, a wrong answer counts against, and an answer you mark \u201cI guessed\u201d counts "
     f"neither way, so someone answering at random lights a star with at most a "
     f"{100 // LIGHT_ODDS} % chance, however often they try. It lights only on right answers "
-    "given on two different days or more, with no wrong answer or guess between them: a right "
+    "that span a day (24 hours) or more, with no wrong answer or guess between them: a right "
     "answer straight after a wrong one never lights it by itself. A wrong answer or a guess "
     "leaves a star unlit, even one that was lit, until right answers light it again. Until it "
     f"is lit, a star comes back within {UNLIT_MAX_INTERVAL.days} days; after a guess, as soon "
@@ -150,7 +150,8 @@ def right_answers_to_light(guess_rate: float) -> int:
 
 
 def answers_to_light(evidence: Evidence, guess_rate: float) -> int | None:
-    """How many more right answers in a row, on later days, light a star not yet lit (None:
+    """How many more right answers in a row, each a day or more after the one before, light a
+    star not yet lit (given further apart they may be needed, never more; None:
     lit): enough to lift its score to LIGHT_SCORE, and two after a miss or a guess, since the
     first right answer then starts a new run that must span a day."""
     if evidence.level == CONFIRMED:

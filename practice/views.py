@@ -599,7 +599,16 @@ def review(request: LearnerRequest) -> HttpResponse:
         return _review_answer(request, now)
 
     batch_done = batch["done"] if learner else 0
+    due_count = 0
     context: dict = {"batch_size": selectors.REVIEW_BATCH_SIZE, "batch_done": batch_done}
+    if learner:
+        context["sky_counter"] = counter = stars.sky_counter(learner=learner, now=now)
+        due_count = counter.due
+    context |= {
+        "due_count": due_count,
+        "set_size": _review_set_size(batch_done, due_count),
+        "next_set_size": _review_set_size(0, due_count),
+    }
     reviewed = small_int(request.GET.get("reviewed"))
     if learner is not None and reviewed:
         done = (
@@ -615,15 +624,7 @@ def review(request: LearnerRequest) -> HttpResponse:
     elif rated := _rated(request, request.GET):
         context |= {"rated": rated, "oob_updates": bool(request.htmx)}
     if "feedback" not in context:
-        first, due_count = None, 0
-        if learner:
-            context["sky_counter"] = counter = stars.sky_counter(learner=learner, now=now)
-            first, due_count = selectors.first_due(learner=learner, now=now), counter.due
-        context |= {
-            "due_count": due_count,
-            "set_size": _review_set_size(batch_done, due_count),
-            "next_set_size": _review_set_size(0, due_count),
-        }
+        first = selectors.first_due(learner=learner, now=now) if learner else None
         if first and batch_done < selectors.REVIEW_BATCH_SIZE:
             context |= _review_item_form(first)
         elif learner and (retry := _first_still_missed(learner, batch["missed"])):
@@ -956,7 +957,7 @@ def _adopt_page(
     code_complete = len(code) == services.TRANSFER_CODE_LENGTH
     already_here = False
     if code_complete and not error:  # scanned: say now if it cannot work, not after "Yes"
-        holder = services.transfer_code_holder(code=code, now=timezone.now())
+        holder = services.transfer_code_learner_id(code=code, now=timezone.now())
         if holder is None:
             error, code_unusable = services.CODE_DOES_NOT_WORK, True
         already_here = learner is not None and holder == learner.pk
@@ -979,6 +980,10 @@ def progress_adopt(request: LearnerRequest) -> HttpResponse:
         (request.POST if request.method == "POST" else request.GET).get("code", "")
     )
     if request.method != "POST":  # a scanned QR code lands here: ask before adopting
+        # Checking the code first tells whether it works: counted like an attempt to use it.
+        full = len(code) == services.TRANSFER_CODE_LENGTH
+        if full and (wait := retry_after(request, "adopt")):
+            return too_many_requests(request, wait)
         return _adopt_page(request, code)
     if len(code) != services.TRANSFER_CODE_LENGTH:
         error = f"A code has {services.TRANSFER_CODE_LENGTH} letters and digits, like ABCD-EFGH."

@@ -91,6 +91,16 @@ def test_transfer_codes_cannot_be_guessed_by_brute_force(client, db, settings):
     assert codes == [400, 400, 400, 429, 429]
 
 
+def test_a_scanned_codes_check_counts_as_a_guess(client, db, settings):
+    """The page a QR code opens says whether its code works: guessing through it is limited
+    like guessing through the form."""
+    settings.RATE_LIMITS = settings.RATE_LIMITS | {"adopt": Limit(3, 30, 3600)}
+    client.get("/progress")  # the browser's cookie, which the per-browser count goes by
+    codes = [client.get(f"/progress/adopt?code=AAAA-AAA{n}").status_code for n in range(2, 7)]
+    assert codes == [400, 400, 400, 429, 429]
+    assert client.get("/progress/adopt").status_code == 200  # no code: the form, not a guess
+
+
 def test_a_body_too_large_is_refused_with_413(client, db, settings):
     settings.MAX_REQUEST_BYTES = 1000
     response = client.post(

@@ -67,7 +67,7 @@ def test_one_polite_live_region_says_each_verdict_star_and_progress(page: Page, 
         page.locator(f'input[name=choice][value="{choice_id}"]').check()
     page.get_by_role("button", name="Check my answer").click()
     expect(region).to_have_text(
-        "Right. Star kindled. 2 more right answers on later days light this star. "
+        "Right. Star kindled. 2 more right answers, a day or more apart, light this star. "
         "2 of 8 answered, 1 to retry."
     )
     # The same element all along (a region replaced is a region screen readers may not follow).
@@ -84,5 +84,5 @@ def test_a_flashcard_rating_is_told_on_the_next_card(page: Page, live_server, se
     expect(page.locator(".rated-note")).to_contain_text("Star kindled")
     expect(page.locator("#answer-status")).to_have_text(
         "You rated the last card Good: star kindled. "
-        "3 more ratings of Hard or better on later days light this star."
+        "3 more ratings of Hard or better, a day or more apart, light this star."
     )

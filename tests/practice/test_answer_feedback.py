@@ -71,7 +71,7 @@ def test_the_live_region_says_the_verdict_the_star_and_the_progress(client, demo
     more = sky.right_answers_to_light(sky.guess_rate(4, several=False)) - 1
     assert live_region(right) == (
         True,
-        f"Right. Star kindled. {more} more right answers on later days light this star. "
+        f"Right. Star kindled. {more} more right answers, a day or more apart, light this star. "
         "1 of 8 answered.",
     )
     client.get(practice_url(demo) + "?q=2", headers={"HX-Request": "true"})
@@ -81,7 +81,7 @@ def test_the_live_region_says_the_verdict_the_star_and_the_progress(client, demo
     right_text = next(c["text"] for c in question.choices if c["correct"])
     assert oob and text.startswith("Not quite. The answer is ") and right_text in text
     assert text.endswith(
-        "right answers on later days light this star. 2 of 8 answered, 1 to retry."
+        "right answers, a day or more apart, light this star. 2 of 8 answered, 1 to retry."
     )
     assert "Star" not in text  # a miss kindles nothing
     # The live region is outside the card the answer replaces, so it stays where it is.
@@ -109,6 +109,10 @@ def test_review_verdicts_and_the_set_summary_name_the_stars_they_light(client, d
                 # the set's progress, and how many are still due (a set can end before 8)
                 done = len(verdicts)
                 assert announced.endswith(f" {done} of 8 done in this set, {8 - done} due.")
+                # a reload of the verdict's address says the same
+                review = Review.objects.latest("pk")
+                reloaded = client.get(f"/review?reviewed={review.pk}").content.decode()
+                assert live_region(reloaded)[1] == announced
                 visible = client.get("/review").content.decode()
                 if done < 8:
                     assert f"{done} of 8 done in this set · {8 - done} item" in visible
@@ -140,7 +144,7 @@ def test_each_flashcard_rating_tells_the_next_card_what_it_did(client, demo):
     oob, said = live_region(html)
     # and what the star now needs: a miss asks for more ratings of Hard or better
     assert oob and said.startswith("You rated the last card Again. ")
-    assert said.endswith(" ratings of Hard or better on later days light this star.")
+    assert said.endswith(" ratings of Hard or better, a day or more apart, light this star.")
     assert 'id="sky-counter"' in html  # the header's counts follow the rating
 
 
@@ -164,7 +168,7 @@ def test_a_rating_in_the_review_is_told_on_the_next_item(client, demo):
         assert "You rated the last card Good." in html
         said = f": star {review.star_change}." if review.star_change else "."
         more = review.answers_to_light
-        to_light = f" {more} more ratings of Hard or better on later days light this star."
+        to_light = f" {more} more ratings of Hard or better, a day or more apart, light this star."
         # with the set's progress, as after a question's answer
         progress = " 1 of 1 done in this set, 0 due."
         assert live_region(html) == (

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import itertools
 from datetime import UTC, datetime, timedelta
 
 import pytest
@@ -208,3 +209,36 @@ def test_forecast_counts_each_day_from_today_with_the_overdue_under_today():
     assert len(days) == 14
     assert [count for _, count in days[:3]] == [3, 2, 0]
     assert sum(count for _, count in days) == 5
+
+
+@pytest.mark.parametrize(
+    "guess_rate",
+    [
+        sky.guess_rate(2, several=False),
+        FOUR_CHOICES,
+        sky.guess_rate(5, several=False),
+        sky.guess_rate(3, several=True),
+        sky.FLASHCARD_GUESS_RATE,
+    ],
+)
+def test_the_answers_a_verdict_says_light_a_star_light_it_and_no_fewer(guess_rate):
+    """After any history of up to four answers, an hour or a day apart, the count a verdict
+    gives (sky.answers_to_light) is exactly how many right answers a day apart light the star."""
+    steps = list(itertools.product(sky.Outcome, (timedelta(hours=1), timedelta(hours=25))))
+    histories = [h for length in range(5) for h in itertools.product(steps, repeat=length)]
+    checked = 0
+    for history in histories:
+        moment, evidence = NOON, sky.Evidence()
+        for outcome, gap in history:
+            moment += gap
+            evidence = evidence.after(outcome, guess_rate=guess_rate, now=moment)
+        needed = sky.answers_to_light(evidence, guess_rate)
+        if evidence.level == sky.CONFIRMED:
+            assert needed is None
+            continue
+        for answer in range(1, needed + 1):
+            moment += timedelta(days=1)
+            evidence = evidence.after(RIGHT, guess_rate=guess_rate, now=moment)
+            assert (evidence.level == sky.CONFIRMED) == (answer == needed), (history, needed)
+        checked += 1
+    assert checked > 100
