@@ -250,9 +250,12 @@ class Review(LearnerItem):
     # What this answer did to its item's star: kindled it, lit it, put it out (unlit) or none
     # of those (""), for the verdict and for the end of a sitting to say what it changed.
     star_change = models.CharField(max_length=7, blank=True, default="", db_default="")
-    # How many more right answers, a day or more apart, would light the star after this scheduled
-    # answer (sky.answers_to_light); None once it is lit, and for practice and imported answers.
+    # What lighting the star still takes after this scheduled answer, for its verdict: how many
+    # more right answers in a row (sky.answers_to_light), and, once a run of right answers has
+    # begun, the moment from which the last of them can light it (sky.lights_from). None once
+    # it is lit, and for practice and imported answers.
     answers_to_light = models.PositiveSmallIntegerField(null=True, blank=True)
+    lights_from = models.DateTimeField(null=True, blank=True)
     # Set when the answer is recorded, so each of the editors' statistics is a count over one
     # range of one index, however many reviews there are.
     answer_kind = models.CharField(

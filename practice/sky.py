@@ -150,14 +150,22 @@ def right_answers_to_light(guess_rate: float) -> int:
 
 
 def answers_to_light(evidence: Evidence, guess_rate: float) -> int | None:
-    """How many more right answers in a row, each a day or more after the one before, light a
-    star not yet lit (given further apart they may be needed, never more; None:
+    """How many more right answers in a row light a star not yet lit, the last of them at
+    least CONFIRMATION_GAP after the run's first (see lights_from; None:
     lit): enough to lift its score to LIGHT_SCORE, and two after a miss or a guess, since the
     first right answer then starts a new run that must span a day."""
     if evidence.level == CONFIRMED:
         return None
     needed = math.ceil((LIGHT_SCORE - evidence.score) / _right_answer_weight(guess_rate))
     return max(needed, 1 if evidence.level == KINDLING else 2)
+
+
+def lights_from(evidence: Evidence) -> datetime | None:
+    """The moment from which a kindled star's run of right answers spans CONFIRMATION_GAP, so
+    that a right answer can light it (None: lit, or no run begun)."""
+    if evidence.level != KINDLING or evidence.streak_since is None:
+        return None
+    return evidence.streak_since + CONFIRMATION_GAP
 
 
 def due_until_lit(due: datetime, last_review: datetime | None, level: int) -> datetime:

@@ -8,7 +8,7 @@ import re
 from datetime import timedelta
 
 import time_machine
-from django.utils import timezone
+from django.utils import dateformat, timezone
 from django.utils.html import escape
 
 from practice import sky
@@ -66,13 +66,17 @@ def test_the_live_region_says_the_verdict_the_star_and_the_progress(client, demo
     oob, text = live_region(page.content.decode())
     assert (oob, text) == (False, "")  # the page arrives with nothing to announce
 
-    right = answer(client, demo, right=True, htmx=True).content.decode()
-    # and how far the star is from lit: a new one needs three right answers in a row
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        right = answer(client, demo, right=True, htmx=True).content.decode()
+    # and what lighting the star still takes: a new one needs three right answers in a row,
+    # the last a day after the first
     more = sky.right_answers_to_light(sky.guess_rate(4, several=False)) - 1
+    a_day_on = dateformat.format(start + sky.CONFIRMATION_GAP, "l j F, H:i")
     assert live_region(right) == (
         True,
-        f"Right. Star kindled. {more} more right answers, a day or more apart, light this star. "
-        "1 of 8 answered.",
+        f"Right. Star kindled. {more} more right answers in a row light this star, the last "
+        f"from {a_day_on} UTC. 1 of 8 answered.",
     )
     client.get(practice_url(demo) + "?q=2", headers={"HX-Request": "true"})
     wrong = answer(client, demo, right=False, htmx=True).content.decode()
@@ -81,7 +85,8 @@ def test_the_live_region_says_the_verdict_the_star_and_the_progress(client, demo
     right_text = next(c["text"] for c in question.choices if c["correct"])
     assert oob and text.startswith("Not quite. The answer is ") and right_text in text
     assert text.endswith(
-        "right answers, a day or more apart, light this star. 2 of 8 answered, 1 to retry."
+        "right answers in a row light this star, the last a day or more after the first. "
+        "2 of 8 answered, 1 to retry."
     )
     assert "Star" not in text  # a miss kindles nothing
     # The live region is outside the card the answer replaces, so it stays where it is.
@@ -144,7 +149,10 @@ def test_each_flashcard_rating_tells_the_next_card_what_it_did(client, demo):
     oob, said = live_region(html)
     # and what the star now needs: a miss asks for more ratings of Hard or better
     assert oob and said.startswith("You rated the last card Again. ")
-    assert said.endswith(" ratings of Hard or better, a day or more apart, light this star.")
+    assert said.endswith(
+        " ratings of Hard or better in a row light this star, the last a day or more after the "
+        "first."
+    )
     assert 'id="sky-counter"' in html  # the header's counts follow the rating
 
 
@@ -168,7 +176,8 @@ def test_a_rating_in_the_review_is_told_on_the_next_item(client, demo):
         assert "You rated the last card Good." in html
         said = f": star {review.star_change}." if review.star_change else "."
         more = review.answers_to_light
-        to_light = f" {more} more ratings of Hard or better, a day or more apart, light this star."
+        # (the run began a month ago: any later rating may light it)
+        to_light = f" {more} more ratings of Hard or better in a row light this star."
         # with the set's progress, as after a question's answer
         progress = " 1 of 1 done in this set, 0 due."
         assert live_region(html) == (

@@ -221,9 +221,12 @@ def test_forecast_counts_each_day_from_today_with_the_overdue_under_today():
         sky.FLASHCARD_GUESS_RATE,
     ],
 )
-def test_the_answers_a_verdict_says_light_a_star_light_it_and_no_fewer(guess_rate):
-    """After any history of up to four answers, an hour or a day apart, the count a verdict
-    gives (sky.answers_to_light) is exactly how many right answers a day apart light the star."""
+def test_what_a_verdict_says_lighting_takes_is_exactly_what_lights_the_star(guess_rate):
+    """After any history of up to four answers, an hour or a day apart, a verdict says how many
+    more right answers in a row light the star (sky.answers_to_light) and from when the last
+    may come (sky.lights_from; with no run begun, a day after the first of them). Given so, an
+    hour apart until the last, they light it at the last and not before; the last an hour
+    early, they do not."""
     steps = list(itertools.product(sky.Outcome, (timedelta(hours=1), timedelta(hours=25))))
     histories = [h for length in range(5) for h in itertools.product(steps, repeat=length)]
     checked = 0
@@ -234,11 +237,19 @@ def test_the_answers_a_verdict_says_light_a_star_light_it_and_no_fewer(guess_rat
             evidence = evidence.after(outcome, guess_rate=guess_rate, now=moment)
         needed = sky.answers_to_light(evidence, guess_rate)
         if evidence.level == sky.CONFIRMED:
-            assert needed is None
+            assert needed is None and sky.lights_from(evidence) is None
             continue
-        for answer in range(1, needed + 1):
-            moment += timedelta(days=1)
-            evidence = evidence.after(RIGHT, guess_rate=guess_rate, now=moment)
-            assert (evidence.level == sky.CONFIRMED) == (answer == needed), (history, needed)
+        for early in (False, True):
+            after, at = evidence, moment
+            first = at + timedelta(hours=1)
+            last_from = sky.lights_from(evidence) or first + sky.CONFIRMATION_GAP
+            for answer in range(1, needed + 1):
+                at += timedelta(hours=1)
+                if answer == needed:
+                    at = max(at, last_from - (timedelta(hours=1) if early else timedelta(0)))
+                after = after.after(RIGHT, guess_rate=guess_rate, now=at)
+                lit = after.level == sky.CONFIRMED
+                expected = answer == needed and (not early or at >= last_from)
+                assert lit == expected, (history, needed, answer, early)
         checked += 1
     assert checked > 100
