@@ -60,6 +60,14 @@ def test_every_question_and_its_verdict_fit_one_screen(
                 f"{lesson.slug} q{number} after answering: {where}"
                 for where in page.evaluate(INSIDE, [".verdict", "[data-continue]"])
             ]
+            # Continue on the verdict's own row, whatever else the bar says below it
+            rows = page.evaluate(
+                "['.verdict', '[data-continue]'].map(s => {"
+                " const box = document.querySelector(s).getBoundingClientRect();"
+                " return [box.top, box.bottom]; })"
+            )
+            if rows[1][0] >= rows[0][1]:
+                problems.append(f"{lesson.slug} q{number}: Continue below the verdict {rows}")
             page.locator("[data-continue]").click()
     context.close()
     assert not problems, "\n".join(problems)
