@@ -285,6 +285,13 @@ class Review(LearnerItem):
         return f"{self.kind} review rated {self.rating} at {self.reviewed_at:%Y-%m-%d %H:%M}"
 
     @property
+    def lights_later_from(self) -> datetime | None:
+        """When the last answer that lights its star may come, if later than this answer."""
+        if self.lights_from and self.lights_from > self.reviewed_at:
+            return self.lights_from
+        return None
+
+    @property
     def declared_guess(self) -> bool:
         """A scheduled right answer the learner marked "I guessed" (sky.outcome_of's GUESSED)."""
         outcome = sky.outcome_of(self.rating, self.correct)

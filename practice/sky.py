@@ -15,6 +15,7 @@ import math
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from enum import StrEnum
+from typing import cast
 
 from django.db.models import Q
 
@@ -143,21 +144,19 @@ def _right_answer_weight(guess_rate: float) -> float:
     return math.log((1 - SLIP) / guess_rate)
 
 
-def right_answers_to_light(guess_rate: float) -> int:
-    """How many right answers in a row light a star that has no answers yet (they must also
-    span a day): three for a question with four choices."""
-    return math.ceil(LIGHT_SCORE / _right_answer_weight(guess_rate))
-
-
 def answers_to_light(evidence: Evidence, guess_rate: float) -> int | None:
-    """How many more right answers in a row light a star not yet lit, the last of them at
-    least CONFIRMATION_GAP after the run's first (see lights_from; None:
-    lit): enough to lift its score to LIGHT_SCORE, and two after a miss or a guess, since the
-    first right answer then starts a new run that must span a day."""
+    """How many more right answers in a row light a star not yet lit (None: lit), the last
+    of them at least CONFIRMATION_GAP after the run's first (lights_from): enough to lift its
+    score to LIGHT_SCORE, and at least two when no run has begun (the first begins one)."""
     if evidence.level == CONFIRMED:
         return None
     needed = math.ceil((LIGHT_SCORE - evidence.score) / _right_answer_weight(guess_rate))
     return max(needed, 1 if evidence.level == KINDLING else 2)
+
+
+def right_answers_to_light(guess_rate: float) -> int:
+    """How many right answers in a row light a new star: three for four choices."""
+    return cast(int, answers_to_light(Evidence(), guess_rate))
 
 
 def lights_from(evidence: Evidence) -> datetime | None:

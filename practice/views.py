@@ -272,18 +272,10 @@ def _missed_practice(
             )
             return context
     if number > len(missed) and learner is not None and progress.reviews:
-        # How they went: each one's latest practice answer since the round's last answer.
-        latest = {
-            review.question_id: review.correct
-            for review in Review.objects.filter(
-                learner_id=learner.pk,
-                question__in=missed,
-                practice=True,
-                reviewed_at__gt=progress.reviews[-1].reviewed_at,
-            ).order_by("reviewed_at", "pk")
-        }
-        right = sum(1 for correct in latest.values() if correct)
-        context["missed"] |= {"answered": len(latest), "right": right}
+        practised, right = selectors.practised_since(
+            learner=learner, questions=missed, since=progress.reviews[-1].reviewed_at
+        )
+        context["missed"] |= {"answered": practised, "right": right}
     if number <= len(missed):
         question = missed[number - 1]
         nonce = submissions.new_nonce()
@@ -555,10 +547,8 @@ def _rating_choices(
     set, on the flashcards page and in the review alike."""
     if practice:
         return [(value, name, "practice") for value, name in scheduling.RATINGS.items()]
-    if memory is None:
-        dues = sky.flashcard_dues(None, sky.Evidence(), now)
-    else:
-        dues = sky.flashcard_dues(memory.memory_state, memory.evidence_now, now)
+    evidence = memory.evidence_now if memory else sky.Evidence()
+    dues = sky.flashcard_dues(memory.memory_state if memory else None, evidence, now)
     return [
         (
             value,

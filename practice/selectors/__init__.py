@@ -274,6 +274,22 @@ def next_due_at(*, learner: Learner, now: datetime) -> datetime | None:
     return memory.due if memory else None
 
 
+def practised_since(
+    *, learner: Learner, questions: list[Question], since: datetime
+) -> tuple[int, int]:
+    """How many of these questions were practised after a moment, and how many of them right
+    by their latest practice answer ("Practise the ones I missed", after a round)."""
+    latest = {
+        question_id: correct
+        for question_id, correct in Review.objects.filter(
+            learner_id=learner.pk, question__in=questions, practice=True, reviewed_at__gt=since
+        )
+        .order_by("reviewed_at", "pk")
+        .values_list("question_id", "correct")
+    }
+    return len(latest), sum(1 for correct in latest.values() if correct)
+
+
 def paper_reviews(*, learner: Learner, lesson: Lesson, batch: str) -> list[Review]:
     """The reviews one typed-in worksheet recorded, in question order."""
     return list(
