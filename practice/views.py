@@ -295,7 +295,11 @@ def _missed_practice(
 
 
 def _missed_practice_answer(
-    request: LearnerRequest, lesson: Lesson, attempt: Attempt, question: Question
+    request: LearnerRequest,
+    lesson: Lesson,
+    questions: list[Question],
+    attempt: Attempt,
+    question: Question,
 ) -> HttpResponse:
     url = lesson.get_practice_url()
     number = max(small_int(request.POST.get("n")) or 1, 1)
@@ -304,8 +308,9 @@ def _missed_practice_answer(
     except BadSubmission as error:
         return bad_submission(request, str(error), back_url=url, target="practice-card")
     now = timezone.now()
+    learner = _learner_or_create(request, now)
     review, created = services.review_answer(
-        learner=_learner_or_create(request, now),
+        learner=learner,
         attempt=attempt,
         answer=answer,
         now=now,
@@ -315,10 +320,11 @@ def _missed_practice_answer(
     target = f"{url}?missed=1&n={number}&reviewed={review.pk}"
     if not request.htmx:
         return HttpResponseRedirect(target + "#feedback")
+    progress = RoundProgress.load(learner=learner, lesson=lesson, questions=questions)
     context = {
         "lesson": lesson,
         "feedback": feedback_for(review, question, differ_from=_earlier_showing(review)),
-        "missed": {"number": number},
+        "missed": {"number": number, "total": len(progress.missed_questions())},
         "answer_status_only": True,  # the verdict, said; the round's strip is as it was
     }
     return push_url(render(request, f"{ROUND_TEMPLATE}#practice-card", context), target)
@@ -360,7 +366,7 @@ def _practice_answer(request: LearnerRequest, public_id: str) -> HttpResponse:
         attempt = read_attempt(request.POST, lesson_id=lesson.pk)
         question = next((q for q in questions if q.pk == attempt.item_id), None)
         if attempt.kind == "question" and attempt.practice and question is not None:
-            return _missed_practice_answer(request, lesson, attempt, question)
+            return _missed_practice_answer(request, lesson, questions, attempt, question)
         if attempt.kind != "question" or not attempt.round_key or question is None:
             raise BadSubmission("This answer is not for a question of this lesson's round.")
         if attempt.round_step and LEARNER_SESSION_KEY not in request.session:

@@ -380,17 +380,24 @@ def test_after_a_round_the_missed_ones_can_be_practised_without_scheduling(clien
 
 
 def test_a_missed_one_practised_is_announced_like_any_answer(client, demo):
-    finish_round(client, demo, [False] + [True] * 7 + [True])
+    """The live region says the verdict and how far the practice of the missed ones is, in
+    the answer's response and on a reload of its address."""
+    finish_round(client, demo, [False, False] + [True] * 6 + [True, True])
     page = client.get(practice_url(demo) + "?missed=1")
     question = asked_question(page)
-    html = client.post(
+    response = client.post(
         practice_url(demo),
         {"token": form_token(page), "choice": wrong_choices(question), "n": 1},
         headers={"HX-Request": "true"},
-    ).content.decode()
+    )
+    html = response.content.decode()
     status = re.search(r'<p id="answer-status"[^>]*data-hx-swap-oob[^>]*>(.*?)</p>', html)
     assert status and status.group(1).startswith("Not quite. The answer is")
+    assert status.group(1).endswith(" Missed question 1 of 2 practised.")
     assert 'id="round-progress"' not in html  # the round's own strip is left as it was
+    reloaded = client.get(response["HX-Push-Url"]).content.decode()
+    status = re.search(r'<p id="answer-status"[^>]*>(.*?)</p>', reloaded)
+    assert status and status.group(1).endswith(" Missed question 1 of 2 practised.")
 
 
 def test_the_star_an_answer_kindles_glows_beside_the_verdict(client, demo):
