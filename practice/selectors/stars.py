@@ -167,13 +167,18 @@ def constellation_for(
 
 def sitting_stars(reviews: list[Review]) -> dict[str, int]:
     """How many stars a sitting's answers lit, kindled and put out (left unlit after a wrong
-    answer or a guess); a star changed twice in it counts by its last change."""
+    answer or a guess), a star changed twice in it counted by its last change; and how many of
+    its answers were to questions and to flashcards (its rule is told for the kinds it had)."""
     changes: dict[tuple, str] = {}
     for review in sorted(reviews, key=lambda r: r.reviewed_at):
         if review.star_change:
             changes[review.question_id, review.flashcard_id] = review.star_change
     words = list(changes.values())
-    return {word: words.count(word) for word in (sky.LIT, sky.KINDLED, sky.UNLIT)}
+    cards = sum(1 for review in reviews if review.flashcard_id)
+    return {word: words.count(word) for word in (sky.LIT, sky.KINDLED, sky.UNLIT)} | {
+        "questions": len(reviews) - cards,
+        "cards": cards,
+    }
 
 
 def sitting_summary(*, learner: Learner, reviews: list[Review], now: datetime) -> dict:

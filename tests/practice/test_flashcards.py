@@ -185,6 +185,12 @@ def test_going_through_the_cards_again_sums_up_that_set_only(client, demo):
     cards = demo.flashcards.count()
     first = rate_every_card(client, url, "3")
     assert f"This set kindled <strong>{cards} stars</strong>." in first
+    # What lighting them takes, told of flashcards: ratings, not right answers.
+    assert (
+        "A kindled star lights after more ratings of Hard or better in a row over a day or "
+        "more: a new flashcard needs 4, and each Again before it lights adds up to two more."
+    ) in first
+    assert "right answers" not in first.split('class="round-stars"')[1].split("</p>")[0]
     # The same cards again at once: rated Good again, they were kindled already.
     second = rate_every_card(client, url, "3")
     assert f"All {cards} cards rated" in second
