@@ -8,6 +8,7 @@ import functools
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from django.template.defaultfilters import pluralize
 from django.utils.html import escape, format_html_join
 from django.utils.safestring import SafeString, mark_safe
 
@@ -117,6 +118,15 @@ class Constellation(StarCounts):
                 for s in self.stars
             )
         )
+
+    @property
+    def made_of(self) -> str:
+        """'8 questions, 8 flashcards': what its stars stand for (a lesson's 8 questions are
+        not all its stars)."""
+        cards = sum(1 for s in self.stars if s.kind == "flashcard")
+        questions = len(self.stars) - cards
+        parts = [(questions, "question"), (cards, "flashcard")]
+        return ", ".join(f"{n} {word}{pluralize(n)}" for n, word in parts if n)
 
     @property
     def figure_points(self) -> str:

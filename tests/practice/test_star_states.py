@@ -89,6 +89,9 @@ def test_a_new_browser_answering_the_seed_round_right_sees_kindled_stars_not_lit
     )  # the header: what was earned, then what is due
     lesson_page = client.get(demo.get_absolute_url()).content.decode()
     assert "<strong>0 lit, 8 kindled</strong>" in lesson_page
+    # Its stars are more than its eight questions: the caption says what they stand for.
+    cards = demo.flashcards.count()
+    assert f"of {8 + cards} stars: 8 questions, {cards} flashcards</span>" in lesson_page
     table = client.get("/sky/table").content.decode()
     assert table.count("<td>kindled</td>") == 8 and "<td>lit</td>" not in table
     assert {item["star"] for item in exported(client)["items"]} == {"kindled"}
