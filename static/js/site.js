@@ -65,14 +65,17 @@ document.addEventListener("keydown", (event) => {
   if (reveal) handleFlashcardKeys(event, reveal);
 });
 
-// When the answer of a flashcard is shown, move focus to it so it is read out.
+// When the answer of a flashcard is shown, move focus to it so it is read out, and bring
+// the rating buttons on screen with it (on a phone they fell below the fold).
 document.addEventListener(
   "toggle",
   (event) => {
     const reveal = event.target;
     if (reveal.matches && reveal.matches("[data-reveal]") && reveal.open) {
       const back = reveal.querySelector(".back");
-      if (back) back.focus();
+      if (back) back.focus({ preventScroll: true });
+      const ratings = reveal.querySelector("[data-rating-form]");
+      if (ratings) ratings.scrollIntoView({ block: "nearest" });
     }
   },
   true,

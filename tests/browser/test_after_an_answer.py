@@ -79,6 +79,32 @@ def test_one_polite_live_region_says_each_verdict_star_and_progress(page: Page, 
     assert page.locator("[role=status], [aria-live]").count() == 1
 
 
+@pytest.mark.parametrize("size", list(SIZES))
+def test_a_shown_flashcard_answer_and_its_rating_buttons_are_on_screen(
+    browser, live_server, seed, size
+):
+    """Every card of the seed lesson: once "Show the answer" is tapped, the answer and all
+    four rating buttons are on the screen, with the focus on the answer."""
+    context = browser.new_context(
+        viewport=SIZES[size], is_mobile=size == "phone", has_touch=size == "phone"
+    )
+    page = context.new_page()
+    page.goto(live_server.url + seed.get_absolute_url() + "/flashcards")
+    for number in range(1, seed.flashcards.count() + 1):
+        expect(page.get_by_role("heading", name=f"Card {number} of")).to_be_visible()
+        page.get_by_text("Show the answer").click()
+        back = page.locator(".card-face.back")
+        expect(back).to_be_focused()
+        off_screen = [
+            element.inner_text().split()[0]
+            for element in [back, *page.locator("button[name=rating]").all()]
+            if not element.evaluate(ON_SCREEN)
+        ]
+        assert not off_screen, f"card {number}: {off_screen} off screen"
+        page.get_by_role("button", name="Good").click()
+    context.close()
+
+
 def test_a_flashcard_rating_is_told_on_the_next_card(page: Page, live_server, seed):
     page.goto(live_server.url + seed.get_absolute_url() + "/flashcards")
     page.get_by_text("Show the answer").click()
