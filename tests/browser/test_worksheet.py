@@ -16,8 +16,32 @@ from tests.conftest import SEED_PATH
 SIZES = {"phone": {"width": 360, "height": 740}, "desktop": {"width": 1280, "height": 800}}
 
 
+# The label's text ends on the line of its blank (the blank sits on the text's baseline).
+ON_ONE_LINE = """(field) => { const range = document.createRange();
+  range.selectNodeContents(field.firstChild);
+  const label = range.getBoundingClientRect();
+  const blank = field.querySelector(".blank").getBoundingClientRect();
+  return Math.abs(label.bottom - blank.bottom) < 10; }"""
+
+
 def code_of(lesson: Lesson) -> str:
     return lesson.worksheet_code(list(lesson.questions.all()))
+
+
+@pytest.mark.parametrize("javascript", [True, False], ids=["js", "no-js"])
+def test_the_worksheet_head_keeps_together_on_a_phone(browser, live_server, seed, javascript):
+    """Its way back stands alone when there is no print button (no stray separator), and each
+    field to fill in keeps its label on the line of its blank."""
+    context = browser.new_context(viewport=SIZES["phone"], java_script_enabled=javascript)
+    page = context.new_page()
+    page.goto(live_server.url + SEED_PATH + "/worksheet")
+    way_back = page.locator("p.screen-only").first.inner_text().split()
+    assert way_back[-1] == ("worksheet" if javascript else "lesson"), way_back
+    fields = page.locator(".worksheet-fields > span")
+    assert fields.count() == 2
+    for field in fields.all():
+        assert field.evaluate(ON_ONE_LINE), field.inner_text()
+    context.close()
 
 
 @pytest.mark.parametrize("javascript", [True, False], ids=["js", "no-js"])
