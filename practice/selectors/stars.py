@@ -6,6 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
+from typing import Any
 
 from django.db import connection
 from django.db.models import Count
@@ -165,19 +166,45 @@ def constellation_for(
 # A round's answers and end, in the stars ------------------------------------------------------
 
 
-def sitting_stars(reviews: list[Review]) -> dict[str, int]:
+# How a sitting's end names a right answer and a miss, for the kinds of item it asked.
+SITTING_WORDS = {
+    "questions": {
+        "right": "a right answer",
+        "rights": "right answers",
+        "miss": "a wrong answer or a guess",
+        "each_miss": "wrong answer",
+    },
+    "cards": {
+        "right": "a rating of Hard or better",
+        "rights": "ratings of Hard or better",
+        "miss": "a rating of Again",
+        "each_miss": "Again",
+    },
+    "both": {
+        "right": "a right answer or a rating of Hard or better",
+        "rights": "right answers or ratings of Hard or better",
+        "miss": "a wrong answer, a guess or a rating of Again",
+        "each_miss": "wrong answer or Again",
+    },
+}
+
+
+def sitting_stars(reviews: list[Review]) -> dict[str, Any]:
     """How many stars a sitting's answers lit, kindled and put out (left unlit after a wrong
-    answer or a guess), a star changed twice in it counted by its last change; and how many of
-    its answers were to questions and to flashcards (its rule is told for the kinds it had)."""
+    answer or a guess), a star changed twice in it counted by its last change; how many of its
+    answers were to questions and to flashcards, and the words for them (SITTING_WORDS)."""
     changes: dict[tuple, str] = {}
     for review in sorted(reviews, key=lambda r: r.reviewed_at):
         if review.star_change:
             changes[review.question_id, review.flashcard_id] = review.star_change
     words = list(changes.values())
     cards = sum(1 for review in reviews if review.flashcard_id)
+    questions = len(reviews) - cards
+    kinds = "both" if questions and cards else "cards" if cards else "questions"
     return {word: words.count(word) for word in (sky.LIT, sky.KINDLED, sky.UNLIT)} | {
-        "questions": len(reviews) - cards,
+        "questions": questions,
         "cards": cards,
+        "words": SITTING_WORDS[kinds],
     }
 
 

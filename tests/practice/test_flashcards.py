@@ -195,3 +195,13 @@ def test_going_through_the_cards_again_sums_up_that_set_only(client, demo):
     second = rate_every_card(client, url, "3")
     assert f"All {cards} cards rated" in second
     assert "This set kindled" not in second and "No star lit or kindled this set" in second
+    assert (
+        "a rating of Hard or better kindles a star, and more ratings of Hard or better over a "
+        "day or more light it."
+    ) in second
+    # Again on each: every kindled star is put out, and said so in a flashcard's words.
+    third = rate_every_card(client, url, "1")
+    assert (
+        f"<strong>{cards} stars</strong> are unlit again after a rating of Again, until "
+        "ratings of Hard or better light them."
+    ) in third

@@ -204,3 +204,31 @@ def test_the_review_card_shows_an_edit_to_its_lesson_at_once(client, demo):
         assert f"Question {question.position} of <a href=" in html
         assert ">A freshly edited title</a>" in html
         assert "A freshly edited prompt?" in html
+
+
+def test_a_set_of_questions_and_flashcards_ends_on_the_rule_for_both(client, demo):
+    """A question missed in its round and a card rated Again come back together; answered
+    right and rated Good, each is kindled, and the set's end tells what lighting them takes
+    for both kinds."""
+    finish_round(client, demo, [False] + [True] * 7 + [False])
+    cards = demo.get_absolute_url() + "/flashcards"
+    client.post(cards, {"token": form_token(client.get(cards)), "rating": "1"})
+    with time_machine.travel(timezone.now() + timedelta(days=1, hours=1), tick=False):
+        kinds = set()
+        while shows_a_form(page := client.get("/review")):
+            if question := asked_question_or_none(page):
+                data = {"token": form_token(page), "choice": sorted(question.correct_ids)}
+                kinds.add("question")
+            else:
+                data = {"token": form_token(page), "rating": "3"}
+                kinds.add("flashcard")
+            assert client.post("/review", data).status_code == 302
+        end = page.content.decode()
+    assert kinds == {"question", "flashcard"}
+    assert "This set kindled <strong>2 stars</strong>." in end
+    assert (
+        "A kindled star lights after more right answers or ratings of Hard or better in a row "
+        "over a day or more, so that a lucky guess is unlikely: a new question with four "
+        "choices needs 3 and a new flashcard 4, and each wrong answer or Again before it "
+        "lights adds up to two more."
+    ) in end
