@@ -66,17 +66,22 @@ document.addEventListener("keydown", (event) => {
 });
 
 // When the answer of a flashcard is shown, move focus to it so it is read out, and bring
-// the rating buttons on screen with it (on a phone they fell below the fold).
+// the rating buttons on screen with it (on a phone they fell below the fold), unless that
+// would hide the start of a long answer under the strip at the top.
 document.addEventListener(
   "toggle",
   (event) => {
     const reveal = event.target;
-    if (reveal.matches && reveal.matches("[data-reveal]") && reveal.open) {
-      const back = reveal.querySelector(".back");
-      if (back) back.focus({ preventScroll: true });
-      const ratings = reveal.querySelector("[data-rating-form]");
-      if (ratings) ratings.scrollIntoView({ block: "nearest" });
-    }
+    if (!(reveal.matches && reveal.matches("[data-reveal]") && reveal.open)) return;
+    const back = reveal.querySelector(".back");
+    const ratings = reveal.querySelector("[data-rating-form]");
+    if (!back) return;
+    back.focus({ preventScroll: true });
+    if (ratings) ratings.scrollIntoView({ block: "nearest" });
+    const strip = document.querySelector(".practice-strip");
+    const covered = strip ? strip.getBoundingClientRect().bottom : 0;
+    const start = back.getBoundingClientRect().top;
+    if (start < covered) window.scrollBy(0, start - covered - 8);
   },
   true,
 );

@@ -105,6 +105,24 @@ def test_a_shown_flashcard_answer_and_its_rating_buttons_are_on_screen(
     context.close()
 
 
+def test_a_long_flashcard_answer_is_shown_from_its_start(browser, live_server, seed):
+    """An answer too long to share the phone's screen with the rating buttons: its start stays
+    in view, below the strip at the top, rather than the buttons."""
+    card = seed.flashcards.order_by("position").first()
+    card.back = " ".join(["A long answer that goes on and on."] * 30)
+    card.save()
+    context = browser.new_context(viewport=SIZES["phone"], is_mobile=True, has_touch=True)
+    page = context.new_page()
+    page.goto(live_server.url + seed.get_absolute_url() + "/flashcards")
+    page.get_by_text("Show the answer").click()
+    back = page.locator(".card-face.back")
+    expect(back).to_be_focused()
+    box = "(element) => element.getBoundingClientRect()"
+    strip_bottom = page.locator(".practice-strip").evaluate(box)["bottom"]
+    assert strip_bottom <= back.evaluate(box)["top"] < 740
+    context.close()
+
+
 def test_a_flashcard_rating_is_told_on_the_next_card(page: Page, live_server, seed):
     page.goto(live_server.url + seed.get_absolute_url() + "/flashcards")
     page.get_by_text("Show the answer").click()
