@@ -321,10 +321,12 @@ def _missed_practice_answer(
     if not request.htmx:
         return HttpResponseRedirect(target + "#feedback")
     progress = RoundProgress.load(learner=learner, lesson=lesson, questions=questions)
+    missed = len(progress.missed_questions())
     context = {
         "lesson": lesson,
         "feedback": feedback_for(review, question, differ_from=_earlier_showing(review)),
-        "missed": {"number": number, "total": len(progress.missed_questions())},
+        # how far along, unless the form's number is past the end (sent by hand)
+        "missed": {"number": number, "total": missed if number <= missed else 0},
         "answer_status_only": True,  # the verdict, said; the round's strip is as it was
     }
     return push_url(render(request, f"{ROUND_TEMPLATE}#practice-card", context), target)

@@ -184,6 +184,23 @@ def test_practice_step_with_htmx(learner_client, demo, assert_max_queries):
     assert response.status_code == 200
 
 
+def test_a_missed_question_practised_with_htmx(client, demo, django_assert_num_queries):
+    finish_round(client, demo, [False] + [True] * 7 + [False])
+    page = client.get(practice_url(demo) + "?missed=1")
+    question = asked_question(page)
+    # the rate limit's count, the session, the lesson's questions; the answer's transaction
+    # (its two savepoint statements, the learner, the memory, the review); then the round's
+    # answers (how many it missed, for "1 of 2 practised") and the showing before this one
+    # (the verdict marks the choices in the order it asked them)
+    with django_assert_num_queries(10):
+        response = client.post(
+            practice_url(demo),
+            {"token": form_token(page), "choice": sorted(question.correct_ids), "n": 1},
+            headers={"HX-Request": "true"},
+        )
+    assert "Missed question 1 of 1 practised." in response.content.decode()
+
+
 def test_sky(learner_client, assert_max_queries):
     # session, content version, the learner's memories, the header's counter
     with assert_max_queries(4):
