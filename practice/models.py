@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import cast
 
 from django.db import models
-from django.db.models import Q, Subquery
+from django.db.models import OuterRef, Q, Subquery
 from django.utils import timezone
 
 from lessons.models import Flashcard, Lesson, Question
@@ -103,6 +103,16 @@ class MemoryQuerySet(models.QuerySet["Memory"]):
         its lesson read the lesson table once a memory."""
         return self.exclude(lesson__in=Lesson.objects.exclude(status=Lesson.Status.PUBLISHED))
 
+    def with_answer_seen_since(self, moment: datetime) -> MemoryQuerySet:
+        """Each memory with `answer_seen_at`: when its learner last answered the item (and so
+        was shown its right answer), practice included, if at or after `moment`; else None."""
+        answers = Review.objects.filter(
+            Q(question=OuterRef("question")) | Q(flashcard=OuterRef("flashcard")),
+            learner=OuterRef("learner"),
+            reviewed_at__gte=moment,
+        ).order_by("-reviewed_at")
+        return self.annotate(answer_seen_at=Subquery(answers.values("reviewed_at")[:1]))
+
 
 class Memory(LearnerItem):
     """The FSRS memory state of one learner for one item, in indexed columns."""
@@ -124,6 +134,7 @@ class Memory(LearnerItem):
     evidence_score = models.FloatField(default=0.0, db_default=0.0)
     streak_since = models.DateTimeField(null=True, blank=True)
     missed = models.BooleanField(default=False, db_default=False)
+    answer_seen_at: datetime | None  # only where read with_answer_seen_since()
     # The first time the star was lit. Never cleared, so "stars ever lit" never goes down.
     lit_at = models.DateTimeField(null=True, blank=True)
 

@@ -337,10 +337,11 @@ def _review_write(**fields: Any) -> tuple[Review, bool]:
     # the memories, so an answer that held a memory first would deadlock with it.
     if not Learner.objects.select_for_update(no_key=True).filter(pk=learner.pk).exists():
         raise LearnerGone
-    item = {"question": fields.get("question"), "flashcard": fields.get("flashcard")}
+    item = {kind: fields.get(kind) for kind in ("question", "flashcard") if fields.get(kind)}
     memory = (
         Memory.objects.select_for_update()
-        .filter(learner=learner, **{kind: value for kind, value in item.items() if value})
+        .filter(learner=learner, **item)
+        .with_answer_seen_since(fields["now"] - sky.SITTING)
         .first()
     )
     writes = _writes_for(memory, **fields)
@@ -381,7 +382,12 @@ def _writes_for(
 ) -> _Writes | Review:
     """What an answer writes, given the item's memory as it stands; or, if the item was
     reviewed since the form was shown (`shown_at`), that earlier review, and nothing to write."""
-    if memory is not None and shown_at and memory.last_review and memory.last_review >= shown_at:
+    # Answered since it was shown? A practice answer leaves last_review as it was.
+    if (
+        memory is not None
+        and shown_at
+        and any(at and at >= shown_at for at in (memory.last_review, memory.answer_seen_at))
+    ):
         earlier = (
             Review.objects.filter(
                 learner=learner, question=question, flashcard=flashcard, reviewed_at__gte=shown_at
@@ -391,6 +397,9 @@ def _writes_for(
         )
         if earlier is not None:
             return earlier
+    # Every verdict shows the right answer: answering the item again within the sitting
+    # (sky.SITTING) repeats what was on screen, and is practice.
+    practice = practice or (memory is not None and memory.answer_seen_at is not None)
     if round_ is None and new_round is not None:
         # Started by its first answer, with it: a round never exists without one. Two requests
         # racing with that answer collide on (learner, key) and on the attempt alike; the

@@ -69,6 +69,11 @@ SLIP = 0.2  # the chance that a learner who knows the item answers it wrongly
 LIGHT_ODDS = 20
 LIGHT_SCORE = math.log(LIGHT_ODDS)
 CONFIRMATION_GAP = timedelta(days=1)
+# A sitting. Every answer's verdict shows the right one, so an answer given within this of the
+# learner's last answer to the same item tests what was just on screen, not memory: it is
+# practice, logged and never scheduled ("Practise again" straight after a round, a card set gone
+# through twice). A /review set starts afresh after it.
+SITTING = timedelta(hours=1)
 # Until its star is lit, an item comes back within this, so that a learner who knows it gets the
 # answers that light it within days rather than weeks (successive relearning).
 UNLIT_MAX_INTERVAL = timedelta(days=3)
@@ -83,8 +88,10 @@ RULE = (
     f"neither way, so someone answering at random lights a star with at most a "
     f"{100 // LIGHT_ODDS} % chance, however often they try. It lights only on right answers "
     "that span a day (24 hours) or more, with no wrong answer or guess between them: a right "
-    "answer straight after a wrong one never lights it by itself. A wrong answer or a guess "
-    "leaves a star unlit, even one that was lit, until right answers light it again. Until it "
+    "answer straight after a wrong one never lights it by itself. An answer given within an "
+    "hour of seeing that item\u2019s answer (the retry of a miss, \u201cPractise again\u201d "
+    "straight after a round) is practice: it counts neither way. A wrong answer or a guess leaves "
+    "a star unlit, even one that was lit, until right answers light it again. Until it "
     f"is lit, a star comes back within {UNLIT_MAX_INTERVAL.days} days; after a guess, as soon "
     "as after a miss."
 )

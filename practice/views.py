@@ -60,7 +60,6 @@ from practice.submissions import (
 
 ROUND_TEMPLATE = "practice/round.html"
 REVIEW_BATCH_SESSION_KEY = "review_batch"
-REVIEW_BATCH_LIFETIME = timedelta(hours=1)
 
 
 def recover_lost_learner(view):
@@ -517,32 +516,38 @@ def _flashcard_context(
     }
     learner = selectors.learner_for_request(request)
     if position >= len(sequence) and cards and learner is not None:
-        recent = Review.objects.filter(
+        # This set's ratings are the latest, one per card it asked; a card's first one is the
+        # one its star took ("Go through them again" is a new set, its ratings practice).
+        latest = Review.objects.filter(
             learner=learner,
             lesson=lesson,
             flashcard__isnull=False,
-            practice=False,
-            reviewed_at__gte=now - REVIEW_BATCH_LIFETIME,
-        ).order_by("reviewed_at", "pk")
-        # This set's rating of each card is its latest: "Go through them again" is a new set.
-        set_reviews = {review.flashcard_id: review for review in recent}
+            reviewed_at__gte=now - sky.SITTING,
+        ).order_by("-reviewed_at", "-pk")[: len(sequence)]
+        set_reviews: dict[int | None, Review] = {}
+        for review in reversed(latest):
+            set_reviews.setdefault(review.flashcard_id, review)
         context["summary"] = stars.sitting_summary(
             learner=learner, reviews=list(set_reviews.values()), now=now
         )
     if position < len(sequence):
         card = sequence[position]
         practice = position >= len(cards)
+        memory = (
+            None
+            if practice
+            else selectors.flashcard_memory(learner=learner, flashcard=card, now=now)
+        )
+        # Its answer seen within the sitting: this rating will be practice too (services).
+        seen = memory is not None and memory.answer_seen_at is not None
         context |= {
             "card": card,
             "practice": practice,
+            "answer_seen": seen,
             "token": submissions.issue_once(
                 lesson_id=lesson.pk, kind="flashcard", item_id=card.pk, practice=practice
             ),
-            "ratings": _rating_choices(
-                None if practice else selectors.flashcard_memory(learner=learner, flashcard=card),
-                now,
-                practice=practice,
-            ),
+            "ratings": _rating_choices(memory, now, practice=practice or seen),
         }
     return context
 
@@ -648,7 +653,7 @@ def _review_set_size(done: int, due: int) -> int:
 
 def _review_batch(request: LearnerRequest, now) -> dict:
     """This sitting's set: how many reviews are done, since when, and what was missed (to ask
-    once more at the end). A set starts afresh after an hour away."""
+    once more at the end). A set starts afresh a sitting (sky.SITTING) after it began."""
     batch = request.session.get(REVIEW_BATCH_SESSION_KEY)
     fresh = {"done": 0, "since": now.isoformat(), "missed": []}
     if not isinstance(batch, dict):
@@ -658,7 +663,7 @@ def _review_batch(request: LearnerRequest, now) -> dict:
         done, missed = int(batch.get("done", 0)), list(batch.get("missed", []))
     except (KeyError, TypeError, ValueError):
         return fresh
-    if now - since >= REVIEW_BATCH_LIFETIME:
+    if now - since >= sky.SITTING:
         return fresh
     return {"done": done, "since": batch["since"], "missed": missed}
 

@@ -26,7 +26,7 @@ from django.http import HttpRequest
 
 from lessons.models import Flashcard, Lesson, Question
 from lightmysky.lib.http import SiteRequest
-from practice import scheduling
+from practice import scheduling, sky
 from practice.models import (
     LEARNER_PK_SESSION_KEY,
     LEARNER_SESSION_KEY,
@@ -150,13 +150,17 @@ def last_attempt_key(item: Memory | Review, *, before: Review | None = None) -> 
     return reviews.order_by("-reviewed_at", "-pk").values_list("attempt", flat=True).first()
 
 
-def flashcard_memory(*, learner: Learner | None, flashcard: Flashcard) -> Memory | None:
-    """The learner's memory of one flashcard, its schedule and evidence (None: never rated)."""
+def flashcard_memory(
+    *, learner: Learner | None, flashcard: Flashcard, now: datetime
+) -> Memory | None:
+    """The learner's memory of one flashcard, its schedule and evidence, and whether its
+    answer was seen within the sitting (None: never rated)."""
     if learner is None:
         return None
     return (
         Memory.objects.filter(learner_id=learner.pk, flashcard=flashcard)
         .only(*Memory.STATE_FIELDS, *Memory.EVIDENCE_FIELDS)
+        .with_answer_seen_since(now - sky.SITTING)
         .first()
     )
 

@@ -173,18 +173,21 @@ SITTING_WORDS = {
         "rights": "right answers",
         "miss": "a wrong answer or a guess",
         "each_miss": "wrong answer",
+        "answers": "answers",
     },
     "cards": {
         "right": "a rating of Hard or better",
         "rights": "ratings of Hard or better",
         "miss": "a rating of Again",
         "each_miss": "Again",
+        "answers": "ratings",
     },
     "both": {
         "right": "a right answer or a rating of Hard or better",
         "rights": "right answers or ratings of Hard or better",
         "miss": "a wrong answer, a guess or a rating of Again",
         "each_miss": "wrong answer or Again",
+        "answers": "answers and ratings",
     },
 }
 
@@ -192,7 +195,8 @@ SITTING_WORDS = {
 def sitting_stars(reviews: list[Review]) -> dict[str, Any]:
     """How many stars a sitting's answers lit, kindled and put out (left unlit after a wrong
     answer or a guess), a star changed twice in it counted by its last change; how many of its
-    answers were to questions and to flashcards, and the words for them (SITTING_WORDS)."""
+    answers were to questions and to flashcards, and the words for them (SITTING_WORDS); and
+    how many were practice, given within an hour of seeing the item's answer (sky.SITTING)."""
     changes: dict[tuple, str] = {}
     for review in sorted(reviews, key=lambda r: r.reviewed_at):
         if review.star_change:
@@ -204,6 +208,8 @@ def sitting_stars(reviews: list[Review]) -> dict[str, Any]:
     return {word: words.count(word) for word in (sky.LIT, sky.KINDLED, sky.UNLIT)} | {
         "questions": questions,
         "cards": cards,
+        "practised": (practised := sum(1 for review in reviews if review.practice)),
+        "all_practice": bool(reviews) and practised == len(reviews),
         "words": SITTING_WORDS[kinds],
     }
 
@@ -253,7 +259,8 @@ def round_outcome(progress: RoundProgress, constellation: Constellation, now: da
         for question in progress.questions
         if (star := stars.get(question.key)) and star.state.due
     ]
-    return sitting_stars(progress.reviews) | {"comes_back": _comes_back(dues, now)}
+    first_pass = progress.reviews[: len(progress.questions)]  # the retries are practice
+    return sitting_stars(first_pass) | {"comes_back": _comes_back(dues, now)}
 
 
 def day_words(moment: datetime, now: datetime) -> str:

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import json
 import threading
+from datetime import timedelta
 
 import pytest
 from django.db import connection
+from django.db.models import F
 from django.test import Client
 
 from lessons.models import Lesson
@@ -85,14 +87,16 @@ def test_a_new_card_rated_in_several_tabs_at_once_counts_once_without_an_error(s
     assert Memory.objects.filter(flashcard=card).count() == 1
 
 
-def test_a_card_rated_before_and_rated_again_in_several_tabs_at_once_counts_once(seed):
-    # The tabs' ratings queue on the learner's and the card's locks: the first is written, and
-    # each of the others then finds the card reviewed since its form was shown, the same sitting.
+def rate_in_several_tabs_at_once(seed, *, rated_ago: timedelta) -> tuple[Memory, Memory]:
+    """Rate the seed's first card, move that rating `rated_ago` into the past, then rate it in
+    several tabs at once; the card's memory before and after the tabs."""
     client = Client()
     answer(client, seed, right=True)
     url = seed.get_absolute_url() + "/flashcards"
     client.post(url, {"token": form_token(client.get(url)), "rating": "3"})
     card = seed.flashcards.first()
+    Review.objects.filter(flashcard=card).update(reviewed_at=F("reviewed_at") - rated_ago)
+    Memory.objects.filter(flashcard=card).update(last_review=F("last_review") - rated_ago)
     rated_once = Memory.objects.get(flashcard=card)
     tokens = [form_token(client.get(url)) for _ in range(THREADS)]
     responses = post_together(
@@ -100,8 +104,22 @@ def test_a_card_rated_before_and_rated_again_in_several_tabs_at_once_counts_once
     )
     assert [r.status_code for r in responses] == [302] * THREADS
     assert Review.objects.filter(flashcard=card).count() == 2
-    memory = Memory.objects.get(flashcard=card)
+    return rated_once, Memory.objects.get(flashcard=card)
+
+
+def test_a_card_rated_before_and_rated_again_in_several_tabs_at_once_counts_once(seed):
+    # The tabs' ratings queue on the learner's and the card's locks: the first is written, and
+    # each of the others then finds the card reviewed since its form was shown, the same sitting.
+    rated_once, memory = rate_in_several_tabs_at_once(seed, rated_ago=timedelta(hours=2))
     assert memory.last_review > rated_once.last_review and memory.last_rating == 1
+
+
+def test_a_card_rated_again_within_the_hour_in_several_tabs_is_practised_once(seed):
+    # Its answer was seen minutes ago: the first tab's rating is practice and moves nothing,
+    # and the others find it, though it left the memory as it was.
+    rated_once, memory = rate_in_several_tabs_at_once(seed, rated_ago=timedelta(minutes=5))
+    assert memory.memory_state == rated_once.memory_state
+    assert Review.objects.filter(flashcard__isnull=False).latest("reviewed_at").practice
 
 
 def test_a_new_browsers_first_answer_sent_at_once_makes_one_learner(seed):

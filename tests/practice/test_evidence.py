@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+from datetime import timedelta
+
+import time_machine
 from django.test import Client
+from django.utils import timezone
 
 from practice import scheduling
 from practice.models import Memory, Review
@@ -28,7 +32,7 @@ def test_a_right_retry_after_a_miss_leaves_the_memory_as_the_miss_left_it(client
     retry = Review.objects.get(question=after_retry.question, round_step=8)
     assert retry.correct and retry.practice
     feedback = client.get(practice_url(demo) + "?answered=9").content.decode()
-    assert "Practice: you had just seen the answer" in feedback
+    assert "Practice: you had seen this answer less than an hour before" in feedback
     sky = client.get("/sky").content.decode()
     assert "<strong>0 lit · 7 kindled</strong> · 0 due" in sky and "0 due and 1 missed" in sky
     assert f"Question 1 of {demo.title}: unlit, missed: next review in 1 day" in sky
@@ -98,3 +102,55 @@ def test_review_asks_each_miss_once_more_at_the_end_of_its_set_as_practice(
         assert Memory.objects.get(question=missed).memory_state == after_miss.memory_state
         done = client.get("/review").content.decode()
         assert "Set done" in done and "Nothing else is due right now" in done
+
+
+def test_practising_again_within_the_hour_is_practice_and_lights_nothing(client, demo):
+    """Every verdict showed the right answer: a round begun straight after is practice, so a
+    learner cannot turn answers just read on screen into a lit star the next day."""
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        finish_round(client, demo, [True] * 8)
+    kindled = {m.pk: m.memory_state for m in Memory.objects.all()}
+    end = ""
+    for minutes in (10, 20):  # "Practise again", twice
+        with time_machine.travel(start + timedelta(minutes=minutes), tick=False):
+            url = practice_url(demo) + "?new=1"
+            for _ in range(8):
+                question, token = current_question(client, url)
+                posted = client.post(
+                    practice_url(demo), {"token": token, "choice": right_choices(question)}
+                )
+                url = practice_url(demo)
+                verdict = client.get(posted["Location"]).content.decode()
+                assert "Practice: you had seen this answer less than an hour before" in verdict
+                assert "Practice: it does not count toward the star." in verdict
+            end = client.get(practice_url(demo) + "?summary=1").content.decode()
+    assert (
+        "This round was practice: you had seen each answer less than an hour before, so it lit "
+        "and kindled no star."
+    ) in end
+    assert {m.pk: m.memory_state for m in Memory.objects.all()} == kindled
+    # A day on, one more right answer each: two that count, which lights no star.
+    with time_machine.travel(start + timedelta(days=1, minutes=30), tick=False):
+        finish_round(client, demo, [True] * 8)
+        day_two = client.get(practice_url(demo) + "?summary=1").content.decode()
+        sky = client.get("/sky").content.decode()
+    assert "No star lit or kindled this round" in day_two
+    assert "<strong>0 lit · 8 kindled</strong>" in sky
+
+
+def test_a_round_that_repeats_some_answers_seen_within_the_hour_says_which_counted(client, demo):
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        finish_round(client, demo, [True] * 3)  # three answered, then the round left
+    with time_machine.travel(start + timedelta(minutes=15), tick=False):
+        url = practice_url(demo) + "?new=1"
+        for _ in range(8):
+            question, token = current_question(client, url)
+            client.post(practice_url(demo), {"token": token, "choice": right_choices(question)})
+            url = practice_url(demo)
+        end = client.get(practice_url(demo) + "?summary=1").content.decode()
+    assert (
+        "This round kindled <strong>5 stars</strong>. 3 of its answers were practice, given "
+        "less than an hour after you had seen the answer, and changed no star."
+    ) in end

@@ -183,7 +183,9 @@ def rate_every_card(client, url, rating: str) -> str:
 def test_going_through_the_cards_again_sums_up_that_set_only(client, demo):
     url = flashcards_url(demo)
     cards = demo.flashcards.count()
-    first = rate_every_card(client, url, "3")
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        first = rate_every_card(client, url, "3")
     assert f"This set kindled <strong>{cards} stars</strong>." in first
     # What lighting them takes, told of flashcards: ratings, not right answers.
     assert (
@@ -191,8 +193,9 @@ def test_going_through_the_cards_again_sums_up_that_set_only(client, demo):
         "more: a new flashcard needs 4, and each Again before it lights adds up to two more."
     ) in first
     assert "right answers" not in first.split('class="round-stars"')[1].split("</p>")[0]
-    # The same cards again at once: rated Good again, they were kindled already.
-    second = rate_every_card(client, url, "3")
+    # Two hours on, the same cards again: rated Good again, they were kindled already.
+    with time_machine.travel(start + timedelta(hours=2), tick=False):
+        second = rate_every_card(client, url, "3")
     assert f"All {cards} cards rated" in second
     assert "This set kindled" not in second and "No star lit or kindled this set" in second
     assert (
@@ -200,8 +203,36 @@ def test_going_through_the_cards_again_sums_up_that_set_only(client, demo):
         "day or more light it."
     ) in second
     # Again on each: every kindled star is put out, and said so in a flashcard's words.
-    third = rate_every_card(client, url, "1")
+    with time_machine.travel(start + timedelta(hours=4), tick=False):
+        third = rate_every_card(client, url, "1")
     assert (
         f"<strong>{cards} stars</strong> are unlit again after a rating of Again, until "
         "ratings of Hard or better light them."
     ) in third
+
+
+def test_cards_gone_through_again_within_the_hour_are_practice_and_move_nothing(client, demo):
+    """Their answers were on screen minutes ago: rating them again tests the screen, not
+    memory, so the set says so before and after, and no card moves."""
+    url = flashcards_url(demo)
+    cards = demo.flashcards.count()
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        rate_every_card(client, url, "1")
+    memories = {m.pk: (m.memory_state, m.evidence_now) for m in Memory.objects.all()}
+    with time_machine.travel(start + timedelta(minutes=40), tick=False):
+        first_card = client.get(url).content.decode()
+        again = rate_every_card(client, url, "4")
+    assert "you saw this answer less than an hour ago, so your rating does not move" in first_card
+    assert "3 days" not in first_card and "practice</span>" in first_card
+    assert f"All {cards} cards rated" in again
+    assert (
+        "This set was practice: you had seen each answer less than an hour before, so it lit "
+        "and kindled no star. Your ratings count toward the stars again once an hour has passed"
+    ) in again
+    assert {m.pk: (m.memory_state, m.evidence_now) for m in Memory.objects.all()} == memories
+    assert Review.objects.filter(practice=False).count() == cards
+    # An hour after the last sight of each answer, the ratings count again.
+    with time_machine.travel(start + timedelta(minutes=105), tick=False):
+        counted = rate_every_card(client, url, "3")
+    assert f"This set kindled <strong>{cards} stars</strong>." in counted
