@@ -6,7 +6,7 @@ from datetime import datetime
 from typing import cast
 
 from django.db import models
-from django.db.models import OuterRef, Q, Subquery
+from django.db.models import Exists, OuterRef, Q, Subquery
 from django.utils import timezone
 
 from lessons.models import Flashcard, Lesson, Question
@@ -93,6 +93,15 @@ def one_item_constraint(name: str) -> models.CheckConstraint:
     )
 
 
+def _answers_since(moment: datetime) -> models.QuerySet[Review]:
+    """The answers, at or after `moment`, of the outer memory's learner to its item."""
+    return Review.objects.filter(
+        Q(question=OuterRef("question")) | Q(flashcard=OuterRef("flashcard")),
+        learner=OuterRef("learner"),
+        reviewed_at__gte=moment,
+    )
+
+
 class MemoryQuerySet(models.QuerySet["Memory"]):
     def due(self, now) -> MemoryQuerySet:
         return self.filter(due__lte=now)
@@ -106,12 +115,12 @@ class MemoryQuerySet(models.QuerySet["Memory"]):
     def with_answer_seen_since(self, moment: datetime) -> MemoryQuerySet:
         """Each memory with `answer_seen_at`: when its learner last answered the item (and so
         was shown its right answer), practice included, if at or after `moment`; else None."""
-        answers = Review.objects.filter(
-            Q(question=OuterRef("question")) | Q(flashcard=OuterRef("flashcard")),
-            learner=OuterRef("learner"),
-            reviewed_at__gte=moment,
-        ).order_by("-reviewed_at")
-        return self.annotate(answer_seen_at=Subquery(answers.values("reviewed_at")[:1]))
+        answers = _answers_since(moment).order_by("-reviewed_at").values("reviewed_at")
+        return self.annotate(answer_seen_at=Subquery(answers[:1]))
+
+    def answer_not_seen_since(self, moment: datetime) -> MemoryQuerySet:
+        """The memories whose item the learner has not answered since `moment`."""
+        return self.exclude(Exists(_answers_since(moment)))
 
 
 class Memory(LearnerItem):

@@ -636,6 +636,9 @@ def review(request: LearnerRequest) -> HttpResponse:
             context["summary"] = stars.sitting_summary(
                 learner=learner, reviews=_set_reviews(learner, batch), now=now
             )
+        if learner and due_count and not first and batch_done < selectors.REVIEW_BATCH_SIZE:
+            # Every due item was answered within the sitting: asked again, it would be practice.
+            context["asked_from"] = selectors.due_answers_seen_until(learner=learner, now=now)
         if "item" not in context and not due_count:
             context["next_due"] = (
                 selectors.next_due_at(learner=learner, now=now) if learner else None

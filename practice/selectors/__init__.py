@@ -216,13 +216,16 @@ def first_due(*, learner: Learner, now: datetime) -> Memory | None:
     """The due item /review asks first, with its lesson and item: the least likely to be
     remembered. An item with no review or no stability yet comes first; then the most days
     since its last review for its stability (retrievability falls as that grows); then the
-    earliest due, the oldest memory. In one query, which finds the item with SQL written out:
-    building its order with the ORM (`first_due_by_orm`) took half of /review's time."""
+    earliest due, the oldest memory. An item answered within the sitting waits: its answer
+    is still on the learner's mind (sky.SITTING). In one query, which finds the item with SQL
+    written out: building its order with the ORM (`first_due_by_orm`) took half of /review's
+    time."""
     moment = connection.ops.adapt_datetimefield_value(now)
+    sitting_began = connection.ops.adapt_datetimefield_value(now - sky.SITTING)
     days = _DAYS_SINCE_LAST_REVIEW[connection.vendor]
     found = RawSQL(
         _FIRST_DUE_SQL.format(days=days),
-        [learner.pk, moment, Lesson.Status.PUBLISHED.value, moment],
+        [learner.pk, moment, Lesson.Status.PUBLISHED.value, sitting_began, moment],
     )
     return (
         Memory.objects.filter(pk__in=found)
@@ -240,6 +243,12 @@ _FIRST_DUE_SQL = """
     SELECT id FROM practice_memory
     WHERE learner_id = %s AND due <= %s
         AND lesson_id NOT IN (SELECT id FROM lessons_lesson WHERE NOT (status = %s))
+        AND NOT EXISTS (
+            SELECT 1 FROM practice_review AS seen
+            WHERE seen.learner_id = practice_memory.learner_id AND seen.reviewed_at >= %s
+                AND (seen.question_id = practice_memory.question_id
+                    OR seen.flashcard_id = practice_memory.flashcard_id)
+        )
     ORDER BY
         CASE WHEN last_review IS NULL OR stability IS NULL OR stability = 0 THEN 0 ELSE 1 END,
         CASE WHEN last_review IS NULL OR stability IS NULL OR stability = 0 THEN 0
@@ -249,11 +258,24 @@ _FIRST_DUE_SQL = """
 """
 
 
+def due_answers_seen_until(*, learner: Learner, now: datetime) -> datetime | None:
+    """When the first due item whose answer the learner saw within the sitting can be asked
+    (first_due leaves them until then); None if there is no such item."""
+    due = (
+        Memory.objects.filter(learner_id=learner.pk, due__lte=now)
+        .in_published_lessons()
+        .with_answer_seen_since(now - sky.SITTING)
+    )
+    seen = [memory.answer_seen_at for memory in due.only("pk") if memory.answer_seen_at]
+    return min(seen) + sky.SITTING if seen else None
+
+
 def first_due_by_orm(*, learner: Learner, now: datetime) -> Memory | None:
     unknown = Q(last_review__isnull=True) | Q(stability__isnull=True) | Q(stability=0)
     return (
         Memory.objects.filter(learner_id=learner.pk, due__lte=now)
         .in_published_lessons()
+        .answer_not_seen_since(now - sky.SITTING)
         .annotate(
             known=Case(When(unknown, then=Value(0)), default=Value(1)),
             staleness=Case(

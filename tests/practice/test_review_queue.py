@@ -17,8 +17,11 @@ from tests.practice.helpers import (
     asked_question,
     asked_question_or_none,
     csrf_field,
+    current_question,
     finish_round,
     form_token,
+    practice_url,
+    right_choices,
     shows_a_form,
 )
 
@@ -232,3 +235,30 @@ def test_a_set_of_questions_and_flashcards_ends_on_the_rule_for_both(client, dem
         "choices needs 3 and a new flashcard 4, and each wrong answer or Again before it "
         "lights adds up to two more."
     ) in end
+
+
+def test_a_due_item_whose_answer_was_just_seen_waits_out_the_hour(client, demo):
+    """Practised from an old round's end, a due question's answer is on screen: /review does
+    not ask it (its answer would be practice, and the same form would come back for ever)
+    but says when it will, and then asks it and schedules the answer."""
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        finish_round(client, demo, [False] + [True] * 7 + [False])
+    day_two = start + timedelta(days=1, hours=1)
+    with time_machine.travel(day_two, tick=False):
+        page = client.get(practice_url(demo) + "?missed=1")
+        question = asked_question(page)
+        client.post(
+            practice_url(demo),
+            {"token": form_token(page), "choice": right_choices(question), "n": 1},
+        )
+        waiting = client.get("/review")
+    assert not shows_a_form(waiting)
+    text = re.sub(r"<[^>]+>", "", html_module.unescape(waiting.content.decode()))
+    assert "1 item is due, but you saw its answer less than an hour ago" in text
+    assert f"back here from {(day_two + timedelta(hours=1)):%A %-d %B, %H:%M} UTC" in text
+    with time_machine.travel(day_two + timedelta(minutes=61), tick=False):
+        asked, token = current_question(client, "/review")
+        client.post("/review", {"token": token, "choice": right_choices(asked)})
+    assert asked == question
+    assert not Review.objects.filter(question=question).latest("reviewed_at").practice
