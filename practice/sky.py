@@ -88,12 +88,12 @@ RULE = (
     f"neither way, so someone answering at random lights a star with at most a "
     f"{100 // LIGHT_ODDS} % chance, however often they try. It lights only on right answers "
     "that span a day (24 hours) or more, with no wrong answer or guess between them: a right "
-    "answer straight after a wrong one never lights it by itself. An answer given within an "
-    "hour of seeing that item\u2019s answer (the retry of a miss, \u201cPractise again\u201d "
-    "straight after a round) is practice: it counts neither way. A wrong answer or a guess leaves "
-    "a star unlit, even one that was lit, until right answers light it again. Until it "
-    f"is lit, a star comes back within {UNLIT_MAX_INTERVAL.days} days; after a guess, as soon "
-    "as after a miss."
+    "answer straight after a wrong one never lights it by itself. Practice counts neither way: "
+    "the retry of a miss, asked after its answer was shown, and any answer given within an hour "
+    "of seeing that item\u2019s answer (\u201cPractise again\u201d straight after a round). "
+    "A wrong answer or a guess leaves a star unlit, even one that was lit, until right answers "
+    f"light it again. Until it is lit, a star comes back within {UNLIT_MAX_INTERVAL.days} "
+    "days; after a guess, as soon as after a miss."
 )
 
 

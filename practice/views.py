@@ -429,6 +429,7 @@ def flashcards(
     url = lesson.get_flashcards_url()
     data = request.POST if request.method == "POST" else request.GET
     again = _cards_again(data.get("again", ""), cards)
+    set_start = small_int(data.get("set"))  # the set's first rating (a review's id)
     if request.method == "POST":
         try:
             attempt = read_attempt(request.POST, lesson_id=lesson.pk)
@@ -453,15 +454,17 @@ def flashcards(
             position = cards.index(card)
             if rating.rating == scheduling.AGAIN and card not in again:
                 again.append(card)
-        next_url = _flashcards_url(url, position + 2, again) + f"&rated={rated.pk}"
+        if position == 0:
+            set_start = rated.pk
+        next_url = _flashcards_url(url, position + 2, again, set_start) + f"&rated={rated.pk}"
         if not request.htmx:
             return HttpResponseRedirect(next_url)
-        context = _flashcard_context(request, lesson, cards, position + 1, again, now)
+        context = _flashcard_context(request, lesson, cards, position + 1, again, set_start, now)
         context |= {"rated": rated, "oob_updates": True}
         response = render(request, "practice/flashcards.html#flashcard-card", context)
         return push_url(response, next_url)
     position = max((small_int(request.GET.get("card")) or 1) - 1, 0)
-    context = _flashcard_context(request, lesson, cards, position, again, timezone.now())
+    context = _flashcard_context(request, lesson, cards, position, again, set_start, timezone.now())
     context["rated"] = _rated(request, request.GET)
     return render(
         request, _page_or_partial(request, "practice/flashcards.html", "flashcard-card"), context
@@ -488,10 +491,12 @@ def _cards_again(raw: str, cards: list[Flashcard]) -> list[Flashcard]:
     return again
 
 
-def _flashcards_url(url: str, number: int, again: list[Flashcard]) -> str:
+def _flashcards_url(url: str, number: int, again: list[Flashcard], set_start: int | None) -> str:
     query = f"?card={number}"
     if again:
         query += "&again=" + ",".join(str(card.pk) for card in again)
+    if set_start:
+        query += f"&set={set_start}"
     return url + query
 
 
@@ -501,10 +506,11 @@ def _flashcard_context(
     cards: list[Flashcard],
     position: int,
     again: list[Flashcard],
+    set_start: int | None,
     now: datetime,
 ) -> dict:
     """The set is the lesson's cards, then once more each card rated Again in it (practice:
-    its answer was just seen)."""
+    its answer was just seen). Its ratings are those from its first on (`set_start`)."""
     sequence = cards + again
     context: dict = {
         "lesson": lesson,
@@ -513,23 +519,26 @@ def _flashcard_context(
         "number": position + 1,
         "set_size": len(sequence),
         "again_ids": ",".join(str(card.pk) for card in again),
+        "set_start": set_start,
     }
     learner = selectors.learner_for_request(request)
     if position >= len(sequence) and cards and learner is not None:
-        # This set's ratings are the latest, one per card it asked; a card's first one is the
-        # one its star took ("Go through them again" is a new set, its ratings practice).
-        latest = Review.objects.filter(
-            learner=learner,
-            lesson=lesson,
-            flashcard__isnull=False,
-            reviewed_at__gte=now - sky.SITTING,
-        ).order_by("-reviewed_at", "-pk")[: len(sequence)]
+        # Each card's first rating in this set is the one its star took; one rated Again is
+        # asked once more at the end, as practice. Without the set's start, the last hour's.
+        ratings = Review.objects.filter(
+            learner=learner, lesson=lesson, flashcard__isnull=False
+        ).order_by("pk")
+        if set_start:
+            ratings = ratings.filter(pk__gte=set_start)
+        else:
+            ratings = ratings.filter(reviewed_at__gte=now - sky.SITTING)
         set_reviews: dict[int | None, Review] = {}
-        for review in reversed(latest):
+        for review in ratings:
             set_reviews.setdefault(review.flashcard_id, review)
         context["summary"] = stars.sitting_summary(
             learner=learner, reviews=list(set_reviews.values()), now=now
         )
+        context["practice_until"] = stars.practice_until(list(ratings), now)
     if position < len(sequence):
         card = sequence[position]
         practice = position >= len(cards)

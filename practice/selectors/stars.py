@@ -260,7 +260,17 @@ def round_outcome(progress: RoundProgress, constellation: Constellation, now: da
         if (star := stars.get(question.key)) and star.state.due
     ]
     first_pass = progress.reviews[: len(progress.questions)]  # the retries are practice
-    return sitting_stars(first_pass) | {"comes_back": _comes_back(dues, now)}
+    return sitting_stars(first_pass) | {
+        "comes_back": _comes_back(dues, now),
+        "practice_until": practice_until(progress.reviews, now),
+    }
+
+
+def practice_until(reviews: list[Review], now: datetime) -> datetime | None:
+    """Until when answering these items again is practice (sky.SITTING after the last of
+    these answers), if that is still to come."""
+    until = max((review.reviewed_at for review in reviews), default=now) + sky.SITTING
+    return until if reviews and until > now else None
 
 
 def day_words(moment: datetime, now: datetime) -> str:

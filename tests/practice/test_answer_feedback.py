@@ -137,7 +137,7 @@ def test_each_flashcard_rating_tells_the_next_card_what_it_did(client, demo):
     token = form_token(client.get(url))
     response = client.post(url, {"token": token, "rating": "3"})
     rated = Review.objects.get()
-    assert response["Location"] == url + f"?card=2&rated={rated.pk}"
+    assert response["Location"] == url + f"?card=2&set={rated.pk}&rated={rated.pk}"
     html = client.get(response["Location"]).content.decode()
     assert "You rated the last card Good." in html and "Star kindled</p>" in html
     assert "Card 2 of" in html

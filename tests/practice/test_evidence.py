@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import timedelta
 
 import time_machine
@@ -32,7 +33,7 @@ def test_a_right_retry_after_a_miss_leaves_the_memory_as_the_miss_left_it(client
     retry = Review.objects.get(question=after_retry.question, round_step=8)
     assert retry.correct and retry.practice
     feedback = client.get(practice_url(demo) + "?answered=9").content.decode()
-    assert "Practice: you had seen this answer less than an hour before" in feedback
+    assert "Practice: you had already seen this answer, so this one changes no star." in feedback
     sky = client.get("/sky").content.decode()
     assert "<strong>0 lit · 7 kindled</strong> · 0 due" in sky and "0 due and 1 missed" in sky
     assert f"Question 1 of {demo.title}: unlit, missed: next review in 1 day" in sky
@@ -122,13 +123,20 @@ def test_practising_again_within_the_hour_is_practice_and_lights_nothing(client,
                 )
                 url = practice_url(demo)
                 verdict = client.get(posted["Location"]).content.decode()
-                assert "Practice: you had seen this answer less than an hour before" in verdict
+                assert (
+                    "Practice: you had already seen this answer, so this one changes no star."
+                    in verdict
+                )
                 assert "Practice: it does not count toward the star." in verdict
             end = client.get(practice_url(demo) + "?summary=1").content.decode()
     assert (
         "This round was practice: you had seen each answer less than an hour before, so it lit "
         "and kindled no star."
     ) in end
+    until = start + timedelta(minutes=20, hours=1)
+    assert f"Answers to these questions before {until:%A %-d %B, %H:%M} UTC are practice" in (
+        re.sub(r"<[^>]+>", "", end)
+    )
     assert {m.pk: m.memory_state for m in Memory.objects.all()} == kindled
     # A day on, one more right answer each: two that count, which lights no star.
     with time_machine.travel(start + timedelta(days=1, minutes=30), tick=False):

@@ -36,7 +36,9 @@ def test_rating_a_card_schedules_it_by_the_learners_rating(client, demo):
     response = client.post(flashcards_url(demo), {"token": token, "rating": "4"})
     assert response.status_code == 302
     review = Review.objects.get()
-    assert response["Location"] == flashcards_url(demo) + f"?card=2&rated={review.pk}"
+    assert (
+        response["Location"] == flashcards_url(demo) + f"?card=2&set={review.pk}&rated={review.pk}"
+    )
     assert (review.flashcard, review.rating, review.correct, review.answer) == (
         card,
         4,
@@ -150,7 +152,9 @@ def test_a_card_rated_again_comes_back_once_at_the_end_as_practice(client, demo)
     page = client.get(url)
     response = client.post(url, {"token": form_token(page), "rating": "1"})
     rated = Review.objects.get()
-    assert response["Location"] == f"{url}?card=2&again={cards[0].pk}&rated={rated.pk}"
+    assert (
+        response["Location"] == f"{url}?card=2&again={cards[0].pk}&set={rated.pk}&rated={rated.pk}"
+    )
     for number in range(2, len(cards) + 1):
         page = client.get(f"{url}?card={number}&again={cards[0].pk}")
         response = client.post(
@@ -174,8 +178,9 @@ def rate_every_card(client, url, rating: str) -> str:
     response = client.get(url)
     while "card" in response.context and response.context["card"] is not None:
         data = {"token": form_token(response), "rating": rating}
-        if response.context.get("again_ids"):
-            data["again"] = response.context["again_ids"]
+        for field, name in (("again", "again_ids"), ("set", "set_start")):
+            if response.context.get(name):
+                data[field] = response.context[name]
         response = client.get(client.post(url, data)["Location"])
     return response.content.decode()
 
@@ -228,11 +233,44 @@ def test_cards_gone_through_again_within_the_hour_are_practice_and_move_nothing(
     assert f"All {cards} cards rated" in again
     assert (
         "This set was practice: you had seen each answer less than an hour before, so it lit "
-        "and kindled no star. Your ratings count toward the stars again once an hour has passed"
+        "and kindled no star."
     ) in again
+    until = start + timedelta(minutes=40) + timedelta(hours=1)
+    assert f"Ratings of these cards before {until:%A %-d %B, %H:%M} UTC" in re.sub(
+        r"<[^>]+>", "", again
+    )
     assert {m.pk: (m.memory_state, m.evidence_now) for m in Memory.objects.all()} == memories
     assert Review.objects.filter(practice=False).count() == cards
     # An hour after the last sight of each answer, the ratings count again.
     with time_machine.travel(start + timedelta(minutes=105), tick=False):
         counted = rate_every_card(client, url, "3")
     assert f"This set kindled <strong>{cards} stars</strong>." in counted
+
+
+def test_a_card_rated_twice_in_one_set_is_summed_up_once(client, demo):
+    """Back to card 2 and rated again: the set still sums up every card, each by its first
+    rating in the set, and a card rated Again comes back at the end as practice."""
+    url = flashcards_url(demo)
+    cards = list(demo.flashcards.all())
+    page = client.get(url)
+    next_url = client.post(url, {"token": form_token(page), "rating": "3"})["Location"]
+    card_two = client.get(next_url)
+    client.post(
+        url, {"token": form_token(card_two), "rating": "1", "set": card_two.context["set_start"]}
+    )
+    card_two_again = client.get(next_url)  # Back, and the page loaded afresh
+    response = client.post(
+        url,
+        {"token": form_token(card_two_again), "rating": "3", "set": card_two.context["set_start"]},
+    )
+    while True:
+        page = client.get(response["Location"])
+        if page.context.get("card") is None:
+            break
+        data = {"token": form_token(page), "rating": "3", "set": page.context["set_start"]}
+        if page.context.get("again_ids"):
+            data["again"] = page.context["again_ids"]
+        response = client.post(url, data)
+    done = page.content.decode()
+    assert f"All {len(cards)} cards rated" in done
+    assert f"This set kindled <strong>{len(cards) - 1} stars</strong>." in done

@@ -8,6 +8,7 @@ import json
 from datetime import timedelta
 
 import pytest
+import time_machine
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.test import Client
@@ -168,7 +169,8 @@ def reload_and_post_in_tabs(client: Client, url: str, tabs: int, data: dict) -> 
 
 
 def test_a_due_item_answered_in_several_tabs_is_recorded_once(client, demo):
-    answer(client, demo, right=True)
+    with time_machine.travel(timezone.now() - timedelta(hours=2)):
+        answer(client, demo, right=True)
     Memory.objects.update(due=timezone.now() - timedelta(minutes=1))
     question = Memory.objects.get().question
     responses = reload_and_post_in_tabs(
