@@ -1045,6 +1045,12 @@ def worksheet_answers(
             context["summary"] = stars.sitting_summary(
                 learner=learner, reviews=reviews, now=timezone.now()
             )
+        elif learner:  # answers typed in soon after the same questions on screen are practice
+            now = timezone.now()
+            recent = Review.objects.filter(
+                learner=learner, lesson=lesson, question__isnull=False
+            ).filter(reviewed_at__gte=now - sky.SITTING)
+            context["practice_until"] = stars.practice_until(list(recent), now)
         context["token"] = submissions.issue_for_worksheet(lesson_id=lesson.pk)
         # The short address and the QR code on the sheet bring its code along.
         context["typed_code"] = normalise_worksheet_code(request.GET.get("code", ""))

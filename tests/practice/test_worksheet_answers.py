@@ -3,13 +3,16 @@
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 from html import unescape
 
 import pytest
+import time_machine
+from django.utils import timezone
 
 from practice.models import Memory, Review
 from tests.conftest import SEED_PATH
-from tests.practice.helpers import form_token
+from tests.practice.helpers import finish_round, form_token
 
 URL = SEED_PATH + "/worksheet/answers"
 
@@ -137,3 +140,21 @@ def test_a_question_with_several_answers_asks_for_every_letter(client, demo):
     response = paper(client, demo, {5: "b a"})
     assert response.status_code == 302
     assert Review.objects.get().correct
+
+
+def test_a_sheet_typed_in_soon_after_the_questions_on_screen_is_told_it_is_practice(client, demo):
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        finish_round(client, demo, [True] * 8)
+    with time_machine.travel(start + timedelta(minutes=20), tick=False):
+        form = re.sub(r"<[^>]+>", "", client.get(URL).content.decode())
+        until = start + timedelta(hours=1)
+        assert (
+            "You answered some of these questions on screen less than an hour ago. Typed in "
+            f"before {until:%A %-d %B, %H:%M} UTC, their answers are practice"
+        ) in form
+        results = client.get(paper(client, demo, {1: right(demo, 1)})["Location"])
+    assert "This sheet was practice" in results.content.decode()
+    # The sheet's own answer was seen at 20 minutes: an hour after it, nothing is practice.
+    with time_machine.travel(start + timedelta(minutes=81), tick=False):
+        assert "less than an hour ago" not in client.get(URL).content.decode()
