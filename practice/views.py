@@ -524,14 +524,20 @@ def _flashcard_context(
     learner = selectors.learner_for_request(request)
     if position >= len(sequence) and cards and learner is not None:
         # Each card's first rating in this set is the one its star took; one rated Again is
-        # asked once more at the end, as practice. Without the set's start, the last hour's.
-        ratings = Review.objects.filter(
-            learner=learner, lesson=lesson, flashcard__isnull=False
-        ).order_by("pk")
+        # asked once more at the end, as practice. The set is its ratings from its first on,
+        # within the last hour (an address kept for days sums up nothing old).
+        ratings = (
+            Review.objects.filter(
+                learner=learner,
+                lesson=lesson,
+                flashcard__isnull=False,
+                reviewed_at__gte=now - sky.SITTING,
+            )
+            .exclude(origin=Review.Origin.IMPORTED)
+            .order_by("pk")
+        )
         if set_start:
             ratings = ratings.filter(pk__gte=set_start)
-        else:
-            ratings = ratings.filter(reviewed_at__gte=now - sky.SITTING)
         set_reviews: dict[int | None, Review] = {}
         for review in ratings:
             set_reviews.setdefault(review.flashcard_id, review)
@@ -645,9 +651,16 @@ def review(request: LearnerRequest) -> HttpResponse:
             context["summary"] = stars.sitting_summary(
                 learner=learner, reviews=_set_reviews(learner, batch), now=now
             )
-        if learner and due_count and not first and batch_done < selectors.REVIEW_BATCH_SIZE:
-            # Every due item was answered within the sitting: asked again, it would be practice.
-            context["asked_from"] = selectors.due_answers_seen_until(learner=learner, now=now)
+        if learner and due_count and (not first or batch_done >= selectors.REVIEW_BATCH_SIZE):
+            # Due items answered within the sitting wait (asked now, they would be practice).
+            seen, asked_from = selectors.due_answers_seen(learner=learner, now=now)
+            if seen >= due_count:
+                context |= {"asked_from": asked_from, "seen_count": seen}
+            else:
+                context |= {
+                    "due_count": due_count - seen,
+                    "next_set_size": _review_set_size(0, due_count - seen),
+                }
         if "item" not in context and not due_count:
             context["next_due"] = (
                 selectors.next_due_at(learner=learner, now=now) if learner else None

@@ -4,7 +4,7 @@ across lessons in `learning`."""
 
 from __future__ import annotations
 
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import cast
 
 from django.contrib.sessions.backends.base import SessionBase
@@ -258,16 +258,20 @@ _FIRST_DUE_SQL = """
 """
 
 
-def due_answers_seen_until(*, learner: Learner, now: datetime) -> datetime | None:
-    """When the first due item whose answer the learner saw within the sitting can be asked
-    (first_due leaves them until then); None if there is no such item."""
+def due_answers_seen(*, learner: Learner, now: datetime) -> tuple[int, datetime | None]:
+    """How many due items the learner answered within the sitting (first_due leaves them out),
+    and from when the first of them can be asked, to the next whole minute."""
     due = (
         Memory.objects.filter(learner_id=learner.pk, due__lte=now)
         .in_published_lessons()
         .with_answer_seen_since(now - sky.SITTING)
     )
     seen = [memory.answer_seen_at for memory in due.only("pk") if memory.answer_seen_at]
-    return min(seen) + sky.SITTING if seen else None
+    if not seen:
+        return 0, None
+    until = min(seen) + sky.SITTING
+    whole_minute = until.replace(second=0, microsecond=0)
+    return len(seen), whole_minute if whole_minute == until else whole_minute + timedelta(minutes=1)
 
 
 def first_due_by_orm(*, learner: Learner, now: datetime) -> Memory | None:

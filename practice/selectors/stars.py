@@ -215,9 +215,10 @@ def sitting_stars(reviews: list[Review]) -> dict[str, Any]:
 
 
 def sitting_summary(*, learner: Learner, reviews: list[Review], now: datetime) -> dict:
-    """What a sitting's scheduled answers did (a review set, a flashcard set, a worksheet's
-    answers): the stars they lit and kindled, drawn in their lessons' constellations, and when
-    the items answered come back. Four queries, however long the sitting."""
+    """What a sitting's answers did (a review set, a flashcard set, a worksheet's answers;
+    practice among them changed no star): the stars they lit and kindled, drawn in their
+    lessons' constellations, and when the items answered come back. Four queries, however
+    long the sitting."""
     lesson_ids = sorted({review.lesson_id for review in reviews})
     lessons = Lesson.objects.select_related("subject").in_bulk(lesson_ids)
     items: dict[int, list[Item]] = {pk: [] for pk in lesson_ids}

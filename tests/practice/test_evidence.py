@@ -134,9 +134,10 @@ def test_practising_again_within_the_hour_is_practice_and_lights_nothing(client,
         "and kindled no star."
     ) in end
     until = start + timedelta(minutes=20, hours=1)
-    assert f"Answers to these questions before {until:%A %-d %B, %H:%M} UTC are practice" in (
-        re.sub(r"<[^>]+>", "", end)
-    )
+    assert (
+        "for an hour after each, answering the question again is practice (until "
+        f"{until:%A %-d %B, %H:%M} UTC for the last)"
+    ) in re.sub(r"<[^>]+>", "", end)
     assert {m.pk: m.memory_state for m in Memory.objects.all()} == kindled
     # A day on, one more right answer each: two that count, which lights no star.
     with time_machine.travel(start + timedelta(days=1, minutes=30), tick=False):

@@ -236,9 +236,10 @@ def test_cards_gone_through_again_within_the_hour_are_practice_and_move_nothing(
         "and kindled no star."
     ) in again
     until = start + timedelta(minutes=40) + timedelta(hours=1)
-    assert f"Ratings of these cards before {until:%A %-d %B, %H:%M} UTC" in re.sub(
-        r"<[^>]+>", "", again
-    )
+    assert (
+        "for an hour after each, rating the card again is practice (until "
+        f"{until:%A %-d %B, %H:%M} UTC for the last)"
+    ) in re.sub(r"<[^>]+>", "", again)
     assert {m.pk: (m.memory_state, m.evidence_now) for m in Memory.objects.all()} == memories
     assert Review.objects.filter(practice=False).count() == cards
     # An hour after the last sight of each answer, the ratings count again.

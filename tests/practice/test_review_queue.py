@@ -256,9 +256,48 @@ def test_a_due_item_whose_answer_was_just_seen_waits_out_the_hour(client, demo):
     assert not shows_a_form(waiting)
     text = re.sub(r"<[^>]+>", "", html_module.unescape(waiting.content.decode()))
     assert "1 item is due, but you saw its answer less than an hour ago" in text
-    assert f"back here from {(day_two + timedelta(hours=1)):%A %-d %B, %H:%M} UTC" in text
+    # from the next whole minute after the hour, so that it is never shown too soon
+    from_minute = (day_two + timedelta(hours=1, minutes=1)).replace(second=0, microsecond=0)
+    assert f"back here from {from_minute:%A %-d %B, %H:%M} UTC" in text
     with time_machine.travel(day_two + timedelta(minutes=61), tick=False):
         asked, token = current_question(client, "/review")
         client.post("/review", {"token": token, "choice": right_choices(asked)})
     assert asked == question
     assert not Review.objects.filter(question=question).latest("reviewed_at").practice
+
+
+def test_a_full_set_counts_only_the_due_items_it_can_ask_next(client, demo):
+    """One due question was answered ten minutes ago (on another page, as practice): the end
+    of a full set does not offer it among the items to review next."""
+    finish_round(client, demo, [True] * 8)
+    cards = list(demo.flashcards.all())[:7]
+    for number, _card in enumerate(cards, start=1):
+        token = form_token(client.get(demo.get_absolute_url() + f"/flashcards?card={number}"))
+        client.post(demo.get_absolute_url() + "/flashcards", {"token": token, "rating": "3"})
+    later = timezone.now() + timedelta(days=60)
+    seen = Memory.objects.filter(question__isnull=False).order_by("pk").last()
+    first_review = Review.objects.filter(question=seen.question).get()
+    Review.objects.create(
+        learner=first_review.learner,
+        lesson=demo,
+        question=seen.question,
+        attempt="seen-ten-minutes-ago",
+        rating=scheduling.GOOD,
+        reviewed_at=later - timedelta(minutes=10),
+        answer=first_review.answer,
+        correct=True,
+        practice=True,
+    )
+    with time_machine.travel(later, tick=False):
+        for _ in range(8):
+            response = client.get("/review")
+            token = form_token(response)
+            if question := asked_question_or_none(response):
+                assert question != seen.question
+                data = {"token": token, "choice": sorted(question.correct_ids)}
+            else:
+                data = {"token": token, "rating": "3"}
+            assert client.post("/review", data).status_code == 302
+        html = client.get("/review").content.decode()
+    assert "That is 8 for now" in html
+    assert "6 more items are due" in html and "Review 6 more</button>" in html

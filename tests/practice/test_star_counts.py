@@ -13,7 +13,7 @@ from django.utils import timezone
 
 from lessons.models import Lesson
 from practice import scheduling, sky
-from practice.models import Learner, Memory
+from practice.models import Learner, Memory, Review
 from practice.selectors import first_due, first_due_by_orm
 from practice.selectors.stars import SkyCounter, sky_counter, sky_counter_by_orm
 from tests.factories import make_lesson
@@ -103,6 +103,20 @@ def test_the_first_item_due_is_the_one_the_orms_query_orders_first():
         memory.save()
     draft = make_lesson(slug="due-draft", status=Lesson.Status.DRAFT)
     memories_of_every_kind(learner, [draft])  # never asked: not published
+    # Answers seen within the sitting hold their items back, a question's and a card's alike;
+    # one answered just over the sitting ago does not.
+    for step, memory in enumerate(Memory.objects.filter(learner=learner).order_by("pk")[:9]):
+        Review.objects.create(
+            learner=learner,
+            lesson_id=memory.lesson_id,
+            question_id=memory.question_id,
+            flashcard_id=memory.flashcard_id,
+            attempt=f"seen-{step}",
+            rating=3,
+            reviewed_at=now - timedelta(minutes=(20, 59, 61)[step % 3]),
+            answer="A",
+            practice=True,
+        )
     asked = []
     for later in (timedelta(0), timedelta(days=1), timedelta(days=5), timedelta(days=40)):
         first = first_due(learner=learner, now=now + later)

@@ -150,8 +150,9 @@ def test_a_sheet_typed_in_soon_after_the_questions_on_screen_is_told_it_is_pract
         form = re.sub(r"<[^>]+>", "", client.get(URL).content.decode())
         until = start + timedelta(hours=1)
         assert (
-            "You answered some of these questions on screen less than an hour ago. Typed in "
-            f"before {until:%A %-d %B, %H:%M} UTC, their answers are practice"
+            "You answered some of these questions less than an hour ago. For an hour after each "
+            "answer, another answer to that question is practice, on paper as on screen, and "
+            f"changes no star (until {until:%A %-d %B, %H:%M} UTC for the last)"
         ) in form
         results = client.get(paper(client, demo, {1: right(demo, 1)})["Location"])
     assert "This sheet was practice" in results.content.decode()
