@@ -1060,10 +1060,8 @@ def worksheet_answers(
             )
         elif learner:  # answers typed in soon after the same questions on screen are practice
             now = timezone.now()
-            recent = Review.objects.filter(
-                learner=learner, lesson=lesson, question__isnull=False
-            ).filter(reviewed_at__gte=now - sky.SITTING)
-            context["practice_until"] = stars.practice_until(list(recent), now)
+            recent = selectors.question_answers_in_sitting(learner=learner, lesson=lesson, now=now)
+            context["practice_until"] = stars.practice_until(recent, now)
         context["token"] = submissions.issue_for_worksheet(lesson_id=lesson.pk)
         # The short address and the QR code on the sheet bring its code along.
         context["typed_code"] = normalise_worksheet_code(request.GET.get("code", ""))

@@ -258,6 +258,18 @@ _FIRST_DUE_SQL = """
 """
 
 
+def question_answers_in_sitting(*, learner: Learner, lesson: Lesson, now: datetime) -> list[Review]:
+    """The learner's answers to the lesson's questions within the sitting (sky.SITTING)."""
+    return list(
+        Review.objects.filter(
+            learner=learner,
+            lesson=lesson,
+            question__isnull=False,
+            reviewed_at__gte=now - sky.SITTING,
+        )
+    )
+
+
 def due_answers_seen(*, learner: Learner, now: datetime) -> tuple[int, datetime | None]:
     """How many due items the learner answered within the sitting (first_due leaves them out),
     and from when the first of them can be asked, to the next whole minute."""

@@ -26,6 +26,30 @@ from tests.practice.helpers import (
 )
 
 
+def answer_the_round_and_seven_cards(client, demo) -> None:
+    """The demo's round all right, and seven of its cards rated Good: 15 items to come due."""
+    finish_round(client, demo, [True] * 8)
+    cards = list(demo.flashcards.all())[:7]
+    for number, _card in enumerate(cards, start=1):  # flashcards join the queue too
+        token = form_token(client.get(demo.get_absolute_url() + f"/flashcards?card={number}"))
+        client.post(demo.get_absolute_url() + "/flashcards", {"token": token, "rating": "3"})
+
+
+def answer_a_set_right(client) -> list:
+    """Eight /review items answered right (a card rated Good); the questions asked."""
+    asked = []
+    for _ in range(8):
+        response = client.get("/review")
+        token = form_token(response)
+        if question := asked_question_or_none(response):
+            asked.append(question)
+            data = {"token": token, "choice": sorted(question.correct_ids)}
+        else:
+            data = {"token": token, "rating": "3"}
+        assert client.post("/review", data).status_code == 302
+    return asked
+
+
 def test_a_new_browser_has_nothing_to_review(client, db):
     response = client.get("/review")
     assert response.status_code == 200
@@ -103,20 +127,9 @@ def test_review_answers_feed_the_schedule_and_show_feedback(client, demo):
 
 
 def test_review_comes_in_sets_of_eight_and_each_says_how_many_it_holds(client, demo):
-    finish_round(client, demo, [True] * 8)
-    cards = list(demo.flashcards.all())[:7]
-    for number, _card in enumerate(cards, start=1):  # flashcards join the queue too
-        token = form_token(client.get(demo.get_absolute_url() + f"/flashcards?card={number}"))
-        client.post(demo.get_absolute_url() + "/flashcards", {"token": token, "rating": "3"})
+    answer_the_round_and_seven_cards(client, demo)
     with time_machine.travel(timezone.now() + timedelta(days=60), tick=False):
-        for _ in range(8):
-            response = client.get("/review")
-            token = form_token(response)
-            if question := asked_question_or_none(response):
-                data = {"token": token, "choice": sorted(question.correct_ids)}
-            else:
-                data = {"token": token, "rating": "3"}
-            assert client.post("/review", data).status_code == 302
+        answer_a_set_right(client)
         html = client.get("/review").content.decode()
         assert "That is 8 for now" in html
         assert "7 more items are due" in html and "Review 7 more</button>" in html
@@ -269,11 +282,7 @@ def test_a_due_item_whose_answer_was_just_seen_waits_out_the_hour(client, demo):
 def test_a_full_set_counts_only_the_due_items_it_can_ask_next(client, demo):
     """One due question was answered ten minutes ago (on another page, as practice): the end
     of a full set does not offer it among the items to review next."""
-    finish_round(client, demo, [True] * 8)
-    cards = list(demo.flashcards.all())[:7]
-    for number, _card in enumerate(cards, start=1):
-        token = form_token(client.get(demo.get_absolute_url() + f"/flashcards?card={number}"))
-        client.post(demo.get_absolute_url() + "/flashcards", {"token": token, "rating": "3"})
+    answer_the_round_and_seven_cards(client, demo)
     later = timezone.now() + timedelta(days=60)
     seen = Memory.objects.filter(question__isnull=False).order_by("pk").last()
     first_review = Review.objects.filter(question=seen.question).get()
@@ -289,15 +298,7 @@ def test_a_full_set_counts_only_the_due_items_it_can_ask_next(client, demo):
         practice=True,
     )
     with time_machine.travel(later, tick=False):
-        for _ in range(8):
-            response = client.get("/review")
-            token = form_token(response)
-            if question := asked_question_or_none(response):
-                assert question != seen.question
-                data = {"token": token, "choice": sorted(question.correct_ids)}
-            else:
-                data = {"token": token, "rating": "3"}
-            assert client.post("/review", data).status_code == 302
+        assert seen.question not in answer_a_set_right(client)
         html = client.get("/review").content.decode()
     assert "That is 8 for now" in html
     assert "6 more items are due" in html and "Review 6 more</button>" in html
