@@ -1058,10 +1058,8 @@ def worksheet_answers(
             context["summary"] = stars.sitting_summary(
                 learner=learner, reviews=reviews, now=timezone.now()
             )
-        elif learner:  # answers typed in soon after the same questions on screen are practice
-            now = timezone.now()
-            recent = selectors.question_answers_in_sitting(learner=learner, lesson=lesson, now=now)
-            context["practice_until"] = stars.practice_until(recent, now)
+        else:
+            context["practice_until"] = _paper_practice_until(learner, lesson)
         context["token"] = submissions.issue_for_worksheet(lesson_id=lesson.pk)
         # The short address and the QR code on the sheet bring its code along.
         context["typed_code"] = normalise_worksheet_code(request.GET.get("code", ""))
@@ -1081,6 +1079,7 @@ def worksheet_answers(
             "problems": problems,
             "token": request.POST.get("token", ""),
             "typed_code": request.POST.get("code", "")[:20],
+            "practice_until": _paper_practice_until(selectors.learner_for_request(request), lesson),
             "rows": [
                 (q, request.POST.get(f"answer_{q.position}", "")[:12], problems.get(q.position))
                 for q in questions
@@ -1101,3 +1100,14 @@ def worksheet_answers(
         )
         recorded(request, created)
     return redirect(f"{url}?done={attempt.nonce}")
+
+
+def _paper_practice_until(learner: Learner | None, lesson: Lesson) -> datetime | None:
+    """Until when answers typed in would be practice: the same questions were answered on screen
+    within the sitting. The answer page says so before the sheet is typed in, and again after a
+    mistake in it."""
+    if learner is None:
+        return None
+    now = timezone.now()
+    recent = selectors.question_answers_in_sitting(learner=learner, lesson=lesson, now=now)
+    return stars.practice_until(recent, now)

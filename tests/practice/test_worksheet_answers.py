@@ -154,6 +154,9 @@ def test_a_sheet_typed_in_soon_after_the_questions_on_screen_is_told_it_is_pract
             "answer, another answer to that question is practice, on paper as on screen, and "
             f"changes no star (until {until:%A %-d %B, %H:%M} UTC for the last)"
         ) in form
+        mistyped = paper(client, demo, {1: "Z"})  # and still says so after a mistake in it
+        assert mistyped.status_code == 400
+        assert "on paper as on screen" in mistyped.content.decode()
         results = client.get(paper(client, demo, {1: right(demo, 1)})["Location"])
     assert "This sheet was practice" in results.content.decode()
     # The sheet's own answer was seen at 20 minutes: an hour after it, nothing is practice.
