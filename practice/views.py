@@ -524,27 +524,17 @@ def _flashcard_context(
     learner = selectors.learner_for_request(request)
     if position >= len(sequence) and cards and learner is not None:
         # Each card's first rating in this set is the one its star took; one rated Again is
-        # asked once more at the end, as practice. The set is its ratings from its first on,
-        # within the last hour (an address kept for days sums up nothing old).
-        ratings = (
-            Review.objects.filter(
-                learner=learner,
-                lesson=lesson,
-                flashcard__isnull=False,
-                reviewed_at__gte=now - sky.SITTING,
-            )
-            .exclude(origin=Review.Origin.IMPORTED)
-            .order_by("pk")
+        # asked once more at the end, as practice.
+        ratings = selectors.flashcard_set_ratings(
+            learner=learner, lesson=lesson, set_start=set_start, now=now
         )
-        if set_start:
-            ratings = ratings.filter(pk__gte=set_start)
-        set_reviews: dict[int | None, Review] = {}
+        first_ratings: dict[int | None, Review] = {}
         for review in ratings:
-            set_reviews.setdefault(review.flashcard_id, review)
+            first_ratings.setdefault(review.flashcard_id, review)
         context["summary"] = stars.sitting_summary(
-            learner=learner, reviews=list(set_reviews.values()), now=now
+            learner=learner, reviews=list(first_ratings.values()), now=now
         )
-        context["practice_until"] = stars.practice_until(list(ratings), now)
+        context["practice_until"] = stars.practice_until(ratings, now)
     if position < len(sequence):
         card = sequence[position]
         practice = position >= len(cards)

@@ -270,6 +270,27 @@ def question_answers_in_sitting(*, learner: Learner, lesson: Lesson, now: dateti
     )
 
 
+def flashcard_set_ratings(
+    *, learner: Learner, lesson: Lesson, set_start: int | None, now: datetime
+) -> list[Review]:
+    """The ratings of one flashcard set, oldest first: the learner's ratings of the lesson's
+    cards from the set's first (`set_start`) on, within the sitting (an address kept for days
+    sums up nothing old), leaving out imported ones."""
+    ratings = (
+        Review.objects.filter(
+            learner=learner,
+            lesson=lesson,
+            flashcard__isnull=False,
+            reviewed_at__gte=now - sky.SITTING,
+        )
+        .exclude(origin=Review.Origin.IMPORTED)
+        .order_by("pk")
+    )
+    if set_start:
+        ratings = ratings.filter(pk__gte=set_start)
+    return list(ratings)
+
+
 def due_answers_seen(*, learner: Learner, now: datetime) -> tuple[int, datetime | None]:
     """How many due items the learner answered within the sitting (first_due leaves them out),
     and from when the first of them can be asked, to the next whole minute."""
