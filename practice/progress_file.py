@@ -77,7 +77,8 @@ def limits_in_words() -> str:
 ITEM_PATTERN = re.compile(r"^(question|flashcard):[0-9a-f]{1,16}$")
 LESSON_PATTERN = re.compile(rf"^{PUBLIC_ID_PATTERN}$")
 STATE_NAMES = {name: number for number, name in scheduling.STATES.items()}
-EVIDENCE_NAMES = {name: number for number, name in sky.EVIDENCE.items()}
+# Files written before the five words called an unlit star's evidence "none".
+EVIDENCE_NAMES = {name: number for number, name in sky.EVIDENCE.items()} | {"none": sky.NO_EVIDENCE}
 CLOCK_SKEW = timedelta(minutes=5)
 
 
@@ -283,7 +284,7 @@ def _read_item(number: int, data: object, now: datetime) -> ProgressItem:
         )
     evidence = check.data.get("evidence")
     if evidence is not None and evidence not in EVIDENCE_NAMES:
-        check.fail("evidence", "must be none, kindled or lit")
+        check.fail("evidence", "must be unlit, kindled or lit")
     lit_at = check.optional_moment("lit_at")
     reviews_data = check.data.get("reviews")
     if not isinstance(reviews_data, list):

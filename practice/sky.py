@@ -53,9 +53,9 @@ MEANINGS = {
     MISSED: "your last answer to it was wrong; it comes back soon",
 }
 
-# How far a star's evidence has come (Memory.evidence), and the names a progress file gives them.
+# How far a star's evidence has come (Memory.evidence), named by its word (as in a progress file).
 NO_EVIDENCE, KINDLING, CONFIRMED = 0, 1, 2
-EVIDENCE = {NO_EVIDENCE: "none", KINDLING: "kindled", CONFIRMED: "lit"}
+EVIDENCE = {NO_EVIDENCE: str(UNLIT), KINDLING: str(KINDLED), CONFIRMED: str(LIT)}
 
 # The evidence rule: a star lights when the whole history of its scheduled answers makes a blind
 # guess unlikely. Each answer updates the log-odds that the learner knows the item rather than
@@ -84,16 +84,18 @@ FLASHCARD_GUESS_RATE = 1 / 3
 RULE = (
     "A right answer kindles a star. It lights when the whole history of your answers to it "
     "makes a lucky guess unlikely: a right answer counts for more the more choices its question "
-    "has, a wrong answer counts against, and an answer you mark \u201cI guessed\u201d counts "
-    f"neither way, so someone answering at random lights a star with at most a "
-    f"{100 // LIGHT_ODDS} % chance, however often they try. It lights only on right answers "
-    "that span a day (24 hours) or more, with no wrong answer or guess between them: a right "
-    "answer straight after a wrong one never lights it by itself. Practice counts neither way: "
-    "the retry of a miss, asked after its answer was shown, and any answer given within an hour "
-    "of seeing that item\u2019s answer (\u201cPractise again\u201d straight after a round). "
-    "A wrong answer or a guess leaves a star unlit, even one that was lit, until right answers "
-    f"light it again. Until it is lit, a star comes back within {UNLIT_MAX_INTERVAL.days} "
-    "days; after a guess, as soon as after a miss."
+    "has and a wrong answer counts against, so someone answering at random lights a star with "
+    f"at most a {100 // LIGHT_ODDS} % chance, however often they try. It lights only on right "
+    "answers that span a day (24 hours) or more, with no wrong answer or guess between them: a "
+    "right answer straight after a wrong one never lights it by itself. An answer you mark "
+    "\u201cI guessed\u201d says you do not know it yet: it counts neither for nor against those "
+    "odds, but like a wrong answer it ends the run of right answers, leaves the star unlit (even "
+    "one that was lit) and brings the question back as soon as a miss would, without marking "
+    "it missed. A wrong answer also leaves a star unlit, even one that was lit, until right "
+    "answers light it again. Practice counts neither way: the retry of a miss, asked after its "
+    "answer was shown, and any answer given within an hour of seeing that item\u2019s answer "
+    "(\u201cPractise again\u201d straight after a round). Until it is lit, a star comes back "
+    f"within {UNLIT_MAX_INTERVAL.days} days."
 )
 
 

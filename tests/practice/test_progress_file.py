@@ -154,6 +154,18 @@ def test_the_export_streams_and_reads_back_to_the_same_progress(client, demo):
     assert exported(fresh)["items"] == saved["items"]
 
 
+def test_a_file_names_each_stars_evidence_in_the_sky_words_and_reads_older_files(client, demo):
+    finish_round(client, demo, [True, False] + [True] * 7)
+    saved = exported(client)
+    assert sorted(item["evidence"] for item in saved["items"]) == ["kindled"] * 7 + ["unlit"]
+    # A file written before the five words said "none" for an unlit star.
+    older = json.loads(json.dumps(saved).replace('"evidence": "unlit"', '"evidence": "none"'))
+    assert "none" in [item["evidence"] for item in older["items"]]
+    fresh = Client()
+    assert upload(fresh, older).status_code == 200
+    assert exported(fresh)["items"] == saved["items"]
+
+
 def test_prune_trims_the_oldest_reviews_of_a_learner_over_the_limit(client, demo, monkeypatch):
     monkeypatch.setattr(progress_file, "MAX_REVIEWS_PER_LEARNER", 5)
     finish_round(client, demo, [True] * 8)
