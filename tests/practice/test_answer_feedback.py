@@ -75,7 +75,7 @@ def test_the_live_region_says_the_verdict_the_star_and_the_progress(client, demo
     a_day_on = dateformat.format(start + sky.CONFIRMATION_GAP, "l j F, H:i")
     assert live_region(right) == (
         True,
-        f"Right. Star kindled. {more} more right answers in a row light this star, the last "
+        f"Right. Star kindled. {more} more right answers in a row light this star; it can light "
         f"from {a_day_on} UTC. 1 of 8 answered.",
     )
     client.get(practice_url(demo) + "?q=2", headers={"HX-Request": "true"})
@@ -85,7 +85,7 @@ def test_the_live_region_says_the_verdict_the_star_and_the_progress(client, demo
     right_text = next(c["text"] for c in question.choices if c["correct"])
     assert oob and text.startswith("Not quite. The answer is ") and right_text in text
     assert text.endswith(
-        "right answers in a row light this star, the last a day or more after the first. "
+        "right answers in a row light this star, spread over a day or more. "
         "2 of 8 answered, 1 to retry."
     )
     assert "Star" not in text  # a miss kindles nothing
@@ -150,8 +150,7 @@ def test_each_flashcard_rating_tells_the_next_card_what_it_did(client, demo):
     # and what the star now needs: a miss asks for more ratings of Hard or better
     assert oob and said.startswith("You rated the last card Again. ")
     assert said.endswith(
-        " ratings of Hard or better in a row light this star, the last a day or more after the "
-        "first."
+        " ratings of Hard or better in a row light this star, spread over a day or more."
     )
     assert 'id="sky-counter"' in html  # the header's counts follow the rating
 
@@ -167,7 +166,8 @@ def test_a_rating_in_the_review_is_told_on_the_next_item(client, demo):
     card = Review.objects.get().flashcard
     with time_machine.travel(timezone.now() + timedelta(days=30), tick=False):
         page = client.get("/review")  # the one card rated is the one item due
-        assert "Flashcard of" in page.content.decode()
+        # numbered as its star is named ("Flashcard 1 of …: kindled")
+        assert f"Flashcard {card.position} of <a " in page.content.decode()
         response = client.post("/review", {"token": form_token(page), "rating": "3"})
         review = Review.objects.latest("pk")
         assert review.flashcard == card and not review.practice
