@@ -539,16 +539,18 @@ CODE_DOES_NOT_WORK = (
 )
 
 
-def transfer_code_learner_id(*, code: str, now: datetime) -> int | None:
-    """The learner whose progress a code would bring, if it can be used now (nothing changes:
-    a scanned code is checked before the question is asked)."""
-    return (
-        TransferCode.objects.filter(
-            code_hash__in=_transfer_code_hashes(code), used_at__isnull=True, expires_at__gt=now
-        )
-        .values_list("learner_id", flat=True)
+def transfer_code_learner_id(*, code: str, now: datetime) -> tuple[int | None, bool]:
+    """The learner whose progress a code brings, and whether it can be used now (nothing
+    changes: a scanned code is checked before the question is asked)."""
+    found = (
+        TransferCode.objects.filter(code_hash__in=_transfer_code_hashes(code))
+        .values_list("learner_id", "used_at", "expires_at")
         .first()
     )
+    if found is None:
+        return None, False
+    learner_id, used_at, expires_at = found
+    return learner_id, used_at is None and expires_at > now
 
 
 class TransferCodeUnknown(TransferCodeInvalid):

@@ -975,10 +975,11 @@ def _adopt_page(
     code_complete = len(code) == services.TRANSFER_CODE_LENGTH
     already_here = False
     if code_complete and not error:  # scanned: say now if it cannot work, not after "Yes"
-        holder = services.transfer_code_learner_id(code=code, now=timezone.now())
-        if holder is None:
-            error, code_unusable = services.CODE_DOES_NOT_WORK, True
+        holder, usable = services.transfer_code_learner_id(code=code, now=timezone.now())
+        # A code made here, or used here already: this browser has that progress either way.
         already_here = learner is not None and holder == learner.pk
+        if not usable and not already_here:
+            error, code_unusable = services.CODE_DOES_NOT_WORK, True
     context = {
         "adopt_code": code,
         "code_complete": code_complete,

@@ -250,7 +250,10 @@ def test_a_new_code_replaces_the_old_one_and_the_code_page_says_so(client, demo)
     first = make_code(client)
     page = client.post("/progress/transfer")
     second = page.context["transfer_code"]
-    assert "It works once, for 24 hours, until you make another code." in page.content.decode()
+    assert (
+        "It works once, within 24 hours, and only until you make another code."
+        in page.content.decode()
+    )
     # The first code's QR code, scanned: it says at once that the code no longer works.
     scanned = Client().get(f"/progress/adopt?code={first}")
     assert scanned.status_code == 400
@@ -268,6 +271,25 @@ def test_a_code_scanned_where_its_progress_already_is_says_so(client, demo):
     assert "joins it" not in html and "Yes, bring it here" not in html
 
 
+def test_a_code_scanned_again_where_it_was_used_says_the_progress_is_here(client, demo):
+    answer(client, demo, right=True)
+    code = make_code(client)
+    other = Client()
+    answer(other, demo, right=False)
+    scanned = f"/progress/adopt?code={code}"
+    token = re.search(r'name="csrfmiddlewaretoken" value="([^"]+)"', other.get(scanned).text)[1]
+    assert (
+        other.post("/progress/adopt", {"code": code, "csrfmiddlewaretoken": token}).status_code
+        == 302
+    )
+    again = other.get(scanned)  # the same QR code, opened once more in the browser it moved to
+    assert again.status_code == 200
+    assert "This browser already carries this progress" in again.text
+    assert "joins it" not in again.text and "does not work" not in again.text
+    # Anywhere else the used code is refused as before.
+    assert Client().get(scanned).status_code == 400
+
+
 def test_making_a_code_lands_on_the_code_and_its_qr_code(client, demo):
     answer(client, demo, right=True)
     response = client.post("/progress/transfer")
@@ -276,7 +298,7 @@ def test_making_a_code_lands_on_the_code_and_its_qr_code(client, demo):
     code = response.context["transfer_code"]
     # The page is the code: its heading, the code, then the QR code, before any other text.
     assert main.index("Your one-time code</h1>") < main.index(code) < main.index("<svg")
-    assert main.index("<svg") < main.index("It works once, for 24 hours")
+    assert main.index("<svg") < main.index("It works once, within 24 hours")
     assert "Export" not in main and "Forget everything" not in main
     assert response["Cache-Control"].startswith("max-age=0")  # never kept by a cache
 
