@@ -6,10 +6,12 @@ from functools import wraps
 from urllib.parse import urlencode
 
 from django.conf import settings
+from django.contrib import messages
 from django.db import IntegrityError
 from django.http import Http404, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
+from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.cache import never_cache
@@ -925,7 +927,11 @@ def progress_import(request: LearnerRequest) -> HttpResponse:
         return _progress_page(request, status=409, import_error=str(error))
     except BadSubmission as error:
         return _progress_page(request, status=400, import_error=str(error))
-    return _progress_page(request, import_result=result)
+    # Told on the progress page, where a reload does not send the file again; the address's
+    # fragment brings the learner to the result and focuses it, as the form's does to an error.
+    text = render_to_string("practice/_import_result.txt", {"import_result": result}).strip()
+    messages.success(request, text, extra_tags="import")
+    return redirect(reverse("practice:progress") + "#import-outcome")
 
 
 @require_POST

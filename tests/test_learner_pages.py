@@ -288,7 +288,7 @@ def test_no_learner_page_speaks_the_schedulers_language(client, demo):
     ]  # fmt: skip
     upload = SimpleUploadedFile("p.json", json.dumps(exported(client)).encode())
     shown = [client.get(path).content.decode() for path in pages]
-    shown.append(client.post("/progress/import", {"file": upload}).content.decode())
+    shown.append(client.post("/progress/import", {"file": upload}, follow=True).content.decode())
     for path, html in zip([*pages, "import"], shown, strict=True):
         text = re.sub(r"<[^>]+>", " ", html[html.find("<main") :]).lower()
         for words in ("scheduler", "memory state", "states taken"):

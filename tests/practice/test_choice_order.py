@@ -170,7 +170,7 @@ def test_a_version_1_file_with_letters_is_read_by_the_written_order(client, demo
         "/progress/import",
         {"file": _file(progress_document(progress_item(question, 1, answer="B")))},
     )
-    assert response.status_code == 200
+    assert response.status_code == 302
     review = Review.objects.get()
     assert review.answer == second["id"] and review.correct is second["correct"]
 

@@ -17,8 +17,10 @@ from tests.practice.helpers import answer, exported, finish_round
 
 
 def upload(client: Client, document: dict | bytes, name: str = "progress.json"):
+    """The page an import ends on: its result on the progress page (after the redirect that
+    keeps a reload from sending the file again), or the refusal."""
     content = document if isinstance(document, bytes) else json.dumps(document).encode()
-    return client.post("/progress/import", {"file": SimpleUploadedFile(name, content)})
+    return client.post("/progress/import", {"file": SimpleUploadedFile(name, content)}, follow=True)
 
 
 def shift(document: dict, days: int) -> dict:
@@ -44,6 +46,29 @@ def test_progress_page_says_what_is_stored_in_plain_words(client, demo):
     html = client.get("/progress").content.decode()
     assert "<strong>8 answers</strong> on <strong>8 items</strong> across 1 lesson" in html
     assert 'href="/progress/export"' in html
+
+
+def test_an_import_ends_on_its_result_and_a_reload_does_not_send_the_file_again(client, demo):
+    finish_round(client, demo, [True] * 8)
+    saved = json.dumps(exported(client)).encode()
+    fresh = Client()
+    posted = fresh.post("/progress/import", {"file": SimpleUploadedFile("p.json", saved)})
+    # To the result, on the progress page: the address's fragment scrolls to it and focuses it.
+    assert posted.status_code == 302 and posted["Location"] == "/progress#import-outcome"
+    page = fresh.get(posted["Location"]).content.decode()
+    assert (
+        '<p class="notice" role="status" id="import-outcome" tabindex="-1">Imported 8 items: '
+        "8 new answers, 8 stars brought up to date.</p>"
+    ) in page
+    assert "Imported" not in fresh.get("/progress").content.decode()  # said once
+    assert Review.objects.count() == 16
+    # A refused file is told where the form is: its action's fragment leads to the message.
+    refused = fresh.post("/progress/import", {"file": SimpleUploadedFile("p.json", b"[")})
+    assert refused.status_code == 400
+    html = refused.content.decode()
+    assert 'action="/progress/import#import-error"' in html
+    assert 'role="alert" id="import-error" tabindex="-1">That file' in html
+    assert "sessionid" in fresh.cookies and "messages" not in fresh.cookies  # no other cookie
 
 
 def test_an_old_export_imported_in_a_fresh_browser_shows_those_stars_due(client, demo):
