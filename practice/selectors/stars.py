@@ -173,21 +173,24 @@ SITTING_WORDS = {
         "rights": "right answers",
         "miss": "a wrong answer or a guess",
         "each_miss": "wrong answer",
-        "answers": "answers",
+        "items": "questions",
+        "answered": "answered",
     },
     "cards": {
         "right": "a rating of Hard or better",
         "rights": "ratings of Hard or better",
         "miss": "a rating of Again",
         "each_miss": "Again",
-        "answers": "ratings",
+        "items": "cards",
+        "answered": "rated",
     },
     "both": {
         "right": "a right answer or a rating of Hard or better",
         "rights": "right answers or ratings of Hard or better",
         "miss": "a wrong answer, a guess or a rating of Again",
         "each_miss": "wrong answer or Again",
-        "answers": "answers and ratings",
+        "items": "items",
+        "answered": "answered or rated",
     },
 }
 

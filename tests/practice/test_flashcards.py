@@ -254,6 +254,30 @@ def test_cards_gone_through_again_within_the_hour_are_practice_and_move_nothing(
     assert f"This set kindled <strong>{cards} stars</strong>." in counted
 
 
+def test_a_set_counts_its_practice_in_cards(client, demo):
+    """One card seen minutes before the set: the set's end counts practice in cards, not in
+    ratings (a set may rate a card twice)."""
+    url = flashcards_url(demo)
+    cards = demo.flashcards.count()
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        client.post(url, {"token": form_token(client.get(url)), "rating": "3"})  # card 1
+    with time_machine.travel(start + timedelta(minutes=20), tick=False):
+        response = client.get(url)
+        ratings = iter(["1"] + ["3"] * cards)  # card 1 Again (practice), then the rest Good
+        while response.context.get("card") is not None:
+            data = {"token": form_token(response), "rating": next(ratings)}
+            for field, name in (("again", "again_ids"), ("set", "set_start")):
+                if response.context.get(name):
+                    data[field] = response.context[name]
+            response = client.get(client.post(url, data)["Location"])
+    end = response.content.decode()
+    assert (
+        f"This set kindled <strong>{cards - 1} stars</strong>. 1 of its {cards} cards was "
+        "practice, rated less than an hour after you had seen the answer, so it changed no star."
+    ) in end
+
+
 def test_a_card_rated_twice_in_one_set_is_summed_up_once(client, demo):
     """Back to card 2 and rated again: the set still sums up every card, each by its first
     rating in the set, and a card rated Again comes back at the end as practice."""
