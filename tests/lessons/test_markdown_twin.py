@@ -141,6 +141,14 @@ def test_home_and_subject_pages_have_twins(client, demo):
     )
 
 
+def test_the_words_page_twin_has_front_matter_and_the_agent_note(client, db):
+    text = twin(client, "/sky/words.md")
+    meta = front_matter(text)
+    assert meta["title"] == "What the stars mean"
+    assert (meta["canonical"], meta["source"]) == (SITE + "/sky/words", SITE + "/sky/words.md")
+    assert text.index("> **Agent view.**") < text.index("# What the stars mean")
+
+
 def test_a_draft_has_no_public_twin(client, db):
     draft = make_lesson(status=Lesson.Status.DRAFT)
     assert client.get(draft.get_absolute_url() + ".md").status_code == 404
