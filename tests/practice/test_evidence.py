@@ -56,9 +56,12 @@ def test_a_right_answer_the_learner_says_they_guessed_is_scheduled_as_a_lapse(de
     # In the verdict's own bar (on a phone the part that stays on screen), and said aloud.
     verdict_bar = feedback[feedback.index('class="action-bar verdict-bar"') :]
     verdict_bar = verdict_bar[: verdict_bar.index('<p class="prompt">')]
-    guess_note = "You said you guessed, so this answer does not count toward lighting the star"
+    guess_note = (
+        "You said you guessed, so this answer does not show you know it: the star's run "
+        "of right answers starts again"
+    )
     assert guess_note in verdict_bar
-    said = "Right, but you said you guessed, so it does not count toward lighting the star."
+    said = "Right, but you said you guessed, so the star's run of right answers starts again."
     assert said in feedback
 
 
