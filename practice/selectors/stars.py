@@ -197,23 +197,31 @@ SITTING_WORDS = {
 
 def sitting_stars(reviews: list[Review]) -> dict[str, Any]:
     """How many stars a sitting's answers lit, kindled and put out (left unlit after a wrong
-    answer or a guess), a star changed twice in it counted by its last change; how many kindled
-    stars its right answers brought nearer to lit, and the fewest right answers one still needs;
-    how many of its
-    answers were to questions and to flashcards, and the words for them (SITTING_WORDS); and
-    how many were practice, given within an hour of seeing the item's answer (sky.SITTING)."""
+    answer or a guess), a star changed twice in it counted by its last change; how many of
+    the stars it answered are left kindled, and the answer that left the one nearest to lit
+    (what it still needs); how many of its answers were to questions and to flashcards, and
+    the words for them (SITTING_WORDS); and how many were practice, given within an hour of
+    seeing the item's answer (sky.SITTING)."""
     changes: dict[tuple, str] = {}
-    to_light: dict[tuple, int | None] = {}  # the right answers each star still needs
+    last_scheduled: dict[tuple, Review] = {}
     for review in sorted(reviews, key=lambda r: r.reviewed_at):
         item = review.question_id, review.flashcard_id
         if review.star_change:
             changes[item] = review.star_change
         if not review.practice:
-            right = review.rating > scheduling.AGAIN
-            to_light[item] = review.answers_to_light if right else None
+            last_scheduled[item] = review
     words = list(changes.values())
-    # Stars its right answers brought nearer to lit without changing them (still kindled).
-    nearer = [n for item, n in to_light.items() if n and item not in changes]
+    # Left kindled: a right answer last, and still answers to go (a lit star needs none).
+    kindled = [
+        review
+        for review in last_scheduled.values()
+        if review.rating > scheduling.AGAIN and review.answers_to_light
+    ]
+    nearest = min(
+        kindled,
+        key=lambda r: (r.answers_to_light, r.lights_later_from or r.reviewed_at),
+        default=None,
+    )
     cards = sum(1 for review in reviews if review.flashcard_id)
     questions = len(reviews) - cards
     kinds = "both" if questions and cards else "cards" if cards else "questions"
@@ -222,8 +230,8 @@ def sitting_stars(reviews: list[Review]) -> dict[str, Any]:
         "cards": cards,
         "practised": (practised := sum(1 for review in reviews if review.practice)),
         "all_practice": bool(reviews) and practised == len(reviews),
-        "nearer": len(nearer),
-        "nearest": min(nearer, default=None),
+        "left_kindled": len(kindled),
+        "nearest": nearest,
         "words": SITTING_WORDS[kinds],
     }
 

@@ -148,8 +148,8 @@ def test_practising_again_within_the_hour_is_practice_and_lights_nothing(client,
         day_two = client.get(practice_url(demo) + "?summary=1").content.decode()
         sky = client.get("/sky").content.decode()
     assert (
-        "No star lit or kindled this round, but its right answers brought <strong>8 kindled "
-        "stars</strong> nearer to lit: the nearest needs 1 more."
+        "No star lit or kindled this round; <strong>8 of its stars</strong> are kindled. The "
+        "nearest to lit: 1 more right answer lights it."
     ) in day_two
     assert "<strong>0 lit · 8 kindled</strong>" in sky
 

@@ -203,14 +203,23 @@ def test_going_through_the_cards_again_sums_up_that_set_only(client, demo):
         second = rate_every_card(client, url, "3")
     assert f"All {cards} cards rated" in second
     assert "This set kindled" not in second
-    # Told how far they came, in a flashcard's words: Good on a new card, Good again two hours
+    # Told where they stand, in a flashcard's words: Good on a new card, Good again two hours
     # later, is two of the four ratings a new card needs (the last a day after the first).
+    a_day_on = f"{start + timedelta(days=1):%A %-d %B, %H:%M} UTC"
     assert (
-        f"No star lit or kindled this set, but its ratings of Hard or better brought <strong>"
-        f"{cards} kindled stars</strong> nearer to lit: the nearest needs 2 more."
-    ) in second
+        f"No star lit or kindled this set; {cards} of its stars are kindled. The nearest to lit: "
+        f"2 more ratings of Hard or better in a row light it; it can light from {a_day_on}."
+    ) in re.sub(r"<[^>]+>", "", second)
+    # Two sets more the same day: the last still needs one rating, a day after the first.
+    for hours in (4, 6):
+        with time_machine.travel(start + timedelta(hours=hours), tick=False):
+            later = re.sub(r"<[^>]+>", "", rate_every_card(client, url, "3"))
+        assert (
+            f"{cards} of its stars are kindled. The nearest to lit: 1 more rating of Hard or "
+            f"better lights it; it can light from {a_day_on}."
+        ) in later
     # Again on each: every kindled star is put out, and said so in a flashcard's words.
-    with time_machine.travel(start + timedelta(hours=4), tick=False):
+    with time_machine.travel(start + timedelta(hours=8), tick=False):
         third = rate_every_card(client, url, "1")
     assert (
         "No star lit or kindled this set: a rating of Hard or better kindles a star, and more "

@@ -126,6 +126,23 @@ def test_review_answers_feed_the_schedule_and_show_feedback(client, demo):
         assert Review.objects.filter(round__isnull=True).count() == 1
 
 
+def test_a_set_that_lights_nothing_says_what_its_one_kindled_star_still_needs(client, demo):
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        answer(client, demo, right=True)
+    with time_machine.travel(start + timedelta(days=30), tick=False):
+        response = client.get("/review")
+        question = asked_question(response)
+        data = {"token": form_token(response), "choice": sorted(question.correct_ids)}
+        client.post("/review", data)
+        end = client.get("/review").content.decode()
+    # Two right answers of the three a new four-choice question needs, a month apart.
+    assert (
+        "No star lit or kindled this set; <strong>1 of its stars</strong> is kindled: 1 more "
+        "right answer lights it."
+    ) in end
+
+
 def test_review_comes_in_sets_of_eight_and_each_says_how_many_it_holds(client, demo):
     answer_the_round_and_seven_cards(client, demo)
     with time_machine.travel(timezone.now() + timedelta(days=60), tick=False):
