@@ -979,12 +979,13 @@ def _adopt_page(
     `code_unusable`: the error is the code itself (mistyped, used, replaced, expired)."""
     learner = selectors.learner_for_request(request)
     code_complete = len(code) == services.TRANSFER_CODE_LENGTH
-    already_here = False
+    already_here = code_spent = False
     if code_complete and not error:  # scanned: say now if it cannot work, not after "Yes"
         holder, usable = services.transfer_code_learner_id(code=code, now=timezone.now())
         # A code made here, or used here already: this browser has that progress either way.
         already_here = learner is not None and holder == learner.pk
-        if not usable and not already_here:
+        code_spent = not usable
+        if code_spent and not already_here:
             error, code_unusable = services.CODE_DOES_NOT_WORK, True
     context = {
         "adopt_code": code,
@@ -992,6 +993,7 @@ def _adopt_page(
         "adopt_error": error,
         "code_unusable": code_unusable,
         "already_here": already_here,
+        "code_spent": code_spent,
         "here": learning.progress_summary(learner=learner).reviews if learner else 0,
     }
     return render(request, "practice/move.html", context, status=400 if error else 200)

@@ -293,6 +293,7 @@ def test_a_code_scanned_where_its_progress_already_is_says_so(client, demo):
     code = make_code(client)
     html = client.get(f"/progress/adopt?code={code}").content.decode()
     assert "This browser already carries this progress" in html
+    assert "Use the code on the other device." in html and "no longer works" not in html
     assert "joins it" not in html and "Yes, bring it here" not in html
 
 
@@ -310,6 +311,8 @@ def test_a_code_scanned_again_where_it_was_used_says_the_progress_is_here(client
     again = other.get(scanned)  # the same QR code, opened once more in the browser it moved to
     assert again.status_code == 200
     assert "This browser already carries this progress" in again.text
+    assert "The code itself no longer works" in again.text  # not "use it on the other device"
+    assert "Use the code on the other device" not in again.text
     assert "joins it" not in again.text and "does not work" not in again.text
     # Anywhere else the used code is refused as before.
     assert Client().get(scanned).status_code == 400
