@@ -133,7 +133,7 @@ class Memory(LearnerItem):
     due = models.DateTimeField()
     last_review = models.DateTimeField(null=True, blank=True)
     last_rating = models.PositiveSmallIntegerField(choices=list(scheduling.RATINGS.items()))
-    # What the scheduled answers show (sky.Evidence): the star's level (none, kindled or lit),
+    # What the scheduled answers show (sky.Evidence): the star's level (unlit, kindled or lit),
     # the log-odds that the learner knows the item rather than guesses, the first right answer
     # of the current run, and whether the last scheduled answer was missed. Set where a
     # scheduled answer moves the memory on; practice answers never touch them.

@@ -52,9 +52,10 @@ from practice.models import Learner, LearnerGone, Memory, Review
 from practice.submissions import BadSubmission
 
 # Version 2 records a question's answer as its choices' identities; version 1 had the letters
-# of the written order, which are still read.
-FORMAT_VERSION = 2
-READABLE_VERSIONS = (1, 2)
+# of the written order, which are still read. Version 3 names an unlit star's evidence "unlit",
+# as the pages do, where 1 and 2 said "none" (still read).
+FORMAT_VERSION = 3
+READABLE_VERSIONS = (1, 2, 3)
 WRITTEN_LETTERS = re.compile(r"^[A-F](,[A-F])*$")
 MAX_FILE_BYTES = 5 * 1024 * 1024
 MAX_REVIEWS_PER_ITEM = 1_000
@@ -77,7 +78,7 @@ def limits_in_words() -> str:
 ITEM_PATTERN = re.compile(r"^(question|flashcard):[0-9a-f]{1,16}$")
 LESSON_PATTERN = re.compile(rf"^{PUBLIC_ID_PATTERN}$")
 STATE_NAMES = {name: number for number, name in scheduling.STATES.items()}
-# Files written before the five words called an unlit star's evidence "none".
+# Files of versions 1 and 2 called an unlit star's evidence "none".
 EVIDENCE_NAMES = {name: number for number, name in sky.EVIDENCE.items()} | {"none": sky.NO_EVIDENCE}
 CLOCK_SKEW = timedelta(minutes=5)
 
@@ -248,7 +249,7 @@ def read_document(document: object, *, now: datetime) -> list[ProgressItem]:
         or not isinstance(items_data, list)
     ):
         raise BadSubmission(
-            "That file is not a LightMySky progress file (version 1 or 2, with a list of items)."
+            "That file is not a LightMySky progress file (version 1, 2 or 3, with a list of items)."
         )
     top.moment("exported_at")
     items = [_read_item(number, item, now) for number, item in enumerate(items_data, 1)]

@@ -33,7 +33,7 @@ def test_a_browser_with_no_progress_exports_an_empty_list(client, db):
     assert response["Content-Disposition"].startswith('attachment; filename="lightmysky-progress-')
     document = json.loads(b"".join(response.streaming_content))
     assert document["items"] == []
-    assert document["version"] == 2
+    assert document["version"] == 3
     assert set(document["scheduler"]) == {
         "desired_retention",
         "learning_steps",

@@ -135,7 +135,7 @@ def valid_document(client, demo) -> dict:
     [
         (lambda d: b"not json at all", "it is not JSON"),
         (lambda d: {"hello": "world"}, "not a LightMySky progress file"),
-        (lambda d: d | {"version": 3}, "not a LightMySky progress file"),
+        (lambda d: d | {"version": 4}, "not a LightMySky progress file"),
         (lambda d: d["items"][0].update(stability=-1) or d, "“stability” must be a number"),
         (lambda d: d["items"][0].update(difficulty=11) or d, "“difficulty” must be a number"),
         (lambda d: d["items"][0].update(state="asleep") or d, "“state” must be learning"),

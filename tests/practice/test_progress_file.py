@@ -159,8 +159,9 @@ def test_a_file_names_each_stars_evidence_in_the_sky_words_and_reads_older_files
     finish_round(client, demo, [True, False] + [True] * 7)
     saved = exported(client)
     assert sorted(item["evidence"] for item in saved["items"]) == ["kindled"] * 7 + ["unlit"]
-    # A file written before the five words said "none" for an unlit star.
+    # A file of version 2 said "none" for an unlit star.
     older = json.loads(json.dumps(saved).replace('"evidence": "unlit"', '"evidence": "none"'))
+    older["version"] = 2
     assert "none" in [item["evidence"] for item in older["items"]]
     fresh = Client()
     assert upload(fresh, older).status_code == 200
