@@ -308,9 +308,6 @@ MIDDLEWARE = [
     "lightmysky.middleware.open_reads_middleware",
 ]
 
-# Kept in the session a learner already has: the site sets no other cookie.
-MESSAGE_STORAGE = "django.contrib.messages.storage.session.SessionStorage"
-
 ROOT_URLCONF = "lightmysky.urls"
 WSGI_APPLICATION = "lightmysky.wsgi.application"
 

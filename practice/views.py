@@ -6,7 +6,6 @@ from functools import wraps
 from urllib.parse import urlencode
 
 from django.conf import settings
-from django.contrib import messages
 from django.db import IntegrityError
 from django.http import Http404, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.middleware.csrf import get_token
@@ -62,6 +61,7 @@ from practice.submissions import (
 
 ROUND_TEMPLATE = "practice/round.html"
 REVIEW_BATCH_SESSION_KEY = "review_batch"
+IMPORT_OUTCOME_SESSION_KEY = "import_outcome"  # the last import's result, until it is shown
 
 
 def recover_lost_learner(view):
@@ -911,7 +911,8 @@ def progress(request: LearnerRequest) -> HttpResponse:
         "adopted": "This browser now carries the progress from your other device.",
     }
     notice = next((text for key, text in notices.items() if key in request.GET), "")
-    return _progress_page(request, notice=notice)
+    import_outcome = request.session.pop(IMPORT_OUTCOME_SESSION_KEY, "")
+    return _progress_page(request, notice=notice, import_outcome=import_outcome)
 
 
 @require_POST
@@ -929,8 +930,8 @@ def progress_import(request: LearnerRequest) -> HttpResponse:
         return _progress_page(request, status=400, import_error=str(error))
     # Told on the progress page, where a reload does not send the file again; the address's
     # fragment brings the learner to the result and focuses it, as the form's does to an error.
-    text = render_to_string("practice/_import_result.txt", {"import_result": result}).strip()
-    messages.success(request, text, extra_tags="import")
+    outcome = render_to_string("practice/_import_result.txt", {"import_result": result})
+    request.session[IMPORT_OUTCOME_SESSION_KEY] = outcome.strip()
     return redirect(reverse("practice:progress") + "#import-outcome")
 
 
