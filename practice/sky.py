@@ -87,15 +87,14 @@ RULE = (
     "has and a wrong answer counts against, so someone answering at random lights a star with "
     f"at most a {100 // LIGHT_ODDS} % chance, however often they try. It lights only on right "
     "answers that span a day (24 hours) or more, with no wrong answer or guess between them: a "
-    "right answer straight after a wrong one never lights it by itself. An answer you mark "
+    "right answer straight after a wrong one never lights it by itself. A wrong answer leaves a "
+    "star unlit, even one that was lit, until right answers light it again. An answer you mark "
     "\u201cI guessed\u201d says you do not know it yet: it counts neither for nor against those "
-    "odds, but like a wrong answer it ends the run of right answers, leaves the star unlit (even "
-    "one that was lit) and brings the question back as soon as a miss would, without marking "
-    "it missed. A wrong answer also leaves a star unlit, even one that was lit, until right "
-    "answers light it again. Practice counts neither way: the retry of a miss, asked after its "
-    "answer was shown, and any answer given within an hour of seeing that item\u2019s answer "
-    "(\u201cPractise again\u201d straight after a round). Until it is lit, a star comes back "
-    f"within {UNLIT_MAX_INTERVAL.days} days."
+    "odds, but like a wrong answer it leaves the star unlit and brings the question back as "
+    "soon as a miss would, without marking it missed. Practice counts neither way: the retry "
+    "of a miss, asked after its answer was shown, and any answer given within an hour of "
+    "seeing that item\u2019s answer (\u201cPractise again\u201d straight after a round). "
+    f"Until it is lit, a star comes back within {UNLIT_MAX_INTERVAL.days} days."
 )
 
 
