@@ -261,12 +261,9 @@ def _missed_practice(
     context: dict = {"missed": {"number": number, "total": len(missed)}}
     reviewed = small_int(request.GET.get("reviewed"))
     if learner is not None and reviewed and 0 < number <= len(missed):
-        review = Review.objects.filter(
-            learner_id=learner.pk,
-            pk=reviewed,
-            question=missed[number - 1],
-            practice=True,
-        ).first()
+        review = selectors.learner_review(
+            learner=learner, pk=reviewed, question=missed[number - 1], practice=True
+        )
         if review is not None:
             context["feedback"] = feedback_for(
                 review, missed[number - 1], differ_from=_earlier_showing(review)
@@ -479,7 +476,7 @@ def _rated(request: LearnerRequest, data) -> Review | None:
     learner = selectors.learner_for_request(request)
     if not pk or learner is None:
         return None
-    return Review.objects.filter(learner=learner, pk=pk, flashcard__isnull=False).first()
+    return selectors.learner_review(learner=learner, pk=pk, flashcard__isnull=False)
 
 
 def _cards_again(raw: str, cards: list[Flashcard]) -> list[Flashcard]:
@@ -621,11 +618,7 @@ def review(request: LearnerRequest) -> HttpResponse:
     }
     reviewed = small_int(request.GET.get("reviewed"))
     if learner is not None and reviewed:
-        done = (
-            Review.objects.filter(learner=learner, pk=reviewed)
-            .select_related("question", "flashcard", "lesson__subject")
-            .first()
-        )
+        done = selectors.learner_review(learner=learner, pk=reviewed)
         if done is not None and done.question is not None:
             context["feedback"] = feedback_for(
                 done, done.question, differ_from=_earlier_showing(done) if done.practice else None
@@ -641,7 +634,11 @@ def review(request: LearnerRequest) -> HttpResponse:
             context |= _review_item_form(retry, practice=True)
         elif learner and batch_done:
             context["summary"] = stars.sitting_summary(
-                learner=learner, reviews=_set_reviews(learner, batch), now=now
+                learner=learner,
+                reviews=selectors.review_set_answers(
+                    learner=learner, since=datetime.fromisoformat(batch["since"])
+                ),
+                now=now,
             )
         if learner and due_count and (not first or batch_done >= selectors.REVIEW_BATCH_SIZE):
             # Due items answered within the sitting wait (asked now, they would be practice).
@@ -683,15 +680,6 @@ def _review_batch(request: LearnerRequest, now) -> dict:
     if now - since >= sky.SITTING:
         return fresh
     return {"done": done, "since": batch["since"], "missed": missed}
-
-
-def _set_reviews(learner: Learner, batch: dict) -> list[Review]:
-    """The scheduled answers of this sitting's review set."""
-    return list(
-        Review.objects.filter(
-            learner=learner, practice=False, reviewed_at__gte=datetime.fromisoformat(batch["since"])
-        ).exclude(origin=Review.Origin.IMPORTED)
-    )
 
 
 def _first_still_missed(learner: Learner, missed: list):

@@ -270,6 +270,25 @@ def question_answers_in_sitting(*, learner: Learner, lesson: Lesson, now: dateti
     )
 
 
+def learner_review(*, learner: Learner, pk: int, **conditions) -> Review | None:
+    """One of the learner's own answers, named by an address (?reviewed=, ?rated=) to show what
+    it did, with its item and lesson; None when it is not theirs or not what the page shows."""
+    return (
+        Review.objects.filter(learner_id=learner.pk, pk=pk, **conditions)
+        .select_related("question", "flashcard", "lesson__subject")
+        .first()
+    )
+
+
+def review_set_answers(*, learner: Learner, since: datetime) -> list[Review]:
+    """The scheduled answers of a /review set that began at `since` (imports left out)."""
+    return list(
+        Review.objects.filter(learner=learner, practice=False, reviewed_at__gte=since).exclude(
+            origin=Review.Origin.IMPORTED
+        )
+    )
+
+
 def flashcard_set_ratings(
     *, learner: Learner, lesson: Lesson, set_start: int | None, now: datetime
 ) -> list[Review]:

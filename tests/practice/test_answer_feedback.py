@@ -166,8 +166,10 @@ def test_a_rating_in_the_review_is_told_on_the_next_item(client, demo):
     card = Review.objects.get().flashcard
     with time_machine.travel(timezone.now() + timedelta(days=30), tick=False):
         page = client.get("/review")  # the one card rated is the one item due
-        # numbered as its star is named ("Flashcard 1 of …: kindled")
-        assert f"Flashcard {card.position} of <a " in page.content.decode()
+        # numbered as its star is named in the sky ("Flashcard 1 of …: kindled")
+        heading = re.search(r"Flashcard (\d+) of <a ", page.content.decode())
+        assert heading, "the heading numbers the card"
+        assert f"<title>Flashcard {heading[1]} of {card.lesson.title}: " in client.get("/sky").text
         response = client.post("/review", {"token": form_token(page), "rating": "3"})
         review = Review.objects.latest("pk")
         assert review.flashcard == card and not review.practice
