@@ -173,11 +173,13 @@ def test_a_card_rated_again_comes_back_once_at_the_end_as_practice(client, demo)
     assert f"All {len(cards)} cards rated" in done
 
 
-def rate_every_card(client, url, rating: str) -> str:
-    """One pass through the lesson's cards, each given `rating`; the page it ends on."""
+def rate_every_card(client, url, rating: str, *, first: str | None = None) -> str:
+    """One pass through the lesson's cards, each given `rating` (the first card `first`, if
+    given); the page it ends on."""
+    ratings = iter([first or rating])
     response = client.get(url)
     while "card" in response.context and response.context["card"] is not None:
-        data = {"token": form_token(response), "rating": rating}
+        data = {"token": form_token(response), "rating": next(ratings, rating)}
         for field, name in (("again", "again_ids"), ("set", "set_start")):
             if response.context.get(name):
                 data[field] = response.context[name]
@@ -272,15 +274,7 @@ def test_a_set_counts_its_practice_in_cards(client, demo):
     with time_machine.travel(start, tick=False):
         client.post(url, {"token": form_token(client.get(url)), "rating": "3"})  # card 1
     with time_machine.travel(start + timedelta(minutes=20), tick=False):
-        response = client.get(url)
-        ratings = iter(["1"] + ["3"] * cards)  # card 1 Again (practice), then the rest Good
-        while response.context.get("card") is not None:
-            data = {"token": form_token(response), "rating": next(ratings)}
-            for field, name in (("again", "again_ids"), ("set", "set_start")):
-                if response.context.get(name):
-                    data[field] = response.context[name]
-            response = client.get(client.post(url, data)["Location"])
-    end = response.content.decode()
+        end = rate_every_card(client, url, "3", first="1")  # card 1 Again: practice
     assert (
         f"This set kindled <strong>{cards - 1} stars</strong>. 1 of its {cards} cards was "
         "practice, rated less than an hour after you had seen the answer, so it changed no star."
