@@ -53,7 +53,7 @@ from practice.submissions import BadSubmission
 
 # Version 2 records a question's answer as its choices' identities; version 1 had the letters
 # of the written order, which are still read. Version 3 names an unlit star's evidence "unlit",
-# as the pages do, where 1 and 2 said "none" (still read).
+# as the pages do (EVIDENCE_NAMES).
 FORMAT_VERSION = 3
 READABLE_VERSIONS = (1, 2, 3)
 WRITTEN_LETTERS = re.compile(r"^[A-F](,[A-F])*$")

@@ -539,7 +539,7 @@ CODE_DOES_NOT_WORK = (
 )
 
 
-def transfer_code_learner_id(*, code: str, now: datetime) -> tuple[int | None, bool]:
+def transfer_code_holder(*, code: str, now: datetime) -> tuple[int | None, bool]:
     """The learner whose progress a code brings, and whether it can be used now (nothing
     changes: a scanned code is checked before the question is asked)."""
     found = (

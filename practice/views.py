@@ -970,7 +970,7 @@ def _adopt_page(
     code_complete = len(code) == services.TRANSFER_CODE_LENGTH
     already_here = code_spent = False
     if code_complete and not error:  # scanned: say now if it cannot work, not after "Yes"
-        holder, usable = services.transfer_code_learner_id(code=code, now=timezone.now())
+        holder, usable = services.transfer_code_holder(code=code, now=timezone.now())
         # A code made here, or used here already: this browser has that progress either way.
         already_here = learner is not None and holder == learner.pk
         code_spent = not usable
