@@ -7,11 +7,13 @@ import os
 import shutil
 import subprocess
 import tempfile
+import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from django.core.management import call_command
+from django.db import connection
 
 from lessons.models import Lesson
 
@@ -49,6 +51,32 @@ def browser_type_launch_args(browser_type_launch_args):
             "--disable-sync",
         ],
     }
+
+
+@pytest.fixture(autouse=True)
+def live_requests_end_before_the_database_is_emptied(request):
+    """A test may end on a click, closing its page while the live server still answers it.
+    On PostgreSQL the flush that empties the database after the test would then meet that
+    answer's transaction, and the two deadlock (the answer holds its memory row and wants the
+    review table; the flush holds the table and wants the row). So the test waits, for up to
+    30 s, until no other connection to its database is inside a transaction."""
+    if "live_server" not in request.fixturenames:
+        yield
+        return
+    request.getfixturevalue("transactional_db")  # set up first, so emptied after this waits
+    yield
+    if connection.vendor != "postgresql":
+        return  # SQLite's flush waits for the writer (its busy timeout); it cannot deadlock
+    deadline = time.monotonic() + 30
+    with connection.cursor() as cursor:
+        while time.monotonic() < deadline:
+            cursor.execute(
+                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                " AND pid <> pg_backend_pid() AND xact_start IS NOT NULL"
+            )
+            if not cursor.fetchone()[0]:
+                return
+            time.sleep(0.05)
 
 
 @pytest.fixture

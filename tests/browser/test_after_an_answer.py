@@ -102,6 +102,7 @@ def test_a_shown_flashcard_answer_and_its_rating_buttons_are_on_screen(
         ]
         assert not off_screen, f"card {number}: {off_screen} off screen"
         page.get_by_role("button", name="Good").click()
+    expect(page.get_by_role("heading", name="cards rated")).to_be_visible()
     context.close()
 
 
