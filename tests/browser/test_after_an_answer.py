@@ -5,8 +5,11 @@ a flashcard rating's note on the next card."""
 from __future__ import annotations
 
 import re
+from datetime import timedelta
 
 import pytest
+import time_machine
+from django.utils import timezone
 from playwright.sync_api import Page, expect
 
 from lessons.models import Lesson
@@ -137,3 +140,29 @@ def test_a_flashcard_rating_is_told_on_the_next_card(page: Page, live_server, se
             r"in a row light this star; it can light from \w+day \d+ \w+ at \d\d:\d\d\.$"
         )
     )
+
+
+def test_on_a_phone_a_star_put_out_is_said_in_full_beside_the_verdict(browser, live_server, seed):
+    """The longest star change, "Star unlit again", is read whole in the verdict's bar, not
+    drawn under its Continue button."""
+    context = browser.new_context(viewport=SIZES["phone"], is_mobile=True, has_touch=True)
+    page = context.new_page()
+    page.goto(live_server.url + seed.get_absolute_url() + "/practice")
+    prompt = page.locator("legend.prompt").inner_text().strip()
+    question = next(q for q in seed.questions.all() if q.prompt == prompt)
+    for choice_id in sorted(question.correct_ids):
+        page.locator(f'input[name=choice][value="{choice_id}"]').check()
+    page.get_by_role("button", name="Check my answer").click()
+    expect(page.locator(".verdict-bar .reward")).to_have_text("Star kindled")
+    with time_machine.travel(timezone.now() + timedelta(days=3), tick=True):
+        page.goto(live_server.url + "/review")
+        expect(page.locator("legend.prompt")).to_have_text(prompt)
+        answer_wrong(page, seed)
+        reward = page.locator(".verdict-bar .reward")
+        expect(reward).to_have_text("Star unlit again")
+        assert reward.evaluate("el => el.scrollWidth <= el.clientWidth"), "text cut off"
+        assert reward.evaluate(ON_SCREEN)
+        button = page.locator(".verdict-bar [data-continue]").bounding_box()
+        box = reward.bounding_box()
+        assert box and button and box["x"] + box["width"] <= button["x"], (box, button)
+    context.close()
