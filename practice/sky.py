@@ -50,7 +50,8 @@ MEANINGS = {
     "more after the first, show it was not luck",
     UNLIT: "not answered right yet, or not since a wrong answer or a guess",
     DUE: "time to come back to it, whatever it has earned",
-    MISSED: "your last answer to it was wrong; it comes back soon",
+    MISSED: "your last answer to it that counted was wrong (a retry after its answer was shown "
+    "is practice, and does not change this); it comes back soon",
 }
 
 # How far a star's evidence has come (Memory.evidence), named by its word (as in a progress file).
@@ -88,12 +89,13 @@ RULE = (
     f"at most a {100 // LIGHT_ODDS} % chance, however often they try. It lights only on right "
     "answers that span a day (24 hours) or more, with no wrong answer or guess between them: a "
     "right answer straight after a wrong one never lights it by itself. A wrong answer leaves a "
-    "star unlit, even one that was lit, until right answers light it again. An answer you mark "
-    "\u201cI guessed\u201d says you do not know it yet: it counts neither for nor against those "
-    "odds, but like a wrong answer it leaves the star unlit and brings the question back as "
-    "soon as a miss would, without marking it missed. Practice counts neither way: the retry "
-    "of a miss, asked after its answer was shown, and any answer given within an hour of "
-    "seeing that item\u2019s answer (\u201cPractise again\u201d straight after a round). "
+    "star unlit, even one that was lit, until right answers kindle and light it again. An "
+    "answer you mark \u201cI guessed\u201d says you do not know it yet: it counts neither for "
+    "nor against those odds, but like a wrong answer it leaves the star unlit and brings the "
+    "question back as soon as a miss would, without marking it missed. Practice counts neither "
+    "way: the retry of a miss, asked after its answer was shown, and any answer given within "
+    "an hour of seeing that item\u2019s answer (\u201cPractise again\u201d straight after a "
+    "round). "
     f"Until it is lit, a star comes back within {UNLIT_MAX_INTERVAL.days} days."
 )
 

@@ -229,7 +229,7 @@ def test_going_through_the_cards_again_sums_up_that_set_only(client, demo):
     ) in third
     assert (
         f"<strong>{cards} stars</strong> are unlit again after a rating of Again, until "
-        "ratings of Hard or better light them."
+        "ratings of Hard or better kindle and light them again."
     ) in third
 
 

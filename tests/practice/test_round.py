@@ -456,6 +456,13 @@ def test_the_round_lists_a_declared_guess_as_one_and_offers_no_guess_box_in_prac
         "<strong>7 of 8</strong> right the first time, 1 of them by a guess you marked." in results
     )
     assert results.count("Right first time") == 6 and results.count("Right on the second try") == 1
+    # Right on its retry, question 2 is still missed, as the word's meaning says: the retry,
+    # after its answer was shown, was practice.
+    assert "1 missed" in results
+    assert (
+        "your last answer to it that counted was wrong (a retry after its answer was shown is "
+        "practice, and does not change this)"
+    ) in client.get("/sky/words").content.decode()
     missed = client.get(practice_url(demo) + "?missed=1").content.decode()
     assert "Practice: missed question 1 of 1" in missed and 'name="guessed"' not in missed
 
