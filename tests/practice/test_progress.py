@@ -46,6 +46,10 @@ def test_progress_page_says_what_is_stored_in_plain_words(client, demo):
     html = client.get("/progress").content.decode()
     assert "<strong>8 answers</strong> on <strong>8 items</strong> across 1 lesson" in html
     assert 'href="/progress/export"' in html
+    # The page names every cookie the browser now holds from the site, and nothing else.
+    assert set(client.cookies) == {"sessionid", "csrftoken"}
+    assert "two cookies from this site: <code>sessionid</code>" in html
+    assert "and <code>csrftoken</code>" in html
 
 
 def test_an_import_ends_on_its_result_and_a_reload_does_not_send_the_file_again(client, demo):
