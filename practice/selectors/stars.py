@@ -304,4 +304,6 @@ def day_words(moment: datetime, now: datetime) -> str:
         return "tomorrow"
     if days < 14:
         return f"in {days} days"
-    return f"on {moment:%a} {moment.day} {moment:%b}"
+    # Beyond about ten months a day and month alone read as this year's or last year's.
+    year = f" {moment.year}" if days > 300 else ""
+    return f"on {moment:%a} {moment.day} {moment:%b}{year}"

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import re
+from datetime import UTC, datetime
 
 import pytest
 from django.db import connection
@@ -9,6 +10,7 @@ from django.utils.html import escape
 
 from lessons.models import Lesson
 from practice.models import Learner, Memory, Review, Round, RoundProgress
+from practice.selectors.stars import day_words
 from tests.conftest import SEED_PATH
 from tests.factories import make_lesson
 from tests.practice.helpers import (
@@ -418,6 +420,20 @@ def test_the_round_ends_on_its_constellation_with_what_it_kindled(client, demo):
     back = re.search(r"Coming back: ([^<]+)\.</p>", html).group(1)
     assert sum(int(part.split()[0]) for part in back.split(", ")) == 8
     assert "1 tomorrow" in back  # the miss comes back the next day
+
+
+@pytest.mark.parametrize(
+    ("due", "words"),
+    [
+        (datetime(2026, 12, 6, 18, tzinfo=UTC), "later today"),
+        (datetime(2026, 12, 7, 1, tzinfo=UTC), "tomorrow"),
+        (datetime(2026, 12, 19, tzinfo=UTC), "in 13 days"),
+        (datetime(2027, 4, 13, tzinfo=UTC), "on Tue 13 Apr"),
+        (datetime(2027, 12, 20, tzinfo=UTC), "on Mon 20 Dec 2027"),  # not this month's 20th
+    ],
+)
+def test_when_a_star_comes_back_is_said_so_that_it_reads_as_one_day(due, words):
+    assert day_words(due, datetime(2026, 12, 6, 9, tzinfo=UTC)) == words
 
 
 def test_every_question_links_to_a_report_about_it(client, demo):
