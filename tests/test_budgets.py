@@ -320,7 +320,7 @@ def test_home_page_for_a_learner_with_every_started_lesson_learned(
     client.get("/")
     with django_assert_num_queries(7):
         html = client.get("/").content.decode()
-    assert "Continue: " in html and "Review " not in html
+    assert "Learn something new: " in html and "Review " not in html
 
 
 @pytest.mark.parametrize("page", ["?missed=1", "?summary=1"])

@@ -61,6 +61,7 @@ class LessonProgress:
     kindled: int
     due: int
     last_review: datetime | None
+    answered: int  # items answered or rated at least once: each has its memory
 
     @property
     def in_words(self) -> str:
@@ -69,8 +70,9 @@ class LessonProgress:
         return f"{earned} · {self.due} due" if self.due else earned
 
     @property
-    def all_lit(self) -> bool:
-        return self.lit >= self.stars
+    def all_answered(self) -> bool:
+        """Every item has been met: each now comes back through /review when it is due."""
+        return self.answered >= self.stars
 
 
 def _count_per_lesson(model) -> Coalesce:
@@ -105,6 +107,7 @@ def lesson_progress(
             kindled=Count("pk", filter=sky.counter_conditions(now)["kindled"]),
             due_now=Count("pk", filter=sky.counter_conditions(now)["due"]),
             latest=models.Max("last_review"),
+            answered=Count("pk"),
             questions=_count_per_lesson(Question),
             flashcards=_count_per_lesson(Flashcard),
         )
@@ -116,6 +119,7 @@ def lesson_progress(
             kindled=row["kindled"],
             due=row["due_now"],
             last_review=row["latest"],
+            answered=row["answered"],
         )
         for row in rows
     }
@@ -188,7 +192,7 @@ def recent_constellations(
 class NextStep:
     """The home page's one call to action."""
 
-    START, REVIEW, CONTINUE, REST = "start", "review", "continue", "rest"
+    START, REVIEW, CONTINUE, NEW, REST = "start", "review", "continue", "new", "rest"
 
     kind: str
     lesson: Lesson | None = None
@@ -203,7 +207,9 @@ def next_step(
     lessons: list[Lesson],
 ) -> NextStep:
     """Start here for a new browser; else review what is due; else continue the latest lesson
-    not yet all lit, or the next lesson to learn (one query, only then)."""
+    with items not yet answered, or learn the next lesson (one query, only then), as /review
+    offers once nothing is due: a lesson whose every item is answered has nothing to continue,
+    since its stars light as they come back due."""
     if learner is None:
         first = next_lesson_to_learn(learner=None)
         return NextStep(NextStep.START, first) if first else NextStep(NextStep.REST)
@@ -211,10 +217,10 @@ def next_step(
         return NextStep(NextStep.REVIEW, due=due)
     by_pk = {lesson.pk: lesson for lesson in lessons}
     for lesson in recent:
-        if not lesson.progress.all_lit:
+        if not lesson.progress.all_answered:
             return NextStep(NextStep.CONTINUE, by_pk[lesson.constellation.lesson_id])
     following = next_lesson_to_learn(learner=learner)
-    return NextStep(NextStep.CONTINUE, following) if following else NextStep(NextStep.REST)
+    return NextStep(NextStep.NEW, following) if following else NextStep(NextStep.REST)
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,13 @@ from django.utils import timezone
 from lessons.models import Lesson
 from practice.models import Learner, Memory
 from tests.factories import make_lesson
-from tests.practice.helpers import answer, counter_text, finish_round, learn_everything_in
+from tests.practice.helpers import (
+    answer,
+    counter_text,
+    finish_round,
+    learn_everything_in,
+    rate_every_card,
+)
 
 FIRST_ID = "mt_twcpO-945r"  # the demo lesson with nothing to learn first
 NOT_STARTED = '<span class="muted">not started</span>'
@@ -120,8 +126,23 @@ def test_a_learner_who_learned_their_lesson_continues_with_the_next_one(client, 
     learn_everything_in(learner, demo, reviewed_days_ago=1)
     html = client.get("/").content.decode()
     first = Lesson.objects.get(public_id=FIRST_ID)
-    assert next_step(html) == f"Continue: {first.title}"
+    assert next_step(html) == f"Learn something new: {first.title}"
     assert card_states(html)[demo.title] == f"{stars_of(demo)} lit · 0 kindled of {stars_of(demo)}"
+
+
+def test_a_lesson_whose_every_item_is_answered_is_not_offered_again_while_nothing_is_due(
+    client, demo
+):
+    """Its stars are kindled and come back through /review when due: until then the home page
+    offers the next lesson, as /review does, not the lesson just done."""
+    finish_round(client, demo, [True] * 8)
+    assert next_step(client.get("/").content.decode()) == f"Continue: {demo.title}"  # its cards
+    rate_every_card(client, demo.get_absolute_url() + "/flashcards", "3")
+    html = client.get("/").content.decode()
+    first = Lesson.objects.get(public_id=FIRST_ID)
+    assert next_step(html) == f"Learn something new: {first.title}"
+    review = client.get("/review").content.decode()
+    assert f"Learn something new: {first.title}" in review
 
 
 def test_the_home_sky_draws_only_the_six_latest_lessons(client, demo):

@@ -195,3 +195,17 @@ def post_together(session_cookie: str, url: str, forms: list[dict], *, timeout: 
         thread.join(timeout=timeout)
     assert not errors, errors
     return responses
+
+
+def rate_every_card(client, url, rating: str, *, first: str | None = None) -> str:
+    """One pass through the lesson's cards, each given `rating` (the first card `first`, if
+    given); the page it ends on."""
+    ratings = iter([first or rating])
+    response = client.get(url)
+    while "card" in response.context and response.context["card"] is not None:
+        data = {"token": form_token(response), "rating": next(ratings, rating)}
+        for field, name in (("again", "again_ids"), ("set", "set_start")):
+            if response.context.get(name):
+                data[field] = response.context[name]
+        response = client.get(client.post(url, data)["Location"])
+    return response.content.decode()

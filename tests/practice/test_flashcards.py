@@ -7,7 +7,7 @@ import time_machine
 from django.utils import timezone
 
 from practice.models import Memory, Review
-from tests.practice.helpers import form_token
+from tests.practice.helpers import form_token, rate_every_card
 
 
 def flashcards_url(lesson) -> str:
@@ -171,20 +171,6 @@ def test_a_card_rated_again_comes_back_once_at_the_end_as_practice(client, demo)
     assert Memory.objects.get(flashcard=cards[0]).memory_state == memory_before
     done = client.get(response["Location"]).content.decode()
     assert f"All {len(cards)} cards rated" in done
-
-
-def rate_every_card(client, url, rating: str, *, first: str | None = None) -> str:
-    """One pass through the lesson's cards, each given `rating` (the first card `first`, if
-    given); the page it ends on."""
-    ratings = iter([first or rating])
-    response = client.get(url)
-    while "card" in response.context and response.context["card"] is not None:
-        data = {"token": form_token(response), "rating": next(ratings, rating)}
-        for field, name in (("again", "again_ids"), ("set", "set_start")):
-            if response.context.get(name):
-                data[field] = response.context[name]
-        response = client.get(client.post(url, data)["Location"])
-    return response.content.decode()
 
 
 def test_going_through_the_cards_again_sums_up_that_set_only(client, demo):
