@@ -294,3 +294,24 @@ def test_a_card_rated_twice_in_one_set_is_summed_up_once(client, demo):
     done = page.content.decode()
     assert f"All {len(cards)} cards rated" in done
     assert f"This set kindled <strong>{len(cards) - 1} stars</strong>." in done
+
+
+def test_ratings_that_bring_a_card_back_alike_say_so_and_what_still_differs(client, demo):
+    """An unlit star comes back within days whatever the rating: buttons that all read "3
+    days" say why, rather than look as if the choice does not matter."""
+    url = flashcards_url(demo)
+    now = timezone.now()
+    with time_machine.travel(now, tick=False):
+        first = client.get(f"{url}?card=1")
+        client.post(url, {"token": form_token(first), "rating": "3"})
+    with time_machine.travel(now + timedelta(days=3), tick=False):
+        again = client.get(f"{url}?card=1").content.decode()
+    labels = re.findall(r'<span class="rating-next">([^<]+)</span>', again)
+    assert labels[1] == labels[2] == labels[3], labels
+    assert (
+        f"Hard, Good and Easy all bring this card back in {labels[2]} (an unlit star comes back "
+        "within days); your choice still shapes how far apart its visits grow once it is lit."
+    ) in again
+    new = client.get(f"{url}?card=2").content.decode()
+    labels = re.findall(r'<span class="rating-next">([^<]+)</span>', new)
+    assert len(set(labels[1:])) > 1 and "all bring this card back" not in new, labels
