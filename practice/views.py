@@ -225,6 +225,9 @@ def practice_round(
         )
         context |= _question_form(lesson, progress, round_key)
         context["progress"] = progress
+        # Before its first answer, a round says which answers would be practice (an answer
+        # within the sitting of the last one: a /review set, a round just done).
+        context["practice_until"] = _lesson_practice_until(learner, lesson)
     else:
         context |= _question_form(lesson, progress, progress.round.key)
     if context.get("round_end") and "constellation" not in context:
@@ -1047,7 +1050,7 @@ def worksheet_answers(
                 learner=learner, reviews=reviews, now=timezone.now()
             )
         else:
-            context["practice_until"] = _paper_practice_until(learner, lesson)
+            context["practice_until"] = _lesson_practice_until(learner, lesson)
         context["token"] = submissions.issue_for_worksheet(lesson_id=lesson.pk)
         # The short address and the QR code on the sheet bring its code along.
         context["typed_code"] = normalise_worksheet_code(request.GET.get("code", ""))
@@ -1067,7 +1070,9 @@ def worksheet_answers(
             "problems": problems,
             "token": request.POST.get("token", ""),
             "typed_code": request.POST.get("code", "")[:20],
-            "practice_until": _paper_practice_until(selectors.learner_for_request(request), lesson),
+            "practice_until": _lesson_practice_until(
+                selectors.learner_for_request(request), lesson
+            ),
             "rows": [
                 (q, request.POST.get(f"answer_{q.position}", "")[:12], problems.get(q.position))
                 for q in questions
@@ -1090,10 +1095,10 @@ def worksheet_answers(
     return redirect(f"{url}?done={attempt.nonce}")
 
 
-def _paper_practice_until(learner: Learner | None, lesson: Lesson) -> datetime | None:
-    """Until when answers typed in would be practice: the same questions were answered on screen
-    within the sitting. The answer page says so before the sheet is typed in, and again after a
-    mistake in it."""
+def _lesson_practice_until(learner: Learner | None, lesson: Lesson) -> datetime | None:
+    """Until when an answer to some of the lesson's questions would be practice: they were
+    answered within the sitting. A new round says so before its first question, the worksheet's
+    answer page before the sheet is typed in and again after a mistake in it."""
     if learner is None:
         return None
     now = timezone.now()

@@ -1,11 +1,13 @@
 from __future__ import annotations
 
 import re
-from datetime import UTC, datetime
+from datetime import UTC, datetime, timedelta
 
 import pytest
+import time_machine
 from django.db import connection
 from django.test import Client
+from django.utils import timezone
 from django.utils.html import escape
 
 from lessons.models import Lesson
@@ -434,6 +436,31 @@ def test_the_round_ends_on_its_constellation_with_what_it_kindled(client, demo):
 )
 def test_when_a_star_comes_back_is_said_so_that_it_reads_as_one_day(due, words):
     assert day_words(due, datetime(2026, 12, 6, 9, tzinfo=UTC)) == words
+
+
+def test_a_round_begun_within_the_hour_of_answers_says_before_its_first_question_they_are_practice(
+    client, demo
+):
+    """Answered in /review or a round minutes ago, the lesson's questions would be practice:
+    the new round says so, and until when, before the learner answers, not after."""
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        assert "within the last hour" not in client.get(practice_url(demo)).content.decode()
+        finish_round(client, demo, [True] * 8)
+    with time_machine.travel(start + timedelta(minutes=20), tick=False):
+        first = client.get(practice_url(demo) + "?new=1").content.decode()
+    assert "Question 1 of 8" in first
+    notice = (
+        "You answered some of these questions within the last hour: for an hour after each "
+        "answer, answering it again is practice and changes no star (the last until "
+    )
+    assert notice in first
+    until = re.search(r'<time datetime="([^"]+)"', first[first.index(notice) :]).group(1)
+    last_answer = Review.objects.latest("reviewed_at").reviewed_at
+    assert datetime.fromisoformat(until) == last_answer + timedelta(hours=1)
+    with time_machine.travel(start + timedelta(hours=2), tick=False):
+        later = client.get(practice_url(demo) + "?new=1").content.decode()
+    assert "Question 1 of 8" in later and notice not in later
 
 
 def test_every_question_links_to_a_report_about_it(client, demo):

@@ -150,9 +150,9 @@ def test_a_sheet_typed_in_soon_after_the_questions_on_screen_is_told_it_is_pract
         form = re.sub(r"<[^>]+>", "", client.get(URL).content.decode())
         until = start + timedelta(hours=1)
         assert (
-            "You answered some of these questions less than an hour ago. For an hour after each "
-            "answer, another answer to that question is practice, on paper as on screen, and "
-            f"changes no star (until {until:%A %-d %B, %H:%M} UTC for the last)"
+            "You answered some of these questions within the last hour: for an hour after each "
+            "answer, answering it again is practice, on paper as on screen, and changes no star "
+            f"(the last until {until:%A %-d %B, %H:%M} UTC)"
         ) in form
         mistyped = paper(client, demo, {1: "Z"})  # and still says so after a mistake in it
         assert mistyped.status_code == 400
@@ -161,4 +161,4 @@ def test_a_sheet_typed_in_soon_after_the_questions_on_screen_is_told_it_is_pract
     assert "This sheet was practice" in results.content.decode()
     # The sheet's own answer was seen at 20 minutes: an hour after it, nothing is practice.
     with time_machine.travel(start + timedelta(minutes=81), tick=False):
-        assert "less than an hour ago" not in client.get(URL).content.decode()
+        assert "within the last hour" not in client.get(URL).content.decode()
