@@ -344,6 +344,17 @@ def test_after_a_round_its_summary_and_missed_practice_cost_the_same_for_1_or_50
     assert counts == [PRACTICE_PAGE_QUERIES + (page == "?missed=1")] * 2, counts
 
 
+def test_a_new_rounds_first_question_reads_one_more_for_its_practice_notice(
+    learner_client, demo, django_assert_num_queries
+):
+    """The whole practice page at a new round: its reads, and the learner's answers to the
+    lesson within the hour (does an answer now count?), said before the first question."""
+    learner_client.get(practice_url(demo) + "?new=1")
+    with django_assert_num_queries(PRACTICE_PAGE_QUERIES + 1):
+        page = learner_client.get(practice_url(demo) + "?new=1")
+    assert "Question 1 of 8" in page.content.decode()
+
+
 def test_review_with_nothing_due(client, demo, django_assert_num_queries):
     answer(client, demo, right=True)
     client.get("/review")
