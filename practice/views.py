@@ -554,9 +554,18 @@ def _flashcard_context(
             "token": submissions.issue_once(
                 lesson_id=lesson.pk, kind="flashcard", item_id=card.pk, practice=practice
             ),
-            "ratings": _rating_choices(memory, now, practice=practice or seen),
-        }
+        } | _ratings(memory, now, practice=practice or seen)
     return context
+
+
+def _ratings(memory: Memory | None, now: datetime, *, practice: bool) -> dict:
+    """The rating buttons (_rating_choices), and whether Hard, Good and Easy all bring the card
+    back alike because its star is not lit yet (sky.UNLIT_MAX_INTERVAL), which the form says:
+    three labels the same read as "the rating does not matter"."""
+    ratings = _rating_choices(memory, now, practice=practice)
+    not_lit = memory is None or memory.evidence != sky.CONFIRMED
+    alike = len({label for _, _, label in ratings[1:]}) == 1
+    return {"ratings": ratings, "ratings_alike_until_lit": not practice and not_lit and alike}
 
 
 def _rating_choices(
@@ -714,7 +723,7 @@ def _review_item_form(memory, *, practice: bool = False) -> dict:
         "practice": practice,
     }
     if memory.flashcard_id:
-        context["ratings"] = _rating_choices(memory, timezone.now(), practice=practice)
+        context |= _ratings(memory, timezone.now(), practice=practice)
     if memory.question_id:
         # Asked again after a miss: in another order than the miss was shown in.
         earlier = selectors.last_attempt_key(memory) if practice else None

@@ -7,13 +7,14 @@ import os
 import shutil
 import subprocess
 import tempfile
+import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 from django.core.management import call_command
-from django.db import connection
+from django.core.signals import request_finished, request_started
 
 from lessons.models import Lesson
 
@@ -53,30 +54,56 @@ def browser_type_launch_args(browser_type_launch_args):
     }
 
 
+class RequestsInFlight:
+    """How many requests Django is handling, counted by its request_started and
+    request_finished signals (sent in the live server's threads as in the test's own)."""
+
+    def __init__(self) -> None:
+        self.count = 0
+        self.lock = threading.Lock()
+        request_started.connect(self.started, dispatch_uid="browser-requests-started")
+        request_finished.connect(self.finished, dispatch_uid="browser-requests-finished")
+
+    def started(self, **kwargs) -> None:
+        with self.lock:
+            self.count += 1
+
+    def finished(self, **kwargs) -> None:
+        with self.lock:
+            self.count -= 1
+
+    def wait_until_none(self, *, quiet: float = 0.1, timeout: float = 30) -> None:
+        """Until none has been in flight for `quiet` seconds (a request the browser sent just
+        now may not have begun); a failure after `timeout`, naming why."""
+        deadline = time.monotonic() + timeout
+        quiet_since = None
+        while time.monotonic() < deadline:
+            if self.count:
+                quiet_since = None
+            elif quiet_since is None:
+                quiet_since = time.monotonic()
+            elif time.monotonic() - quiet_since >= quiet:
+                return
+            time.sleep(0.01)
+        pytest.fail(f"{self.count} request(s) still running on the live server after {timeout} s")
+
+
+REQUESTS = RequestsInFlight()
+
+
 @pytest.fixture(autouse=True)
 def live_requests_end_before_the_database_is_emptied(request):
     """A test may end on a click, closing its page while the live server still answers it.
-    On PostgreSQL the flush that empties the database after the test would then meet that
-    answer's transaction, and the two deadlock (the answer holds its memory row and wants the
-    review table; the flush holds the table and wants the row). So the test waits, for up to
-    30 s, until no other connection to its database is inside a transaction."""
+    The flush that empties the database after the test would then meet that answer's
+    transaction: on PostgreSQL the two deadlock (the answer holds its memory row and wants the
+    review table; the flush holds the table and wants the row). So the test waits until the
+    live server has no request in hand."""
     if "live_server" not in request.fixturenames:
         yield
         return
     request.getfixturevalue("transactional_db")  # set up first, so emptied after this waits
     yield
-    if connection.vendor != "postgresql":
-        return  # SQLite's flush waits for the writer (its busy timeout); it cannot deadlock
-    deadline = time.monotonic() + 30
-    with connection.cursor() as cursor:
-        while time.monotonic() < deadline:
-            cursor.execute(
-                "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
-                " AND pid <> pg_backend_pid() AND xact_start IS NOT NULL"
-            )
-            if not cursor.fetchone()[0]:
-                return
-            time.sleep(0.05)
+    REQUESTS.wait_until_none()
 
 
 @pytest.fixture

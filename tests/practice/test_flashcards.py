@@ -6,8 +6,8 @@ from datetime import timedelta
 import time_machine
 from django.utils import timezone
 
-from practice.models import Memory, Review
-from tests.practice.helpers import form_token, rate_every_card
+from practice.models import Learner, Memory, Review
+from tests.practice.helpers import answer, form_token, learn_everything_in, rate_every_card
 
 
 def flashcards_url(lesson) -> str:
@@ -309,9 +309,24 @@ def test_ratings_that_bring_a_card_back_alike_say_so_and_what_still_differs(clie
     labels = re.findall(r'<span class="rating-next">([^<]+)</span>', again)
     assert labels[1] == labels[2] == labels[3], labels
     assert (
-        f"Hard, Good and Easy all bring this card back in {labels[2]} (an unlit star comes back "
-        "within days); your choice still shapes how far apart its visits grow once it is lit."
+        f"Hard, Good and Easy all bring this card back in {labels[2]}, as a star not yet lit "
+        "comes back within days; your choice still shapes how far apart its visits grow once "
+        "it is lit."
     ) in again
     new = client.get(f"{url}?card=2").content.decode()
     labels = re.findall(r'<span class="rating-next">([^<]+)</span>', new)
     assert len(set(labels[1:])) > 1 and "all bring this card back" not in new, labels
+
+
+def test_a_lit_card_whose_ratings_round_alike_is_not_told_it_is_unlit(client, demo):
+    """Long intervals round to months or years, so Hard, Good and Easy can read alike for a
+    lit card too: the note about stars not yet lit is not its to show."""
+    answer(client, demo, right=True)
+    learner = Learner.objects.get(public_id=client.session["learner"])
+    Memory.objects.filter(learner=learner).delete()
+    learn_everything_in(learner, demo, reviewed_days_ago=1)
+    Memory.objects.filter(learner=learner, flashcard__isnull=False).update(stability=400.0)
+    page = client.get(f"{flashcards_url(demo)}?card=1").content.decode()
+    labels = re.findall(r'<span class="rating-next">([^<]+)</span>', page)
+    assert labels[1] == labels[2] == labels[3], labels
+    assert "all bring this card back" not in page

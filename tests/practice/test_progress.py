@@ -42,6 +42,10 @@ def shift(document: dict, days: int) -> dict:
 def test_progress_page_says_what_is_stored_in_plain_words(client, demo):
     html = client.get("/progress").content.decode()
     assert "Nothing yet." in html and "There is no account." in html
+    # A visitor: no learner, no session cookie, and the page says so.
+    assert "sessionid" not in client.cookies
+    assert "This browser has no learner id. Your first answer sets the cookie" in html
+    assert "two cookies" not in html
     finish_round(client, demo, [True] * 8)
     html = client.get("/progress").content.decode()
     assert "<strong>8 answers</strong> on <strong>8 items</strong> across 1 lesson" in html
