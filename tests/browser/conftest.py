@@ -55,8 +55,9 @@ def browser_type_launch_args(browser_type_launch_args):
 
 
 class RequestsInFlight:
-    """How many requests Django is handling, counted by its request_started and
-    request_finished signals (sent in the live server's threads as in the test's own)."""
+    """How many requests the live server is handling, counted by Django's request_started and
+    request_finished signals in its threads. The test's own thread is left out: its test
+    client sends request_finished for a streamed response only once that is read through."""
 
     def __init__(self) -> None:
         self.count = 0
@@ -65,12 +66,14 @@ class RequestsInFlight:
         request_finished.connect(self.finished, dispatch_uid="browser-requests-finished")
 
     def started(self, **kwargs) -> None:
-        with self.lock:
-            self.count += 1
+        if threading.current_thread() is not threading.main_thread():
+            with self.lock:
+                self.count += 1
 
     def finished(self, **kwargs) -> None:
-        with self.lock:
-            self.count -= 1
+        if threading.current_thread() is not threading.main_thread():
+            with self.lock:
+                self.count -= 1
 
     def wait_until_none(self, *, quiet: float = 0.1, timeout: float = 30) -> None:
         """Until none has been in flight for `quiet` seconds (a request the browser sent just
