@@ -198,6 +198,15 @@ class NextStep:
     lesson: Lesson | None = None
     due: int = 0
 
+    @property
+    def lesson_label(self) -> str:
+        """What the link to self.lesson says before its title."""
+        return {
+            self.START: "Start here",
+            self.CONTINUE: "Continue",
+            self.NEW: "Learn something new",
+        }[self.kind]
+
 
 def next_step(
     *,
