@@ -65,7 +65,12 @@ def home(request: HttpRequest, markdown: bool = False) -> HttpResponse:
         "lessons": lessons,
         "cards": learning.lesson_cards(lessons, progress),
         "recent": recent,
-        "next_step": learning.next_step(learner=learner, due=due, recent=recent, lessons=lessons),
+        "next_step": learning.next_step(
+            learner=learner,
+            due=due,
+            progress=progress,
+            lessons={lesson.pk: lesson for lesson in lessons},
+        ),
     }
     return page_or_twin(
         request, context, html="lessons/home.html", markdown="agent/home.md", twin=markdown

@@ -667,7 +667,11 @@ def review(request: LearnerRequest) -> HttpResponse:
                 selectors.next_due_at(learner=learner, now=now) if learner else None
             )
             context["has_progress"] = learner is not None
-            context["next_lesson"] = selectors.next_lesson_to_learn(learner=learner)
+            context["next_step"] = learning.next_step(
+                learner=learner,
+                due=0,
+                progress=learning.lesson_progress(learner=learner, now=now) if learner else {},
+            )
     template = _page_or_partial(request, "practice/review.html", "review-card")
     return render(request, template, context)
 

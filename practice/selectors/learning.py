@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 
 from django.db import models
 from django.db.models import Count, OuterRef, Subquery
@@ -188,6 +188,9 @@ def recent_constellations(
     ]
 
 
+_NEVER = datetime.min.replace(tzinfo=UTC)
+
+
 @dataclass(frozen=True)
 class NextStep:
     """The home page's one call to action."""
@@ -212,22 +215,27 @@ def next_step(
     *,
     learner: Learner | None,
     due: int,
-    recent: list[RecentLesson],
-    lessons: list[Lesson],
+    progress: dict[int, LessonProgress],
+    lessons: dict[int, Lesson] | None = None,
 ) -> NextStep:
-    """Start here for a new browser; else review what is due; else continue the latest lesson
-    with items not yet answered, or learn the next lesson (one query, only then), as /review
-    offers once nothing is due: a lesson whose every item is answered has nothing to continue,
-    since its stars light as they come back due."""
+    """Start here for a new browser; else review what is due; else continue the lesson answered
+    most recently that has items never answered; else learn the next lesson. Home, which has
+    read the catalogue, passes `lessons` by pk; /review reads the one lesson it names."""
     if learner is None:
         first = next_lesson_to_learn(learner=None)
         return NextStep(NextStep.START, first) if first else NextStep(NextStep.REST)
     if due:
         return NextStep(NextStep.REVIEW, due=due)
-    by_pk = {lesson.pk: lesson for lesson in lessons}
-    for lesson in recent:
-        if not lesson.progress.all_answered:
-            return NextStep(NextStep.CONTINUE, by_pk[lesson.constellation.lesson_id])
+    unfinished = [pk for pk, lesson in progress.items() if not lesson.all_answered]
+    if unfinished:
+        latest = max(unfinished, key=lambda pk: (progress[pk].last_review or _NEVER, pk))
+        lesson = (
+            lessons.get(latest)
+            if lessons is not None
+            else Lesson.objects.published().select_related("subject").filter(pk=latest).first()
+        )
+        if lesson is not None:
+            return NextStep(NextStep.CONTINUE, lesson)
     following = next_lesson_to_learn(learner=learner)
     return NextStep(NextStep.NEW, following) if following else NextStep(NextStep.REST)
 

@@ -66,6 +66,8 @@ def test_a_new_browser_is_invited_to_start_with_the_first_lesson(client, demo):
     assert next_step(html) == f"Start here: {first.title}"
     assert f'<a class="button" href="{first.get_absolute_url()}">Start here:' in html
     assert "Your sky is waiting for its first right answer" in html
+    # The drawing of lit stars beside it is said to be an example, not this browser's sky.
+    assert "like this example with two stars lit" in html
     # Nothing of the catalogue is drawn, and no card claims a state for someone with none.
     assert home_sky_cards(html) == [] and 'role="img"><title>' not in html
     assert 'class="lesson-state"' not in html
@@ -134,9 +136,11 @@ def test_a_lesson_whose_every_item_is_answered_is_not_offered_again_while_nothin
     client, demo
 ):
     """Its stars are kindled and come back through /review when due: until then the home page
-    offers the next lesson, as /review does, not the lesson just done."""
+    and /review offer the next lesson, not the lesson just done; while its flashcards were never
+    rated, both offer to continue it."""
     finish_round(client, demo, [True] * 8)
     assert next_step(client.get("/").content.decode()) == f"Continue: {demo.title}"  # its cards
+    assert f"Continue: {demo.title}</a>" in client.get("/review").content.decode()
     rate_every_card(client, demo.get_absolute_url() + "/flashcards", "3")
     html = client.get("/").content.decode()
     first = Lesson.objects.get(public_id=FIRST_ID)

@@ -21,6 +21,7 @@ from tests.practice.helpers import (
     finish_round,
     form_token,
     practice_url,
+    rate_every_card,
     right_choices,
     shows_a_form,
 )
@@ -172,6 +173,7 @@ def test_nothing_due_says_when_and_offers_the_next_lesson_to_learn(client, demo)
     first = client.get("/review").content.decode()
     assert "Start here: " in first
     finish_round(client, demo, [True] * 8)
+    rate_every_card(client, demo.get_absolute_url() + "/flashcards", "3")
     html = client.get("/review").content.decode()
     assert "Nothing is due right now" in html
     assert re.search(r'<time datetime="[^"]+" data-local>\w+ \d+ \w+, \d\d:\d\d UTC</time>', html)
@@ -189,6 +191,7 @@ def test_the_lesson_offered_next_is_the_first_in_the_catalogue_that_is_open(clie
     html = client.get("/review").content.decode()
     assert "Start here: Message Passing and Asynchronous Work" in html
     finish_round(client, demo, [True] * 8)
+    rate_every_card(client, demo.get_absolute_url() + "/flashcards", "3")
     html = client.get("/review").content.decode()
     assert "Learn something new: Aardvarks and Their Burrows" in html
 
