@@ -2,7 +2,7 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import astuple, dataclass, field
-from datetime import datetime
+from datetime import datetime, timedelta
 from typing import cast
 
 from django.db import models
@@ -318,6 +318,9 @@ class Review(LearnerItem):
         return not self.practice and outcome == sky.Outcome.GUESSED
 
 
+# A round left unfinished is taken up again for a day; after that, its questions start anew.
+ROUND_KEPT = timedelta(days=1)
+
 # Where a learner stands in a practice round: plain Python over the round's questions and
 # answers. A round asks a lesson's eight questions, then each question missed on the first pass
 # once more. The first round follows the lesson's order; later ones ask first what memory needs
@@ -384,6 +387,15 @@ class RoundProgress:
     @property
     def finished(self) -> bool:
         return self.round is not None and self.current is None
+
+    def left(self, now: datetime) -> bool:
+        """A round not finished whose last answer is over ROUND_KEPT old: the learner left it,
+        and the lesson's questions start a new round (the left round's answers still count)."""
+        return (
+            bool(self.reviews)
+            and not self.finished
+            and now - max(review.reviewed_at for review in self.reviews) > ROUND_KEPT
+        )
 
     def first_showing(self, question: Question) -> str | None:
         """The attempt that asked this question on the round's first pass, if it was answered:

@@ -216,7 +216,9 @@ def practice_round(
         context |= _missed_practice(request, learner, lesson, progress)
     elif progress.finished and "summary" in request.GET:
         context["round_end"] = True  # the round's summary, on the lesson's constellation
-    elif request.GET.get("new") or progress.round is None or progress.finished:
+    elif (
+        request.GET.get("new") or progress.round is None or progress.finished or progress.left(now)
+    ):
         round_key = _next_round_key(request, lesson, after=progress.round)
         progress = RoundProgress(
             questions=selectors.new_round_questions(

@@ -116,6 +116,23 @@ def test_reloading_mid_round_resumes_where_the_learner_was(client, demo):
     assert "Question 4 of 8" in html and "3 of 8 answered" in html
 
 
+def test_a_round_left_for_over_a_day_gives_way_to_a_new_one(client, demo):
+    """Its answers count; taking it up again a month later would ask its last questions in an
+    order fixed for that day, and a retry of a miss long since scheduled anew."""
+    answer(client, demo, right=True)
+    answer(client, demo, right=False)
+    with time_machine.travel(timezone.now() + timedelta(hours=20)):
+        html = client.get(practice_url(demo)).content.decode()
+        assert "Question 3 of 8" in html and "2 of 8 answered" in html
+    with time_machine.travel(timezone.now() + timedelta(days=30)):
+        html = client.get(practice_url(demo)).content.decode()
+        assert "Question 1 of 8" in html and "to retry" not in html
+        answer(client, demo, right=True)
+        assert "Question 2 of 8" in client.get(practice_url(demo)).content.decode()
+    assert Round.objects.count() == 2
+    assert Review.objects.filter(practice=False).count() == 3
+
+
 def test_htmx_answer_swaps_only_the_card_with_feedback(client, demo):
     response = answer(client, demo, right=True, htmx=True)
     assert response.status_code == 200
