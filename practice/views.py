@@ -467,9 +467,15 @@ def flashcards(
         context |= {"rated": rated, "oob_updates": True}
         response = render(request, "practice/flashcards.html#flashcard-card", context)
         return push_url(response, next_url)
+    now = timezone.now()
+    last_rating = _rated(request, request.GET)
+    if last_rating is not None and now - last_rating.reviewed_at > sky.SITTING:
+        # A set's address kept past its sitting (a tab a phone restores days later): a new set,
+        # not the end of an old one summed up from today's ratings, of which there are none.
+        return HttpResponseRedirect(url)
     position = max((small_int(request.GET.get("card")) or 1) - 1, 0)
-    context = _flashcard_context(request, lesson, cards, position, again, set_start, timezone.now())
-    context["rated"] = _rated(request, request.GET)
+    context = _flashcard_context(request, lesson, cards, position, again, set_start, now)
+    context["rated"] = last_rating
     return render(
         request, _page_or_partial(request, "practice/flashcards.html", "flashcard-card"), context
     )

@@ -330,3 +330,17 @@ def test_a_lit_card_whose_ratings_round_alike_is_not_told_it_is_unlit(client, de
     labels = re.findall(r'<span class="rating-next">([^<]+)</span>', page)
     assert labels[1] == labels[2] == labels[3], labels
     assert "all bring this card back" not in page
+
+
+def test_a_sets_end_kept_past_its_sitting_starts_a_new_set(client, demo):
+    """A phone restores the tab of a set done weeks ago: it is not summed up again as a set
+    that lit nothing today."""
+    url = demo.get_absolute_url() + "/flashcards"
+    assert "This set kindled" in rate_every_card(client, url, "3")
+    first, last = Review.objects.order_by("pk").first(), Review.objects.order_by("pk").last()
+    end = f"{url}?card={demo.flashcards.count() + 1}&set={first.pk}&rated={last.pk}"
+    assert "This set kindled" in client.get(end).content.decode()
+    with time_machine.travel(timezone.now() + timedelta(days=40)):
+        response = client.get(end)
+        assert response.status_code == 302 and response["Location"] == url
+        assert "Card 1 of" in client.get(url).content.decode()
