@@ -1067,6 +1067,8 @@ def worksheet_answers(
                 if review.question_id in by_id
             ]
             context["right"] = sum(1 for review in reviews if review.correct)
+            typed = {review.question_id for review in reviews}
+            context["left_blank"] = [q.position for q in questions if q.pk not in typed]
             context["summary"] = stars.sitting_summary(
                 learner=learner, reviews=reviews, now=timezone.now()
             )

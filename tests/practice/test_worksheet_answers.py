@@ -50,6 +50,7 @@ def test_typed_in_answers_are_graded_scheduled_and_explained_like_on_screen(clie
     assert response.status_code == 302
     results = client.get(response["Location"]).content.decode()
     assert "2 of 3 right" in results
+    assert "Questions 4, 5, 6, 7, 8 were left blank, so they are not counted." in results
     assert demo.questions.get(position=2).explanation_html in results
     reviews = Review.objects.order_by("question__position")
     assert [(r.question.position, r.correct, r.rating) for r in reviews] == [
@@ -158,7 +159,9 @@ def test_a_sheet_typed_in_soon_after_the_questions_on_screen_is_told_it_is_pract
         assert mistyped.status_code == 400
         assert "on paper as on screen" in mistyped.content.decode()
         results = client.get(paper(client, demo, {1: right(demo, 1)})["Location"])
-    assert "This sheet was practice" in results.content.decode()
+    results_html = results.content.decode()
+    assert "This sheet was practice" in results_html
+    assert "Each answer counts" not in results_html  # it did not
     # The sheet's own answer was seen at 20 minutes: an hour after it, nothing is practice.
     with time_machine.travel(start + timedelta(minutes=81), tick=False):
         assert "within the last hour" not in client.get(URL).content.decode()
