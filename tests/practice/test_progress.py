@@ -73,7 +73,10 @@ def test_an_import_ends_on_its_result_and_a_reload_does_not_send_the_file_again(
     # Two imports before the page is seen: only the last is told.
     for _ in range(2):
         fresh.post("/progress/import", {"file": SimpleUploadedFile("p.json", saved)})
-    assert fresh.get("/progress").content.decode().count('id="import-outcome"') == 1
+    again = fresh.get("/progress").content.decode()
+    assert again.count('id="import-outcome"') == 1
+    # The same file again brings nothing new, and is not said to have imported anything.
+    assert "Nothing new: this browser already had every answer the file holds for its 8" in again
     # A refused file is told where the form is: its action's fragment leads to the message.
     refused = fresh.post("/progress/import", {"file": SimpleUploadedFile("p.json", b"[")})
     assert refused.status_code == 400
@@ -124,7 +127,7 @@ def test_importing_the_same_file_twice_changes_nothing_the_second_time(client, d
     upload(other, document)
     before = (Review.objects.count(), list(Memory.objects.values().order_by("pk")))
     response = upload(other, document)
-    assert "0 new answers, 0 stars brought up to date" in response.content.decode()
+    assert "Nothing new: this browser already had every answer" in response.content.decode()
     assert (Review.objects.count(), list(Memory.objects.values().order_by("pk"))) == before
 
 
