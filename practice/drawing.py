@@ -91,6 +91,11 @@ class StarCounts:
         return sum(1 for star in self.stars if star.state.missed)
 
     @property
+    def answered(self) -> int:
+        """Stars whose item has been answered or rated at least once."""
+        return sum(1 for star in self.stars if star.state.due is not None)
+
+    @property
     def ever_lit(self) -> int:
         """Stars ever lit: confirmed over a day or more at least once, whatever they are now."""
         return sum(1 for star in self.stars if star.ever_lit)

@@ -6,6 +6,7 @@ from django.contrib.auth.models import User
 from lessons.models import Lesson
 from tests.conftest import SEED_PATH
 from tests.factories import make_lesson
+from tests.practice.helpers import answer
 
 SECTIONS_IN_ORDER = [
     "<h1",
@@ -159,3 +160,12 @@ def test_a_lesson_with_a_video_has_a_watch_section_with_its_transcript(client, d
             make_lesson(slug="plain", title="Plain").get_absolute_url()
         ).content.decode()
     )
+
+
+def test_a_lesson_begun_offers_to_practise_its_questions_not_to_start_them(client, demo):
+    assert "Start the 8 questions" in client.get(SEED_PATH).content.decode()
+    answer(client, demo, right=True)
+    html = client.get(SEED_PATH).content.decode()
+    assert "Practise the 8 questions" in html and "Start the" not in html
+    assert "You have begun this lesson: practise its 8 questions again" in html
+    assert "wait behind this lesson" not in html
