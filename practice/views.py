@@ -644,7 +644,7 @@ def review(request: LearnerRequest) -> HttpResponse:
                 done, done.question, differ_from=_earlier_showing(done) if done.practice else None
             )
             context["report_lesson"] = done.lesson
-    elif rated := _rated(request, request.GET):
+    elif (rated := _rated(request, request.GET)) and now - rated.reviewed_at <= sky.SITTING:
         context |= {"rated": rated, "oob_updates": bool(request.htmx)}
     if "feedback" not in context:
         first = selectors.first_due(learner=learner, now=now) if learner else None

@@ -56,6 +56,16 @@ def missed_practice(page: Page, base: str) -> None:
     expect(page.locator("input[name=choice]").first).to_be_attached()
 
 
+def new_round_within_the_hour(page: Page, base: str) -> None:
+    """ "Practise again" right after a round: its first question, under the notice that its
+    answers are practice for the hour."""
+    round_played_to_its_end(page, base)
+    page.get_by_role("link", name="Practise again").click()
+    expect(
+        page.get_by_text("You answered some of these questions within the last hour")
+    ).to_be_visible()
+
+
 def sky_of_a_large_catalogue(page: Page, base: str) -> None:
     """A catalogue too large to name every lesson on the canvas: the lessons not started are a
     faint path per subject, with one link each to the subject's table."""
@@ -93,6 +103,7 @@ PAGES = {
     "practice feedback": (None, answer_first_question),
     "round results": (None, round_played_to_its_end),
     "missed practice": (None, missed_practice),
+    "new round within the hour": (None, new_round_within_the_hour),
     "flashcards": (SEED_PATH + "/flashcards", None),
     "flashcard revealed": (None, reveal_flashcard),
     "review": ("/review", None),

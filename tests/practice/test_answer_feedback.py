@@ -20,6 +20,7 @@ from tests.practice.helpers import (
     form_token,
     practice_url,
     right_choices,
+    shows_a_form,
 )
 
 LIVE_REGION = re.compile(
@@ -153,6 +154,18 @@ def test_each_flashcard_rating_tells_the_next_card_what_it_did(client, demo):
         " ratings of Hard or better in a row light this star, spread over a day or more."
     )
     assert 'id="sky-counter"' in html  # the header's counts follow the rating
+
+
+def test_a_rating_note_kept_past_its_sitting_is_not_told_again(client, demo):
+    """/review?rated= restored in a tab days later shows today's item, not that old note."""
+    url = demo.get_absolute_url() + "/flashcards"
+    client.post(url, {"token": form_token(client.get(url)), "rating": "3"})
+    address = f"/review?rated={Review.objects.get().pk}"
+    assert "You rated the last card Good." in client.get(address).content.decode()
+    with time_machine.travel(timezone.now() + timedelta(days=5)):
+        response = client.get(address)
+    assert "You rated the last card" not in response.content.decode()
+    assert shows_a_form(response)  # the card, due again, is asked
 
 
 def verdict_region(html: str) -> str:
