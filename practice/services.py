@@ -124,6 +124,11 @@ STALE_ROUND_ANSWER = (
     "so this answer was not recorded. Carry on from where you are."
 )
 
+LEFT_ROUND_ANSWER = (
+    "This round was left unfinished over a day ago, so this answer was not recorded. "
+    "Its questions start again in a new round."
+)
+
 
 def round_answer(
     *,
@@ -147,6 +152,8 @@ def round_answer(
     review = next((r for r in progress.reviews if r.attempt == attempt.key), None)
     if review is not None:
         return review, progress, False
+    if progress.left(now):  # a form from an old tab: the practice page has begun a new round
+        raise BadSubmission(LEFT_ROUND_ANSWER)
     if progress.round is None:  # the round's first answer: it asks in the order it was shown
         by_pk = {q.pk: q for q in questions}
         if sorted(attempt.round_order) == sorted(by_pk):

@@ -207,6 +207,8 @@ def practice_round(
     answered = small_int(request.GET.get("answered"))
     # A question's own address (?q=3): once answered, it shows its answer, never a fresh form.
     asked = small_int(request.GET.get("q"))
+    if (answered or asked) and progress.left(now):  # an old tab: its round gave way to a new one
+        return HttpResponseRedirect(lesson.get_practice_url())
     if asked and 0 < asked <= progress.step and not progress.finished:
         answered, context["already_answered"] = asked, True
     if answered and 0 < answered <= progress.step:
@@ -470,8 +472,9 @@ def flashcards(
     now = timezone.now()
     last_rating = _rated(request, request.GET)
     if last_rating is not None and now - last_rating.reviewed_at > sky.SITTING:
-        # A set's address kept past its sitting (a tab a phone restores days later): a new set,
-        # not the end of an old one summed up from today's ratings, of which there are none.
+        # A set's address kept past its sitting (a tab a phone restores days later) starts a
+        # new set, whether it stood mid-set or at the end: a set is summed up from the ratings
+        # of its sitting, and an old end would sum up none of them.
         return HttpResponseRedirect(url)
     position = max((small_int(request.GET.get("card")) or 1) - 1, 0)
     context = _flashcard_context(request, lesson, cards, position, again, set_start, now)

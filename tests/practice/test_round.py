@@ -101,7 +101,7 @@ def test_a_finished_round_can_be_practised_again(client, demo):
     for _ in range(8):
         answer(client, demo, right=True)
     assert "Round complete" in client.get(practice_url(demo) + "?summary=1").content.decode()
-    # Coming back later ("Start the 8 questions") begins a new round rather than the old summary.
+    # Coming back later ("Practise the 8 questions") begins a new round rather than the old summary.
     question, _ = current_question(client, practice_url(demo))
     assert question.position == 1
     answer(client, demo, right=True)
@@ -131,6 +131,27 @@ def test_a_round_left_for_over_a_day_gives_way_to_a_new_one(client, demo):
         assert "Question 2 of 8" in client.get(practice_url(demo)).content.decode()
     assert Round.objects.count() == 2
     assert Review.objects.filter(practice=False).count() == 3
+
+
+def test_an_old_tab_of_a_left_round_neither_answers_into_it_nor_shows_its_promises(client, demo):
+    """A tab reloaded on question 3 just before the round is left is sent just after: the
+    answer is refused, said why, and the addresses of the left round's answers lead to the new
+    round, not to "you will meet this question again at the end of the round"."""
+    start = timezone.now()
+    answer(client, demo, right=True)
+    answer(client, demo, right=False)
+    with time_machine.travel(start + timedelta(hours=23)):
+        question, token = current_question(client, practice_url(demo))
+        assert question.position == 3
+    with time_machine.travel(start + timedelta(hours=25)):
+        choices = right_choices(question)
+        stale = client.post(practice_url(demo), {"token": token, "choice": choices})
+        assert stale.status_code == 400
+        assert "This round was left unfinished over a day ago" in stale.content.decode()
+        for address in ("?answered=2", "?q=2"):
+            response = client.get(practice_url(demo) + address)
+            assert response.status_code == 302 and response["Location"] == practice_url(demo)
+    assert Review.objects.count() == 2
 
 
 def test_htmx_answer_swaps_only_the_card_with_feedback(client, demo):
