@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 
 from django.db import models
-from django.db.models import Count, OuterRef, Subquery
+from django.db.models import Count, OuterRef, Q, Subquery
 from django.db.models.functions import Coalesce
 
 from lessons.models import Area, Flashcard, Lesson, Question, Subject
@@ -62,6 +62,7 @@ class LessonProgress:
     due: int
     last_review: datetime | None
     answered: int  # items answered or rated at least once: each has its memory
+    questions_left: int = 0  # of those never answered, the questions (the rest: flashcards)
 
     @property
     def in_words(self) -> str:
@@ -108,6 +109,7 @@ def lesson_progress(
             due_now=Count("pk", filter=sky.counter_conditions(now)["due"]),
             latest=models.Max("last_review"),
             answered=Count("pk"),
+            questions_answered=Count("pk", filter=Q(question__isnull=False)),
             questions=_count_per_lesson(Question),
             flashcards=_count_per_lesson(Flashcard),
         )
@@ -120,6 +122,7 @@ def lesson_progress(
             due=row["due_now"],
             last_review=row["latest"],
             answered=row["answered"],
+            questions_left=max(row["questions"] - row["questions_answered"], 0),
         )
         for row in rows
     }
@@ -193,22 +196,34 @@ _NEVER = datetime.min.replace(tzinfo=UTC)
 
 @dataclass(frozen=True)
 class NextStep:
-    """The home page's one call to action."""
+    """The one call to action of the home page, and of /review once nothing is due."""
 
     START, REVIEW, CONTINUE, NEW, REST = "start", "review", "continue", "new", "rest"
 
     kind: str
     lesson: Lesson | None = None
     due: int = 0
+    cards_left_only: bool = False  # continuing: every question answered, flashcards not rated
 
     @property
     def lesson_label(self) -> str:
         """What the link to self.lesson says before its title."""
+        if self.cards_left_only:
+            return "Continue with the flashcards"
         return {
             self.START: "Start here",
             self.CONTINUE: "Continue",
             self.NEW: "Learn something new",
         }[self.kind]
+
+    @property
+    def lesson_url(self) -> str:
+        """The lesson's page, or its flashcards when they are all that is left to meet."""
+        if self.lesson is None:
+            return ""
+        if self.cards_left_only:
+            return self.lesson.get_flashcards_url()
+        return self.lesson.get_absolute_url()
 
 
 def next_step(
@@ -235,7 +250,8 @@ def next_step(
             else Lesson.objects.published().select_related("subject").filter(pk=latest).first()
         )
         if lesson is not None:
-            return NextStep(NextStep.CONTINUE, lesson)
+            cards_only = not progress[latest].questions_left
+            return NextStep(NextStep.CONTINUE, lesson, cards_left_only=cards_only)
     following = next_lesson_to_learn(learner=learner)
     return NextStep(NextStep.NEW, following) if following else NextStep(NextStep.REST)
 

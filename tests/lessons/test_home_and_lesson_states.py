@@ -137,10 +137,15 @@ def test_a_lesson_whose_every_item_is_answered_is_not_offered_again_while_nothin
 ):
     """Its stars are kindled and come back through /review when due: until then the home page
     and /review offer the next lesson, not the lesson just done; while its flashcards were never
-    rated, both offer to continue it."""
+    rated, both lead to them."""
     finish_round(client, demo, [True] * 8)
-    assert next_step(client.get("/").content.decode()) == f"Continue: {demo.title}"  # its cards
-    assert f"Continue: {demo.title}</a>" in client.get("/review").content.decode()
+    # Its flashcards are all that is left to meet: both pages lead to them.
+    cards = demo.get_absolute_url() + "/flashcards"
+    home = client.get("/").content.decode()
+    assert next_step(home) == f"Continue with the flashcards: {demo.title}"
+    assert f'<a class="button" href="{cards}">Continue with the flashcards:' in home
+    review = client.get("/review").content.decode()
+    assert f'href="{cards}">Continue with the flashcards: {demo.title}</a>' in review
     rate_every_card(client, demo.get_absolute_url() + "/flashcards", "3")
     html = client.get("/").content.decode()
     first = Lesson.objects.get(public_id=FIRST_ID)

@@ -167,5 +167,5 @@ def test_a_lesson_begun_offers_to_practise_its_questions_not_to_start_them(clien
     answer(client, demo, right=True)
     html = client.get(SEED_PATH).content.decode()
     assert "Practise the 8 questions" in html and "Start the" not in html
-    assert "You have begun this lesson: practise its 8 questions again" in html
+    assert "You have begun this lesson: its 8 questions are here to practise" in html
     assert "wait behind this lesson" not in html
