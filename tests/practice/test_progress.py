@@ -137,6 +137,11 @@ def test_items_that_are_not_on_the_site_are_skipped(client, demo):
     document["items"][0]["item"] = "question:ffffffff"
     response = upload(Client(), document)
     assert "1 skipped because it is no longer on this site" in response.content.decode()
+    # A file of nothing but such items brought nothing, and is not said to match this browser.
+    document["items"] = document["items"][:1]
+    alone = upload(Client(), document).content.decode()
+    assert "1 skipped because it is no longer on this site" in alone
+    assert "Nothing new" not in alone
 
 
 def valid_document(client, demo) -> dict:
