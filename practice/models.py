@@ -311,6 +311,10 @@ class Review(LearnerItem):
             return self.lights_from
         return None
 
+    def in_sitting(self, now: datetime) -> bool:
+        """Given within the last sitting (sky.SITTING), so a page may still speak of it."""
+        return now - self.reviewed_at <= sky.SITTING
+
     @property
     def declared_guess(self) -> bool:
         """A scheduled right answer the learner marked "I guessed" (sky.outcome_of's GUESSED)."""

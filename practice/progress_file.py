@@ -468,6 +468,13 @@ class MergeResult:
     trimmed: list[str] = field(default_factory=list)  # items that kept only their newest reviews
     per_item_limit: int = MAX_REVIEWS_PER_ITEM
 
+    @property
+    def brought_nothing(self) -> bool:
+        """The file's items were all here already, with every one of their answers."""
+        return bool(self.items) and not (
+            self.reviews_added or self.states_taken or self.skipped or self.trimmed
+        )
+
 
 def merge(*, learner: Learner, items: Iterable[ProgressItem]) -> MergeResult:
     """Merge items into a learner's progress: the union of review logs, the newer memory state.

@@ -471,7 +471,7 @@ def flashcards(
         return push_url(response, next_url)
     now = timezone.now()
     last_rating = _rated(request, request.GET)
-    if last_rating is not None and now - last_rating.reviewed_at > sky.SITTING:
+    if last_rating is not None and not last_rating.in_sitting(now):
         # A set's address kept past its sitting (a tab a phone restores days later) starts a
         # new set, whether it stood mid-set or at the end: a set is summed up from the ratings
         # of its sitting, and an old end would sum up none of them.
@@ -647,7 +647,7 @@ def review(request: LearnerRequest) -> HttpResponse:
                 done, done.question, differ_from=_earlier_showing(done) if done.practice else None
             )
             context["report_lesson"] = done.lesson
-    elif (rated := _rated(request, request.GET)) and now - rated.reviewed_at <= sky.SITTING:
+    elif (rated := _rated(request, request.GET)) and rated.in_sitting(now):
         context |= {"rated": rated, "oob_updates": bool(request.htmx)}
     if "feedback" not in context:
         first = selectors.first_due(learner=learner, now=now) if learner else None
@@ -681,7 +681,7 @@ def review(request: LearnerRequest) -> HttpResponse:
             context["next_step"] = learning.next_step(
                 learner=learner,
                 due=0,
-                progress=learning.lesson_progress(learner=learner, now=now) if learner else {},
+                progress=learning.lesson_progress(learner=learner, now=now),
             )
     template = _page_or_partial(request, "practice/review.html", "review-card")
     return render(request, template, context)

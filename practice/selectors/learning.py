@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import UTC, datetime, timedelta
+from datetime import datetime, timedelta
 
 from django.db import models
 from django.db.models import Count, OuterRef, Q, Subquery
@@ -144,6 +145,12 @@ class LessonCard:
         return self.lesson.area
 
 
+def _last_answered(progress: dict[int, LessonProgress]) -> Callable[[int], tuple]:
+    """A sort key for lesson ids: the lesson answered last sorts last, one never answered (only
+    imported) first."""
+    return lambda pk: (progress[pk].last_review is not None, progress[pk].last_review, pk)
+
+
 def lesson_cards(lessons: list[Lesson], progress: dict[int, LessonProgress]) -> list[LessonCard]:
     return [LessonCard(lesson, progress.get(lesson.pk)) for lesson in lessons]
 
@@ -164,10 +171,8 @@ def recent_constellations(
     """The learner's most recently reviewed lessons among `lessons` (HOME_SKY_LESSONS at most),
     drawn as on their lesson pages, in two queries: their items and the learner's memories."""
     by_pk = {lesson.pk: lesson for lesson in lessons}
-    started = [pk for pk in progress if pk in by_pk]
-    started.sort(
-        key=lambda pk: (progress[pk].last_review is not None, progress[pk].last_review, pk),
-        reverse=True,
+    started = sorted(
+        (pk for pk in progress if pk in by_pk), key=_last_answered(progress), reverse=True
     )
     recent = started[:HOME_SKY_LESSONS]
     if not recent:
@@ -189,9 +194,6 @@ def recent_constellations(
         )
         for pk in recent
     ]
-
-
-_NEVER = datetime.min.replace(tzinfo=UTC)
 
 
 @dataclass(frozen=True)
@@ -243,7 +245,7 @@ def next_step(
         return NextStep(NextStep.REVIEW, due=due)
     unfinished = [pk for pk, lesson in progress.items() if not lesson.all_answered]
     if unfinished:
-        latest = max(unfinished, key=lambda pk: (progress[pk].last_review or _NEVER, pk))
+        latest = max(unfinished, key=_last_answered(progress))
         lesson = (
             lessons.get(latest)
             if lessons is not None
