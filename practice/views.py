@@ -227,13 +227,18 @@ def practice_round(
                 questions=questions, memories=memories(), now=now
             )
         )
-        context |= _question_form(lesson, progress, round_key)
-        context["progress"] = progress
         # Before its first answer, a round says which answers would be practice (an answer
         # within the sitting of the last one: a /review set, a round just done).
-        context["practice_until"] = _lesson_practice_until(learner, lesson)
+        recent = _lesson_answers_in_sitting(learner, lesson, now)
+        context["practice_until"] = stars.practice_until(recent, now)
+        first = progress.current
+        seen = first is not None and any(review.question_id == first.pk for review in recent)
+        context |= _question_form(lesson, progress, round_key, answer_seen=seen)
+        context["progress"] = progress
     else:
-        context |= _question_form(lesson, progress, progress.round.key)
+        asking = None if progress.retrying else progress.current  # a retry is practice anyway
+        seen = selectors.answered_in_sitting(learner=learner, question=asking, now=now)
+        context |= _question_form(lesson, progress, progress.round.key, answer_seen=seen)
     if context.get("round_end") and "constellation" not in context:
         context["constellation"] = stars.constellation_for(
             learner=learner, lesson=lesson, items=page.items, now=now, memories=memories()
@@ -341,7 +346,12 @@ def _question_of(review: Review, questions: list[Question]) -> Question:
     return next(question for question in questions if question.pk == review.question_id)
 
 
-def _question_form(lesson: Lesson, progress: RoundProgress, round_key: str) -> dict:
+def _question_form(
+    lesson: Lesson, progress: RoundProgress, round_key: str, *, answer_seen: bool
+) -> dict:
+    """The round's current question, its token and choices; and whether its answer is practice
+    because the learner saw its right answer within the sitting (`answer_seen`), which the page
+    says, and then offers no "I guessed"."""
     question = progress.current
     if question is None:
         return {}
@@ -357,7 +367,13 @@ def _question_form(lesson: Lesson, progress: RoundProgress, round_key: str) -> d
         submissions.round_attempt_key(round_key, progress.step),
         differ_from=progress.first_showing(question),
     )
-    return {"question": question, "token": token, "choices": choices}
+    return {
+        "question": question,
+        "token": token,
+        "choices": choices,
+        "practice": answer_seen,
+        "answer_seen": answer_seen,
+    }
 
 
 def _practice_answer(request: LearnerRequest, public_id: str) -> HttpResponse:
@@ -1125,8 +1141,13 @@ def _lesson_practice_until(learner: Learner | None, lesson: Lesson) -> datetime 
     """Until when an answer to some of the lesson's questions would be practice: they were
     answered within the sitting. A new round says so before its first question, the worksheet's
     answer page before the sheet is typed in and again after a mistake in it."""
-    if learner is None:
-        return None
     now = timezone.now()
-    recent = selectors.question_answers_in_sitting(learner=learner, lesson=lesson, now=now)
-    return stars.practice_until(recent, now)
+    return stars.practice_until(_lesson_answers_in_sitting(learner, lesson, now), now)
+
+
+def _lesson_answers_in_sitting(
+    learner: Learner | None, lesson: Lesson, now: datetime
+) -> list[Review]:
+    if learner is None:
+        return []
+    return selectors.question_answers_in_sitting(learner=learner, lesson=lesson, now=now)

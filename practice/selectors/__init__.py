@@ -258,6 +258,18 @@ _FIRST_DUE_SQL = """
 """
 
 
+def answered_in_sitting(
+    *, learner: Learner | None, question: Question | None, now: datetime
+) -> bool:
+    """Whether the learner answered this question within the sitting (sky.SITTING), and so was
+    shown its right answer: answering it again now is practice (services)."""
+    if learner is None or question is None:
+        return False
+    return Review.objects.filter(
+        learner=learner, question=question, reviewed_at__gte=now - sky.SITTING
+    ).exists()
+
+
 def question_answers_in_sitting(*, learner: Learner, lesson: Lesson, now: datetime) -> list[Review]:
     """The learner's answers to the lesson's questions within the sitting (sky.SITTING)."""
     return list(

@@ -25,6 +25,10 @@ CSRF_FIELD = re.compile(r'<input type="hidden" name="csrfmiddlewaretoken" value=
 LESSON_PAGE_QUERIES = 4
 PRACTICE_PAGE_QUERIES = 5
 REVIEW_PAGE_QUERIES = 3
+# A page asking a question of a round reads one more: whether the learner saw its answer within
+# the hour (answering it is then practice, which the page says first). A new round's first
+# question reads the lesson's answers within the hour instead, for its notice as well.
+QUESTION_PAGE_QUERIES = PRACTICE_PAGE_QUERIES + 1
 
 
 def counter_text(html: str) -> str:

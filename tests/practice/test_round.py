@@ -16,7 +16,7 @@ from practice.selectors.stars import day_words
 from tests.conftest import SEED_PATH
 from tests.factories import make_lesson
 from tests.practice.helpers import (
-    PRACTICE_PAGE_QUERIES,
+    QUESTION_PAGE_QUERIES,
     answer,
     asked_question,
     counter_text,
@@ -262,11 +262,11 @@ def test_a_page_from_the_back_button_is_stale_and_stores_nothing(client, demo):
 def test_round_pages_have_a_fixed_number_of_queries(client, demo, django_assert_num_queries):
     answer(client, demo, right=True)
     # the lesson and its questions come from the cache
-    with django_assert_num_queries(PRACTICE_PAGE_QUERIES):
+    with django_assert_num_queries(QUESTION_PAGE_QUERIES):
         client.get(practice_url(demo))
     for _ in range(5):
         answer(client, demo, right=False)
-    with django_assert_num_queries(PRACTICE_PAGE_QUERIES):
+    with django_assert_num_queries(QUESTION_PAGE_QUERIES):
         client.get(practice_url(demo))
 
 
@@ -499,6 +499,34 @@ def test_a_round_begun_within_the_hour_of_answers_says_before_its_first_question
     with time_machine.travel(start + timedelta(hours=2), tick=False):
         later = client.get(practice_url(demo) + "?new=1").content.decode()
     assert "Question 1 of 8" in later and notice not in later
+
+
+SEEN_HINT = "Practice: you answered this question less than an hour ago and saw its answer"
+
+
+def test_each_question_answered_within_the_hour_says_its_answer_is_practice_without_i_guessed(
+    client, demo
+):
+    """ "Practise again" right after a round: each question was answered minutes ago, so each
+    says, as it is asked (the first and the later ones, whole page or htmx), that answering it
+    changes no star, and offers no "I guessed", which would change nothing. An hour on, the
+    questions count again and offer it."""
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        finish_round(client, demo, [True] * 8)
+    with time_machine.travel(start + timedelta(minutes=20), tick=False):
+        pages = [client.get(practice_url(demo) + "?new=1")]
+        assert answer(client, demo, right=True).status_code == 302
+        pages.append(client.get(practice_url(demo)))
+        pages.append(client.get(practice_url(demo), headers={"HX-Request": "true"}))
+    assert Review.objects.latest("reviewed_at").practice
+    for page in pages:
+        html = page.content.decode()
+        assert "Question" in html and SEEN_HINT in html and 'name="guessed"' not in html
+    assert "Question 2 of 8" in pages[-1].content.decode()
+    with time_machine.travel(start + timedelta(hours=2), tick=False):
+        later = client.get(practice_url(demo) + "?new=1").content.decode()
+    assert "Question 1 of 8" in later and SEEN_HINT not in later and 'name="guessed"' in later
 
 
 def test_every_question_links_to_a_report_about_it(client, demo):
