@@ -56,6 +56,24 @@ def test_progress_page_says_what_is_stored_in_plain_words(client, demo):
     assert "and <code>csrftoken</code>" in html
 
 
+def test_progress_page_reads_as_plain_english_for_one_day_and_one_star(client, demo):
+    """A first day's answers are "all on" that day, not "from it to it"; one star lit is
+    "has been lit", not "have"."""
+    finish_round(client, demo, [True] * 8)
+    day = timezone.localtime(Review.objects.latest("reviewed_at").reviewed_at)
+    html = client.get("/progress").content.decode()
+    assert f"across 1 lesson, all on {day.day} {day:%B %Y}." in html
+    assert "0 of your stars have been lit at least once" in html
+    Memory.objects.filter(pk=Memory.objects.first().pk).update(lit_at=timezone.now())
+    html = client.get("/progress").content.decode()
+    assert "1 of your stars has been lit at least once" in html
+    with time_machine.travel(timezone.now() + timedelta(days=3)):
+        answer(client, demo, right=True)
+        html = client.get("/progress").content.decode()
+    later = timezone.localtime(Review.objects.latest("reviewed_at").reviewed_at)
+    assert f", from {day.day} {day:%B %Y} to {later.day} {later:%B %Y}." in html
+
+
 def test_an_import_ends_on_its_result_and_a_reload_does_not_send_the_file_again(client, demo):
     finish_round(client, demo, [True] * 8)
     saved = json.dumps(exported(client)).encode()
