@@ -522,7 +522,12 @@ def test_each_question_answered_within_the_hour_says_its_answer_is_practice_with
     assert Review.objects.latest("reviewed_at").practice
     for page in pages:
         html = page.content.decode()
-        assert "Question" in html and SEEN_HINT in html and 'name="guessed"' not in html
+        assert "Question" in html and 'name="guessed"' not in html
+    # the first says it once, in the round's notice; the later ones each in a line of their own
+    first = pages[0].content.decode()
+    assert "changes no star (the last until " in first and SEEN_HINT not in first
+    assert "This question is one of them." in first
+    assert all(SEEN_HINT in page.content.decode() for page in pages[1:])
     assert "Question 2 of 8" in pages[-1].content.decode()
     with time_machine.travel(start + timedelta(hours=2), tick=False):
         later = client.get(practice_url(demo) + "?new=1").content.decode()
