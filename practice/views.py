@@ -493,8 +493,17 @@ def flashcards(
         # of its sitting, and an old end would sum up none of them.
         return HttpResponseRedirect(url)
     position = max((small_int(request.GET.get("card")) or 1) - 1, 0)
+    learner = selectors.learner_for_request(request)
+    left_off = None
+    if not request.GET and learner is not None:  # the set's own address, as the lesson links it
+        ratings = selectors.flashcard_set_ratings(
+            learner=learner, lesson=lesson, set_start=None, now=now
+        )
+        left_off = _set_left_off(cards, ratings)
+    if left_off is not None:  # a set left part-way within the sitting goes on where it stood
+        position, again, set_start = left_off
     context = _flashcard_context(request, lesson, cards, position, again, set_start, now)
-    context["rated"] = last_rating
+    context |= {"rated": last_rating, "resumed": left_off is not None}
     return render(
         request, _page_or_partial(request, "practice/flashcards.html", "flashcard-card"), context
     )
@@ -518,6 +527,33 @@ def _cards_again(raw: str, cards: list[Flashcard]) -> list[Flashcard]:
         if card is not None and card not in again:
             again.append(card)
     return again
+
+
+def _set_left_off(
+    cards: list[Flashcard], ratings: list[Review]
+) -> tuple[int, list[Flashcard], int] | None:
+    """Where the learner's latest set of these cards stands, replayed from their ratings within
+    the sitting (oldest first): the position of its next card, the cards rated Again in it and
+    its first rating's id; None when no set is under way. A rating of the first card out of
+    turn begins a set; other ratings out of turn (the card in /review) leave it as it was."""
+    position, start = 0, 0
+    again: list[Flashcard] = []
+    by_id = {card.pk: card for card in cards}
+    for rating in ratings:
+        card = by_id.get(rating.flashcard_id or 0)
+        sequence = cards + again
+        if card is None or (card != sequence[position] and card != cards[0]):
+            continue
+        if card != sequence[position]:  # the first card again: a new set
+            position, again = 0, []
+        if position == 0:
+            start = rating.pk
+        if position < len(cards) and rating.rating == scheduling.AGAIN:
+            again.append(card)
+        position += 1
+        if position == len(cards) + len(again):  # the set is done
+            position, again = 0, []
+    return (position, again, start) if position else None
 
 
 def _flashcards_url(url: str, number: int, again: list[Flashcard], set_start: int | None) -> str:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from playwright.sync_api import Page, expect
 
 from tests.conftest import SEED_PATH
@@ -92,6 +94,16 @@ def reveal_flashcard(page: Page, base: str) -> None:
     expect(page.get_by_role("button", name="Good")).to_be_visible()
 
 
+def flashcards_left_part_way(page: Page, base: str) -> None:
+    """A set left after its first card and opened again: it goes on at card 2, saying so."""
+    reveal_flashcard(page, base)
+    page.get_by_role("button", name="Good").click()
+    expect(page.get_by_role("heading", name=re.compile("Card 2 of"))).to_be_visible()
+    page.goto(base + SEED_PATH)
+    page.goto(base + SEED_PATH + "/flashcards")
+    expect(page.get_by_text("Going on with the set you left part-way")).to_be_visible()
+
+
 # name: (path, extra step after loading or None)
 PAGES = {
     "home": ("/", None),
@@ -106,6 +118,7 @@ PAGES = {
     "new round within the hour": (None, new_round_within_the_hour),
     "flashcards": (SEED_PATH + "/flashcards", None),
     "flashcard revealed": (None, reveal_flashcard),
+    "flashcards left part-way": (None, flashcards_left_part_way),
     "review": ("/review", None),
     "sky": ("/sky", None),
     "sky of a started lesson": (None, sky_after_an_answer),

@@ -228,9 +228,11 @@ def test_cards_gone_through_again_within_the_hour_are_practice_and_move_nothing(
     with time_machine.travel(start, tick=False):
         rate_every_card(client, url, "1")
     memories = {m.pk: (m.memory_state, m.evidence_now) for m in Memory.objects.all()}
+    # Time stands still here, so each card's re-ask at the set's end is the same attempt as its
+    # Again, and the set never ends: "Start again from card 1" begins the next.
     with time_machine.travel(start + timedelta(minutes=40), tick=False):
-        first_card = client.get(url).content.decode()
-        again = rate_every_card(client, url, "4")
+        first_card = client.get(f"{url}?card=1").content.decode()
+        again = rate_every_card(client, f"{url}?card=1", "4")
     assert "you saw this answer less than an hour ago, so your rating does not move" in first_card
     assert "3 days" not in first_card and "practice</span>" in first_card
     assert f"All {cards} cards rated" in again
@@ -247,7 +249,7 @@ def test_cards_gone_through_again_within_the_hour_are_practice_and_move_nothing(
     assert Review.objects.filter(practice=False).count() == cards
     # An hour after the last sight of each answer, the ratings count again.
     with time_machine.travel(start + timedelta(minutes=105), tick=False):
-        counted = rate_every_card(client, url, "3")
+        counted = rate_every_card(client, f"{url}?card=1", "3")
     assert f"This set kindled <strong>{cards} stars</strong>." in counted
 
 
@@ -260,7 +262,8 @@ def test_a_set_counts_its_practice_in_cards(client, demo):
     with time_machine.travel(start, tick=False):
         client.post(url, {"token": form_token(client.get(url)), "rating": "3"})  # card 1
     with time_machine.travel(start + timedelta(minutes=20), tick=False):
-        end = rate_every_card(client, url, "3", first="1")  # card 1 Again: practice
+        # the set begun with card 1 is left there: this one starts again from card 1
+        end = rate_every_card(client, f"{url}?card=1", "3", first="1")  # card 1 Again: practice
     assert (
         f"This set kindled <strong>{cards - 1} stars</strong>. 1 of its {cards} cards was "
         "practice, rated less than an hour after you had seen the answer, so it changed no star."
@@ -344,3 +347,44 @@ def test_a_sets_end_kept_past_its_sitting_starts_a_new_set(client, demo):
         response = client.get(end)
         assert response.status_code == 302 and response["Location"] == url
         assert "Card 1 of" in client.get(url).content.decode()
+
+
+def test_a_set_left_part_way_goes_on_where_it_stood_with_its_again_card(client, demo):
+    """Card 1 rated Again and cards 2 and 3 Good, then the learner goes to the lesson and back
+    by its Flashcards link: the set goes on at card 4, still asks card 1 once more at its end,
+    and sums up the whole set. "Start again from card 1" starts one; after the sitting the link
+    starts a new set."""
+    cards = list(demo.flashcards.all())
+    url = flashcards_url(demo)
+
+    def rate(page, rating: str):
+        data = {"token": form_token(page), "rating": rating}
+        for field, name in (("again", "again_ids"), ("set", "set_start")):
+            if page.context.get(name):
+                data[field] = page.context[name]
+        return client.get(client.post(url, data)["Location"])
+
+    start = timezone.now()
+    with time_machine.travel(start):  # time goes on: card 1's re-ask is an answer of its own
+        page = client.get(url)
+        for rating in ("1", "3", "3"):
+            page = rate(page, rating)
+        client.get(demo.get_absolute_url())
+        page = client.get(url)
+        html = page.content.decode()
+        assert f"Card 4 of {len(cards)}" in html and "Going on with the set you left" in html
+        assert f'href="{url}?card=1"' in html
+        assert "Card 1 of" in client.get(f"{url}?card=1").content.decode()
+        while page.context.get("card") is not None and not page.context["practice"]:
+            page = rate(page, "3")
+        assert page.context["card"] == cards[0]
+        assert "Once more: a card you rated Again" in page.content.decode()
+        done = rate(page, "3")
+        assert f"All {len(cards)} cards rated" in done.content.decode()
+        assert sum(n for _, n in done.context["summary"]["comes_back"]) == len(cards)
+        assert "Card 1 of" in client.get(url).content.decode()  # the set is done: a new one
+    with time_machine.travel(start + timedelta(minutes=10), tick=False):
+        rate(rate(client.get(url), "3"), "3")
+    with time_machine.travel(start + timedelta(hours=2), tick=False):
+        html = client.get(url).content.decode()
+    assert "Card 1 of" in html and "Going on with the set" not in html
