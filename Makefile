@@ -35,8 +35,10 @@ setup: $(VENV)/.installed
 run: setup
 	$(BIN)/python manage.py runserver 127.0.0.1:8000
 
+# One process a core (pytest-xdist), each test file in one of them; PYTEST_ARGS='-n 0' runs
+# them all in this process (for a debugger).
 test: setup
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n auto --dist loadfile $(PYTEST_ARGS)
 
 # Refresh the pictures in docs/screenshots/ from the demo, drawn by Chromium.
 screenshots: setup

@@ -34,20 +34,21 @@ def pytest_collection_modifyitems(config, items):
         items[:] = [item for item in items if item not in left_out]
     if connection.vendor == "postgresql":
         return
-    skip = pytest.mark.skip(reason=f"needs PostgreSQL: {POSTGRES_RUN}")
+    skip = pytest.mark.skip(reason=POSTGRES_SKIP_REASON)
     for item in items:
         if "postgres" in item.keywords:
             item.add_marker(skip)
-            config.stash[POSTGRES_SKIPPED] = config.stash.get(POSTGRES_SKIPPED, 0) + 1
 
 
 POSTGRES_RUN = "DATABASE_URL=postgres://postgres@127.0.0.1:5432/lightmysky_ci make test"
-POSTGRES_SKIPPED = pytest.StashKey[int]()
+POSTGRES_SKIP_REASON = f"needs PostgreSQL: {POSTGRES_RUN}"
 
 
 def pytest_terminal_summary(terminalreporter, exitstatus, config):
-    """Say, just above the summary line, that the PostgreSQL-only tests did not run here."""
-    if skipped := config.stash.get(POSTGRES_SKIPPED, 0):
+    """Say, just above the summary line, that the PostgreSQL-only tests did not run here
+    (counted from the skips reported: with pytest-xdist the workers, not this process, collect)."""
+    reports = terminalreporter.stats.get("skipped", [])
+    if skipped := sum(POSTGRES_SKIP_REASON in str(report.longrepr) for report in reports):
         terminalreporter.write_line(
             f"{skipped} PostgreSQL-only tests (concurrency, locks, connections) were skipped on "
             f"SQLite; CI runs them. To run them here: {POSTGRES_RUN}",
