@@ -66,22 +66,29 @@ document.addEventListener("keydown", (event) => {
 });
 
 // When the answer of a flashcard is shown, move focus to it so it is read out, and bring
-// the rating buttons on screen with it (on a phone they fell below the fold), unless that
-// would hide the start of a long answer under the strip at the top.
+// the rating buttons on screen with it (on a phone they fell below the fold). Above them, the
+// card's front stays in view below the strip at the top when the screen holds both; else the
+// start of the answer does, even if that leaves the buttons below.
 document.addEventListener(
   "toggle",
   (event) => {
     const reveal = event.target;
     if (!(reveal.matches && reveal.matches("[data-reveal]") && reveal.open)) return;
     const back = reveal.querySelector(".back");
-    const ratings = reveal.querySelector("[data-rating-form]");
+    const buttons = reveal.querySelector(".ratings") || reveal.querySelector("[data-rating-form]");
     if (!back) return;
+    const room = window.innerHeight - 8;
     back.focus({ preventScroll: true });
-    if (ratings) ratings.scrollIntoView({ block: "nearest" });
+    const below = buttons ? buttons.getBoundingClientRect().bottom - room : 0;
+    if (below > 0) window.scrollBy(0, below);
     const strip = document.querySelector(".practice-strip");
-    const covered = strip ? strip.getBoundingClientRect().bottom : 0;
-    const start = back.getBoundingClientRect().top;
-    if (start < covered) window.scrollBy(0, start - covered - 8);
+    const covered = (strip ? strip.getBoundingClientRect().bottom : 0) + 8;
+    const front = reveal.parentElement.querySelector(".card-face:not(.back)");
+    const end = buttons ? buttons.getBoundingClientRect().bottom : 0;
+    const fits = (element) => covered + end - element.getBoundingClientRect().top <= room;
+    const first = front && fits(front) ? front : back;
+    const start = first.getBoundingClientRect().top;
+    if (start < covered) window.scrollBy(0, start - covered);
   },
   true,
 );

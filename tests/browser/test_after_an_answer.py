@@ -17,6 +17,7 @@ from tests.browser.test_one_screen import SIZES
 
 ON_SCREEN = """(el) => { const box = el.getBoundingClientRect();
   return box.top >= 0 && box.bottom <= window.innerHeight && box.height > 0; }"""
+BOX = "(element) => element.getBoundingClientRect()"
 
 
 def answer_wrong(page: Page, lesson: Lesson) -> None:
@@ -87,7 +88,8 @@ def test_a_shown_flashcard_answer_and_its_rating_buttons_are_on_screen(
     browser, live_server, seed, size
 ):
     """Every card of the seed lesson: once "Show the answer" is tapped, the answer and all
-    four rating buttons are on the screen, with the focus on the answer."""
+    four rating buttons are on the screen, with the focus on the answer, and the card's front
+    above them (not under the strip at the top)."""
     context = browser.new_context(
         viewport=SIZES[size], is_mobile=size == "phone", has_touch=size == "phone"
     )
@@ -98,12 +100,15 @@ def test_a_shown_flashcard_answer_and_its_rating_buttons_are_on_screen(
         page.get_by_text("Show the answer").click()
         back = page.locator(".card-face.back")
         expect(back).to_be_focused()
+        front = page.locator(".card-face:not(.back)")
         off_screen = [
             element.inner_text().split()[0]
-            for element in [back, *page.locator("button[name=rating]").all()]
+            for element in [front, back, *page.locator("button[name=rating]").all()]
             if not element.evaluate(ON_SCREEN)
         ]
         assert not off_screen, f"card {number}: {off_screen} off screen"
+        strip_bottom = page.locator(".practice-strip").evaluate(BOX)["bottom"]
+        assert front.evaluate(BOX)["top"] >= strip_bottom, f"card {number}: front under the strip"
         page.get_by_role("button", name="Good").click()
     expect(page.get_by_role("heading", name="cards rated")).to_be_visible()
     context.close()
@@ -121,9 +126,8 @@ def test_a_long_flashcard_answer_is_shown_from_its_start(browser, live_server, s
     page.get_by_text("Show the answer").click()
     back = page.locator(".card-face.back")
     expect(back).to_be_focused()
-    box = "(element) => element.getBoundingClientRect()"
-    strip_bottom = page.locator(".practice-strip").evaluate(box)["bottom"]
-    assert strip_bottom <= back.evaluate(box)["top"] < 740
+    strip_bottom = page.locator(".practice-strip").evaluate(BOX)["bottom"]
+    assert strip_bottom <= back.evaluate(BOX)["top"] < 740
     context.close()
 
 
