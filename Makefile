@@ -35,10 +35,12 @@ setup: $(VENV)/.installed
 run: setup
 	$(BIN)/python manage.py runserver 127.0.0.1:8000
 
-# One process a core (pytest-xdist), each test file in one of them; PYTEST_ARGS='-n 0' runs
-# them all in this process (for a debugger).
+# One process a core (pytest-xdist). Each runs its tests in the order collected, so, as in one
+# process, the tests that empty the database (the live server's) come after those that roll back:
+# the data the migrations made (the Editors group) is there for the latter. PYTEST_ARGS='-n 0'
+# runs them all in this process (for a debugger).
 test: setup
-	$(BIN)/python -m pytest -n auto --dist loadfile $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n auto $(PYTEST_ARGS)
 
 # Refresh the pictures in docs/screenshots/ from the demo, drawn by Chromium.
 screenshots: setup
