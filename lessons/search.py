@@ -10,8 +10,8 @@ snippets by `snippet()`; no "did you mean".
 Both engines are asked the same question: the learner's words are parsed here once (quoted
 phrases, -word exclusions, plain words ANDed, the last one also as a prefix, common English
 words dropped as PostgreSQL's English configuration drops them) and written out for each
-engine, so the same content gives the same lessons whatever the database, and no input can be
-read as the engine's own syntax.
+engine, so the same content gives
+the same lessons whatever the database, and no input can be read as the engine's own syntax.
 """
 
 from __future__ import annotations
