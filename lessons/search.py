@@ -8,9 +8,8 @@ SQLite: an FTS5 table over the same columns, ranked by bm25 with weights in the 
 snippets by `snippet()`; no "did you mean".
 
 Both engines are asked the same question: the learner's words are parsed here once (quoted
-phrases, -word exclusions, plain words ANDed, the last one also as a prefix, common English
-words dropped as PostgreSQL's English configuration drops them) and written out for each
-engine, so the same content gives
+phrases, -word exclusions, plain words ANDed, common English words dropped as PostgreSQL's
+English configuration drops them) and written out for each engine, so the same content gives
 the same lessons whatever the database, and no input can be read as the engine's own syntax.
 """
 
@@ -19,7 +18,7 @@ from __future__ import annotations
 import difflib
 import re
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from html import unescape
 
 from django.contrib.postgres.search import (
@@ -79,9 +78,6 @@ class Terms:
     include: tuple[tuple[str, ...], ...] = ()
     exclude: tuple[tuple[str, ...], ...] = ()
     cut: bool = False  # words past MAX_TERMS were left out
-    # The last word typed also finds the words it begins ("pipe" finds pipeline), as the
-    # search box asks while the learner is still typing it.
-    prefix: bool = False
 
     def __bool__(self) -> bool:
         return bool(self.include)
@@ -93,21 +89,14 @@ class Terms:
     def fts5(self) -> str:
         """An FTS5 MATCH expression: every term a double-quoted string, so none of the
         learner's characters can be read as FTS5 syntax (AND, NEAR, *, ^, column filters)."""
-        wanted = " ".join(_fts5_string(term) for term in self.include) + "*" * self.prefix
+        wanted = " ".join(_fts5_string(term) for term in self.include)
         unwanted = "".join(f" NOT {_fts5_string(term)}" for term in self.exclude)
         return f"({wanted}){unwanted}"
 
     def websearch(self) -> str:
-        """The same terms for PostgreSQL's websearch_to_tsquery, but a last word asked for as
-        a prefix (`tsquery_prefix`)."""
-        whole = self.include[:-1] if self.prefix else self.include
-        wanted = [_websearch_term(term) for term in whole]
+        """The same terms for PostgreSQL's websearch_to_tsquery."""
+        wanted = [_websearch_term(term) for term in self.include]
         return " ".join(wanted + [f"-{_websearch_term(term)}" for term in self.exclude])
-
-    def tsquery_prefix(self) -> str:
-        """The last word as a prefix in to_tsquery's syntax ("pipe:*"), or "". Safe as it is:
-        a word is letters, digits and underscores only (WORD)."""
-        return f"{self.include[-1][0]}:*" if self.prefix else ""
 
 
 def _fts5_string(term: tuple[str, ...]) -> str:
@@ -124,15 +113,13 @@ def parse(text: str) -> Terms:
     it; characters that are not letters or digits only separate words."""
     include: list[tuple[str, ...]] = []
     exclude: list[tuple[str, ...]] = []
-    cut = prefix = False
+    cut = False
     for match in TOKEN.finditer(CONTROL.sub(" ", text)):
         minus = match.group(1) or match.group(3)
         words = tuple(
             w[:MAX_WORD_CHARS]
             for w in WORD.findall((match.group(2) or match.group(4) or "").lower())
         )
-        # Only a plain word of three letters or more, typed last, is read as a prefix.
-        prefix = False
         if not words or all(word in STOP_WORDS for word in words):
             continue
         if words in include or words in exclude:
@@ -141,8 +128,7 @@ def parse(text: str) -> Terms:
             cut = True
             break
         (exclude if minus else include).append(words)
-        prefix = bool(match.group(4)) and not minus and len(words) == 1 and len(words[0]) >= 3
-    return Terms(tuple(include), tuple(exclude), cut, prefix)
+    return Terms(tuple(include), tuple(exclude), cut)
 
 
 # ---- Reading the index ---------------------------------------------------------------------
@@ -234,10 +220,8 @@ def matching_lesson_ids(query: str, *, in_questions: bool = False, limit: int = 
     """The ids of the published lessons whose indexed text (title, summary, lesson, questions;
     or their questions alone) matches these words, up to `limit`: what the admin's lesson and
     question searches add to their own search of texts and ids, which also finds drafts (the
-    index holds published lessons only). Whole words only: those searches already find part
-    of a word in the texts they read, and a prefix here would add every lesson that uses a
-    word it begins ("Coun" is not a title about counting)."""
-    terms = replace(parse(query), prefix=False)
+    index holds published lessons only)."""
+    terms = parse(query)
     if not terms:
         return []
     engine = _postgres if connection.vendor == "postgresql" else _sqlite
@@ -247,11 +231,7 @@ def matching_lesson_ids(query: str, *, in_questions: bool = False, limit: int = 
 class _postgres:
     @staticmethod
     def _query(terms: Terms) -> SearchQuery:
-        whole = SearchQuery(terms.websearch(), search_type="websearch", config=CONFIG)
-        if not terms.prefix:
-            return whole
-        prefix = SearchQuery(terms.tsquery_prefix(), search_type="raw", config=CONFIG)
-        return whole & prefix if terms.websearch() else prefix
+        return SearchQuery(terms.websearch(), search_type="websearch", config=CONFIG)
 
     @classmethod
     def count(cls, terms: Terms) -> int:
