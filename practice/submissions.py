@@ -84,6 +84,24 @@ def new_nonce() -> str:
     return secrets.token_urlsafe(12)
 
 
+# A flashcard set's ratings say in their attempt key where in the set they were made, so that a
+# set left part-way can be taken up again from them: a card's showing in the set's run through
+# the cards, or its showing once more at the set's end after an Again. Other ratings of a card
+# (/review) are not the set's.
+SET_SHOWINGS = ("card", "again")
+
+
+def set_nonce(*, again: bool) -> str:
+    return f"{SET_SHOWINGS[again]}-{new_nonce()}"
+
+
+def set_showing(attempt_key: str) -> str | None:
+    """ "card" or "again" for a rating made in a flashcard set (`set_nonce`), else None."""
+    kind, _, nonce = attempt_key.partition(":")
+    showing = nonce.split("-", 1)[0]
+    return showing if kind == "once" and showing in SET_SHOWINGS else None
+
+
 def issue_for_round(
     *, lesson_id: int, question_id: int, round_key: str, step: int, order: list[int] | None = None
 ) -> str:

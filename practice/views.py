@@ -532,20 +532,23 @@ def _cards_again(raw: str, cards: list[Flashcard]) -> list[Flashcard]:
 def _set_left_off(
     cards: list[Flashcard], ratings: list[Review]
 ) -> tuple[int, list[Flashcard], int] | None:
-    """Where the learner's latest set of these cards stands, replayed from their ratings within
-    the sitting (oldest first): the position of its next card, the cards rated Again in it and
-    its first rating's id; None when no set is under way. A rating of the first card out of
-    turn begins a set; other ratings out of turn (the card in /review) leave it as it was."""
+    """Where the learner's latest set of these cards stands, replayed from the ratings made in
+    sets within the sitting (oldest first; not those of /review): the position of its next
+    card, the cards rated Again in it and its first rating's id; None when no set is under way.
+    A first showing of the first card begins a set; a rating out of turn leaves it as it was."""
     position, start = 0, 0
     again: list[Flashcard] = []
     by_id = {card.pk: card for card in cards}
     for rating in ratings:
         card = by_id.get(rating.flashcard_id or 0)
-        sequence = cards + again
-        if card is None or (card != sequence[position] and card != cards[0]):
+        showing = submissions.set_showing(rating.attempt)
+        if card is None or showing is None:
             continue
-        if card != sequence[position]:  # the first card again: a new set
+        if card == cards[0] and showing == "card":  # a set begins (again, from card 1)
             position, again = 0, []
+        sequence = cards + again
+        if card != sequence[position] or (showing == "again") != (position >= len(cards)):
+            continue
         if position == 0:
             start = rating.pk
         if position < len(cards) and rating.rating == scheduling.AGAIN:
@@ -615,7 +618,11 @@ def _flashcard_context(
             "practice": practice,
             "answer_seen": seen,
             "token": submissions.issue_once(
-                lesson_id=lesson.pk, kind="flashcard", item_id=card.pk, practice=practice
+                lesson_id=lesson.pk,
+                kind="flashcard",
+                item_id=card.pk,
+                practice=practice,
+                nonce=submissions.set_nonce(again=practice),
             ),
         } | _ratings(memory, now, practice=practice or seen)
     return context

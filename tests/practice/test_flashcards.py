@@ -388,3 +388,42 @@ def test_a_set_left_part_way_goes_on_where_it_stood_with_its_again_card(client, 
     with time_machine.travel(start + timedelta(hours=2), tick=False):
         html = client.get(url).content.decode()
     assert "Card 1 of" in html and "Going on with the set" not in html
+
+
+def test_card_1_rated_in_review_begins_no_set(client, demo):
+    """/review asks card 1 when it comes due: the lesson's flashcards do not then claim a set
+    the learner never began."""
+    url = flashcards_url(demo)
+    first_card = demo.flashcards.order_by("position").first()
+    client.post(url, {"token": form_token(client.get(url)), "rating": "1"})  # card 1: Again
+    with time_machine.travel(timezone.now() + timedelta(days=1, hours=1)):
+        review = client.get("/review")
+        assert review.context.get("card") == first_card
+        assert client.post("/review", {"token": form_token(review), "rating": "3"}).status_code
+        html = client.get(url).content.decode()
+    assert "Card 1 of" in html and "Going on with the set" not in html
+
+
+def test_starting_again_from_card_1_is_the_set_taken_up_later(client, demo):
+    """A set left before its card rated Again came back once more; "Start again from card 1",
+    two cards rated, the lesson, and back: the new set goes on at card 3."""
+    url = flashcards_url(demo)
+    cards = demo.flashcards.count()
+
+    def rate(page, rating: str):
+        data = {"token": form_token(page), "rating": rating}
+        for field, name in (("again", "again_ids"), ("set", "set_start")):
+            if page.context.get(name):
+                data[field] = page.context[name]
+        return client.get(client.post(url, data)["Location"])
+
+    page = client.get(url)
+    for rating in ["1"] + ["3"] * (cards - 1):
+        page = rate(page, rating)
+    assert "Once more: a card you rated Again" in page.content.decode()
+    assert "Once more" in client.get(url).content.decode()  # taken up at its end
+    page = client.get(f"{url}?card=1")
+    for _ in range(2):
+        page = rate(page, "3")
+    html = client.get(url).content.decode()
+    assert f"Card 3 of {cards}" in html and "Going on with the set you left" in html
