@@ -262,12 +262,17 @@ def answered_in_sitting(
     *, learner: Learner | None, question: Question | None, now: datetime
 ) -> bool:
     """Whether the learner answered this question within the sitting (sky.SITTING), and so was
-    shown its right answer: answering it again now is practice (services)."""
+    shown its right answer: answering it again now is practice, by the rule services applies
+    (a memory whose answer was seen; an editor's reset of the question's memories ends it)."""
     if learner is None or question is None:
         return False
-    return Review.objects.filter(
-        learner=learner, question=question, reviewed_at__gte=now - sky.SITTING
-    ).exists()
+    memory = (
+        Memory.objects.filter(learner=learner, question=question)
+        .with_answer_seen_since(now - sky.SITTING)
+        .only("pk")
+        .first()
+    )
+    return memory is not None and memory.answer_seen_at is not None
 
 
 def question_answers_in_sitting(*, learner: Learner, lesson: Lesson, now: datetime) -> list[Review]:

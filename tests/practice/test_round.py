@@ -11,6 +11,7 @@ from django.utils import timezone
 from django.utils.html import escape
 
 from lessons.models import Lesson
+from practice import services
 from practice.models import Learner, Memory, Review, Round, RoundProgress
 from practice.selectors.stars import day_words
 from tests.conftest import SEED_PATH
@@ -532,6 +533,20 @@ def test_each_question_answered_within_the_hour_says_its_answer_is_practice_with
     with time_machine.travel(start + timedelta(hours=2), tick=False):
         later = client.get(practice_url(demo) + "?new=1").content.decode()
     assert "Question 1 of 8" in later and SEEN_HINT not in later and 'name="guessed"' in later
+
+
+def test_a_question_whose_memories_an_editor_reset_counts_again_and_offers_i_guessed(client, demo):
+    """Its right answer changed (the editor chose to reset what learners remember of it), a
+    question answered minutes ago counts at once: the page says no "practice" of it."""
+    finish_round(client, demo, [True] * 8)
+    assert answer(client, demo, right=True).status_code == 302  # practice: answered minutes ago
+    question, _ = current_question(client, practice_url(demo))
+    assert SEEN_HINT in client.get(practice_url(demo)).content.decode()
+    services.question_memories_reset(question=question)
+    html = client.get(practice_url(demo)).content.decode()
+    assert SEEN_HINT not in html and 'name="guessed"' in html
+    answer(client, demo, right=True)
+    assert not Review.objects.filter(question=question).latest("reviewed_at").practice
 
 
 def test_every_question_links_to_a_report_about_it(client, demo):
