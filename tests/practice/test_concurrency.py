@@ -98,7 +98,8 @@ def rate_in_several_tabs_at_once(seed, *, rated_ago: timedelta) -> tuple[Memory,
     Review.objects.filter(flashcard=card).update(reviewed_at=F("reviewed_at") - rated_ago)
     Memory.objects.filter(flashcard=card).update(last_review=F("last_review") - rated_ago)
     rated_once = Memory.objects.get(flashcard=card)
-    tokens = [form_token(client.get(url)) for _ in range(THREADS)]
+    # card 1 again, in each tab (the set's own address would take it up at card 2)
+    tokens = [form_token(client.get(f"{url}?card=1")) for _ in range(THREADS)]
     responses = post_together(
         client.cookies["sessionid"].value, url, [{"token": t, "rating": "1"} for t in tokens]
     )
