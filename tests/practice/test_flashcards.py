@@ -14,6 +14,17 @@ def flashcards_url(lesson) -> str:
     return lesson.get_absolute_url() + "/flashcards"
 
 
+def rate(client, page, rating: str):
+    """Rate the card `page` shows, as its form posts (with the set's cards rated Again and its
+    start), and follow to the next page."""
+    url = page.context["lesson"].get_flashcards_url()
+    data = {"token": form_token(page), "rating": rating}
+    for field, name in (("again", "again_ids"), ("set", "set_start")):
+        if page.context.get(name):
+            data[field] = page.context[name]
+    return client.get(client.post(url, data)["Location"])
+
+
 def test_flashcards_show_the_front_with_the_back_behind_a_reveal(client, demo):
     response = client.get(flashcards_url(demo))
     html = response.content.decode()
@@ -357,18 +368,11 @@ def test_a_set_left_part_way_goes_on_where_it_stood_with_its_again_card(client, 
     cards = list(demo.flashcards.all())
     url = flashcards_url(demo)
 
-    def rate(page, rating: str):
-        data = {"token": form_token(page), "rating": rating}
-        for field, name in (("again", "again_ids"), ("set", "set_start")):
-            if page.context.get(name):
-                data[field] = page.context[name]
-        return client.get(client.post(url, data)["Location"])
-
     start = timezone.now()
     with time_machine.travel(start):  # time goes on: card 1's re-ask is an answer of its own
         page = client.get(url)
         for rating in ("1", "3", "3"):
-            page = rate(page, rating)
+            page = rate(client, page, rating)
         client.get(demo.get_absolute_url())
         page = client.get(url)
         html = page.content.decode()
@@ -376,15 +380,15 @@ def test_a_set_left_part_way_goes_on_where_it_stood_with_its_again_card(client, 
         assert f'href="{url}?card=1"' in html
         assert "Card 1 of" in client.get(f"{url}?card=1").content.decode()
         while page.context.get("card") is not None and not page.context["practice"]:
-            page = rate(page, "3")
+            page = rate(client, page, "3")
         assert page.context["card"] == cards[0]
         assert "Once more: a card you rated Again" in page.content.decode()
-        done = rate(page, "3")
+        done = rate(client, page, "3")
         assert f"All {len(cards)} cards rated" in done.content.decode()
         assert sum(n for _, n in done.context["summary"]["comes_back"]) == len(cards)
         assert "Card 1 of" in client.get(url).content.decode()  # the set is done: a new one
     with time_machine.travel(start + timedelta(minutes=10), tick=False):
-        rate(rate(client.get(url), "3"), "3")
+        rate(client, rate(client, client.get(url), "3"), "3")
     with time_machine.travel(start + timedelta(hours=2), tick=False):
         html = client.get(url).content.decode()
     assert "Card 1 of" in html and "Going on with the set" not in html
@@ -410,20 +414,13 @@ def test_starting_again_from_card_1_is_the_set_taken_up_later(client, demo):
     url = flashcards_url(demo)
     cards = demo.flashcards.count()
 
-    def rate(page, rating: str):
-        data = {"token": form_token(page), "rating": rating}
-        for field, name in (("again", "again_ids"), ("set", "set_start")):
-            if page.context.get(name):
-                data[field] = page.context[name]
-        return client.get(client.post(url, data)["Location"])
-
     page = client.get(url)
     for rating in ["1"] + ["3"] * (cards - 1):
-        page = rate(page, rating)
+        page = rate(client, page, rating)
     assert "Once more: a card you rated Again" in page.content.decode()
     assert "Once more" in client.get(url).content.decode()  # taken up at its end
     page = client.get(f"{url}?card=1")
     for _ in range(2):
-        page = rate(page, "3")
+        page = rate(client, page, "3")
     html = client.get(url).content.decode()
     assert f"Card 3 of {cards}" in html and "Going on with the set you left" in html
