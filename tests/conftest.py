@@ -40,6 +40,22 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def test_database_dropped_at_the_end(django_db_setup, django_db_blocker):
+    """On PostgreSQL, the test database can be dropped only when nothing else is connected to
+    it: a connection of a thread a test started (the live server's, another tab's) may still
+    be closing when a pytest-xdist process ends on a test that does not wait for it. Close them
+    first, so that the drop does not fail a run whose tests all passed."""
+    yield
+    if connection.vendor != "postgresql":
+        return
+    with django_db_blocker.unblock(), connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE datname = current_database() AND pid <> pg_backend_pid()"
+        )
+
+
 POSTGRES_RUN = "DATABASE_URL=postgres://postgres@127.0.0.1:5432/lightmysky_ci make test"
 POSTGRES_SKIP_REASON = f"needs PostgreSQL: {POSTGRES_RUN}"
 
