@@ -229,7 +229,7 @@ def practice_round(
         )
         # Before its first answer, a round says which answers would be practice (an answer
         # within the sitting of the last one: a /review set, a round just done).
-        recent = _lesson_answers_in_sitting(learner, lesson, now)
+        recent = selectors.question_answers_in_sitting(learner=learner, lesson=lesson, now=now)
         context["practice_until"] = stars.practice_until(recent, now)
         first = progress.current
         seen = first is not None and any(review.question_id == first.pk for review in recent)
@@ -350,8 +350,8 @@ def _question_form(
     lesson: Lesson, progress: RoundProgress, round_key: str, *, answer_seen: bool
 ) -> dict:
     """The round's current question, its token and choices; and whether its answer is practice
-    because the learner saw its right answer within the sitting (`answer_seen`), which the page
-    says, and then offers no "I guessed"."""
+    because the learner saw its right answer within the sitting (`answer_seen`, the page's
+    `practice`), which the page says, and then offers no "I guessed"."""
     question = progress.current
     if question is None:
         return {}
@@ -372,7 +372,6 @@ def _question_form(
         "token": token,
         "choices": choices,
         "practice": answer_seen,
-        "answer_seen": answer_seen,
     }
 
 
@@ -493,13 +492,12 @@ def flashcards(
         # of its sitting, and an old end would sum up none of them.
         return HttpResponseRedirect(url)
     position = max((small_int(request.GET.get("card")) or 1) - 1, 0)
-    learner = selectors.learner_for_request(request)
     left_off = None
-    if not request.GET and learner is not None:  # the set's own address, as the lesson links it
-        ratings = selectors.flashcard_set_ratings(
-            learner=learner, lesson=lesson, set_start=None, now=now
+    if not request.GET:  # the set's own address, as the lesson links it
+        learner = selectors.learner_for_request(request)
+        left_off = selectors.flashcard_set_left_off(
+            learner=learner, lesson=lesson, cards=cards, now=now
         )
-        left_off = _set_left_off(cards, ratings)
     if left_off is not None:  # a set left part-way within the sitting goes on where it stood
         position, again, set_start = left_off
     context = _flashcard_context(request, lesson, cards, position, again, set_start, now)
@@ -527,36 +525,6 @@ def _cards_again(raw: str, cards: list[Flashcard]) -> list[Flashcard]:
         if card is not None and card not in again:
             again.append(card)
     return again
-
-
-def _set_left_off(
-    cards: list[Flashcard], ratings: list[Review]
-) -> tuple[int, list[Flashcard], int] | None:
-    """Where the learner's latest set of these cards stands, replayed from the ratings made in
-    sets within the sitting (oldest first; not those of /review): the position of its next
-    card, the cards rated Again in it and its first rating's id; None when no set is under way.
-    A first showing of the first card begins a set; a rating out of turn leaves it as it was."""
-    position, start = 0, 0
-    again: list[Flashcard] = []
-    by_id = {card.pk: card for card in cards}
-    for rating in ratings:
-        card = by_id.get(rating.flashcard_id or 0)
-        showing = submissions.set_showing(rating.attempt)
-        if card is None or showing is None:
-            continue
-        if card == cards[0] and showing == "card":  # a set begins (again, from card 1)
-            position, again = 0, []
-        sequence = cards + again
-        if card != sequence[position] or (showing == "again") != (position >= len(cards)):
-            continue
-        if position == 0:
-            start = rating.pk
-        if position < len(cards) and rating.rating == scheduling.AGAIN:
-            again.append(card)
-        position += 1
-        if position == len(cards) + len(again):  # the set is done
-            position, again = 0, []
-    return (position, again, start) if position else None
 
 
 def _flashcards_url(url: str, number: int, again: list[Flashcard], set_start: int | None) -> str:
@@ -1185,12 +1153,5 @@ def _lesson_practice_until(learner: Learner | None, lesson: Lesson) -> datetime 
     answered within the sitting. A new round says so before its first question, the worksheet's
     answer page before the sheet is typed in and again after a mistake in it."""
     now = timezone.now()
-    return stars.practice_until(_lesson_answers_in_sitting(learner, lesson, now), now)
-
-
-def _lesson_answers_in_sitting(
-    learner: Learner | None, lesson: Lesson, now: datetime
-) -> list[Review]:
-    if learner is None:
-        return []
-    return selectors.question_answers_in_sitting(learner=learner, lesson=lesson, now=now)
+    recent = selectors.question_answers_in_sitting(learner=learner, lesson=lesson, now=now)
+    return stars.practice_until(recent, now)

@@ -26,7 +26,7 @@ from django.http import HttpRequest
 
 from lessons.models import Flashcard, Lesson, Question
 from lightmysky.lib.http import SiteRequest
-from practice import scheduling, sky
+from practice import scheduling, sky, submissions
 from practice.models import (
     LEARNER_PK_SESSION_KEY,
     LEARNER_SESSION_KEY,
@@ -275,8 +275,13 @@ def answered_in_sitting(
     return memory is not None and memory.answer_seen_at is not None
 
 
-def question_answers_in_sitting(*, learner: Learner, lesson: Lesson, now: datetime) -> list[Review]:
-    """The learner's answers to the lesson's questions within the sitting (sky.SITTING)."""
+def question_answers_in_sitting(
+    *, learner: Learner | None, lesson: Lesson, now: datetime
+) -> list[Review]:
+    """The learner's answers to the lesson's questions within the sitting (sky.SITTING); none
+    for a visitor."""
+    if learner is None:
+        return []
     return list(
         Review.objects.filter(
             learner=learner,
@@ -325,6 +330,40 @@ def flashcard_set_ratings(
     if set_start:
         ratings = ratings.filter(pk__gte=set_start)
     return list(ratings)
+
+
+def flashcard_set_left_off(
+    *, learner: Learner | None, lesson: Lesson, cards: list[Flashcard], now: datetime
+) -> tuple[int, list[Flashcard], int] | None:
+    """Where the learner's latest set of the lesson's cards stands, replayed from the ratings
+    made in sets within the sitting (oldest first; not those of /review): the position of its
+    next card, the cards rated Again in it and its first rating's id; None when no set is under
+    way. A first showing of the first card begins a set; a rating out of turn leaves it as it
+    was."""
+    if learner is None:
+        return None
+    ratings = flashcard_set_ratings(learner=learner, lesson=lesson, set_start=None, now=now)
+    position, start = 0, 0
+    again: list[Flashcard] = []
+    by_id = {card.pk: card for card in cards}
+    for rating in ratings:
+        card = by_id.get(rating.flashcard_id or 0)
+        showing = submissions.set_showing(rating.attempt)
+        if card is None or showing is None:
+            continue
+        if card == cards[0] and showing == "card":  # a set begins (again, from card 1)
+            position, again = 0, []
+        sequence = cards + again
+        if card != sequence[position] or (showing == "again") != (position >= len(cards)):
+            continue
+        if position == 0:
+            start = rating.pk
+        if position < len(cards) and rating.rating == scheduling.AGAIN:
+            again.append(card)
+        position += 1
+        if position == len(cards) + len(again):  # the set is done
+            position, again = 0, []
+    return (position, again, start) if position else None
 
 
 def due_answers_seen(*, learner: Learner, now: datetime) -> tuple[int, datetime | None]:
