@@ -489,10 +489,12 @@ class _ItemsLoad:
     def ask(self, kind: str, entry: PlanLine) -> None:
         self.result.asks.setdefault(kind, []).append(entry)
 
-    def match_and_drop(self, stored: list, items: list[dict[str, Any]]) -> tuple[dict, bool, bool]:
-        """The stored rows matched to the file's items (by key only), whether rows the file no
-        longer has were dropped, and whether the load may still write."""
-        existing = _match(stored, items)
+    def match_and_drop(
+        self, stored: list, items: list[dict[str, Any]], retired: list | None = None
+    ) -> tuple[dict, bool, bool]:
+        """The stored rows (and retired ones) matched to the file's items (by key only), whether
+        rows the file no longer has were dropped, and whether the load may still write."""
+        existing = _match(stored + (retired or []), items)
         before = len(self.problems.found)
         changed, asked = _drop_missing(self, stored, existing, items)
         return existing, changed, self.save and not asked and len(self.problems.found) == before
@@ -502,13 +504,26 @@ def _load_questions(load: _ItemsLoad, items: list[dict[str, Any]]) -> bool:
     """Questions matched by key: a question the file writes without one is new, so a row (and
     every learner's memory of it) never passes to another question by its place."""
     lesson, problems = load.lesson, load.problems
-    stored = list(lesson.questions.all()) if lesson.pk else []
-    existing, changed, save = load.match_and_drop(stored, items)
+    stored, retired = [], []
+    if lesson.pk:
+        stored = list(lesson.questions.all())
+        # A file from before "Replace this question" names the question it retired: it comes back.
+        retired = list(Question.everything.filter(lesson=lesson, retired_at__isnull=False))
+    existing, changed, save = load.match_and_drop(stored, items, retired)
     for item in items:
         where = f"question {item['position']}"
         line = item.get("line") or problems.line("end")
         question = existing.get(id(item))
-        if question is not None and question.position != item["position"]:
+        back = bool(question and question.retired_at)
+        if question and back:
+            what = f"the retired question “{_short(question.prompt)}” (key {question.key})"
+            load.plan(
+                line, where,
+                f"{what} will be brought back, with its answers; learners start it afresh",
+                f"{what} was brought back, with its answers; learners start it afresh",
+                learners=True,
+            )  # fmt: skip
+        elif question is not None and question.position != item["position"]:
             problems.add(
                 line,
                 where,
@@ -527,6 +542,8 @@ def _load_questions(load: _ItemsLoad, items: list[dict[str, Any]]) -> bool:
         }
         if item.get("key"):
             values["key"] = item["key"]
+        if back:
+            values |= {"retired_at": None, "position": item["position"]}
         item_changed, saved = _save_item(
             load, question, values, item, "question", where, line, save=save
         )
@@ -660,7 +677,7 @@ def _save_item(
         for name in fields:
             if name == "choices":
                 details += choice_changes(before["choices"], row.choices) or ["choices"]
-            elif name != "key":
+            elif name not in ("key", "retired_at"):
                 details.append(name.replace("_", " "))
         said = ", ".join(details)
         load.plan(line, where, f"will change: {said}", f"changed: {said}")

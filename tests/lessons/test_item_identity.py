@@ -185,3 +185,41 @@ def test_a_learner_mid_round_carries_on_after_a_question_is_replaced(editor_clie
     assert "You answered <strong>8 of 8</strong> right the first time." in end
     assert not Review.objects.filter(question_id=second.pk).exists()
     assert Review.objects.filter(question=demo.questions.get(position=2)).count() == 1
+
+
+def test_a_revision_from_before_a_replacement_brings_the_retired_question_back(editor_client, demo):
+    """The old version of a lesson names a question that "Replace this question" retired: its
+    restore (and an upload of a file saved before) brings that question back, by its key, and
+    asks about the replacement learners answered since; never an error page."""
+    old_learner, new_learner = Client(), Client()
+    finish_round(old_learner, demo, [True] * 8)
+    eighth = demo.questions.get(position=8)
+    before = demo.revisions.first()
+    data = change_page_data(editor_client, demo)
+    index = next(n for n in range(8) if data[f"questions-{n}-id"] == eighth.pk)
+    data = replaced_question_data(data, index) | {f"questions-{index}-replace": "on"}
+    assert editor_client.post(CHANGE.format(demo.pk), data | {"_replace": "yes"}).status_code == 302
+    replacement = demo.questions.get(position=8)
+    answer(new_learner, demo, right=True)
+    finish_round(new_learner, demo, [True] * 7)
+    assert Review.objects.filter(question=replacement).count() == 1
+
+    url = f"/admin/lessons/lesson/{demo.pk}/revisions/{before.pk}/restore/"
+    preview = editor_client.get(url)
+    html = preview.content.decode().replace("&#x27;", "'")
+    assert preview.status_code == 200
+    assert f"(key {eighth.key}) will be brought back" in html
+    assert f"(key {replacement.key}) is left out and has 1 answer from 1 learner" in html
+    assert demo.questions.get(position=8).pk == replacement.pk  # looking changes nothing
+
+    assert editor_client.post(url, {"missing": "retire"}).status_code == 302
+    back = demo.questions.get(position=8)
+    assert back.pk == eighth.pk and back.retired_at is None and back.key == eighth.key
+    assert Question.everything.get(pk=replacement.pk).retired_at is not None
+    assert Review.objects.filter(question=eighth).count() == 1  # its answers came back with it
+    assert Review.objects.filter(question=replacement).count() == 1
+    assert demo.questions.count() == 8
+    # Learners start the question brought back afresh: it asks again, unlit, in the sky.
+    table = old_learner.get("/sky/table").content.decode()
+    rows = re.findall(r'<th scope="row">Question (\d+)</th><td>([^<]*)</td>', table)
+    assert rows[7][1].startswith("unlit")

@@ -420,3 +420,36 @@ def test_no_input_refuses_with_the_plan_even_at_a_terminal(demo, tmp_path, monke
     message = refused(tmp_path, "--no-input")
     assert "will be created" in message and "--allow-retire or --allow-delete" in message
     assert not Question.objects.filter(prompt="A new prompt?").exists()
+
+
+def test_a_file_from_before_a_question_was_replaced_brings_it_back(
+    demo,
+    tmp_path,
+    editor_client,  # noqa: F811
+):
+    """The editors' review of 2026-12-06: a file exported before "Replace this question" names
+    the retired question's key; its check and its import bring that question back in place of
+    the replacement (nobody answered it, so it goes), instead of failing on the key."""
+    answer(Client(), demo, right=True)
+    first = demo.questions.get(position=1)
+    export(tmp_path)
+    data = change_page_data(editor_client, demo)
+    index = next(n for n in range(8) if data[f"questions-{n}-id"] == first.pk)
+    data[f"questions-{index}-prompt"] = "A question written in place of the first one?"
+    data[f"questions-{index}-replace"] = "on"
+    data["_replace"] = "yes"
+    assert editor_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data).status_code == 302
+    replacement = demo.questions.get(position=1)
+    assert replacement.pk != first.pk
+
+    check = import_lessons(tmp_path, "--check", "--force")
+    assert f"(key {first.key}) will be brought back, with its answers" in check
+    assert f"(key {replacement.key}) is left out and will be deleted" in check
+    assert demo.questions.get(position=1).pk == replacement.pk
+
+    out = import_lessons(tmp_path, "--force")
+    assert f"(key {first.key}) was brought back" in out
+    back = demo.questions.get(position=1)
+    assert (back.pk, back.retired_at, back.prompt) == (first.pk, None, first.prompt)
+    assert not Question.everything.filter(pk=replacement.pk).exists()
+    assert Review.objects.filter(question=first).count() == 1
