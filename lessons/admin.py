@@ -680,6 +680,10 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
                         pending.rewritten.append(rewritten)
                         if rewritten["decided"] != "same":
                             pending.unconfirmed = True
+                        if rewritten["decided"] != "new" and (
+                            reset := memory_reset_row(question_form)
+                        ):  # reworded, its right answer may still be another choice
+                            pending.resets.append(reset)
                     elif reset := memory_reset_row(question_form):
                         pending.resets.append(reset)
         if pending.resets and request.POST.get(MEMORY_DECISION) not in ("reset", "keep"):

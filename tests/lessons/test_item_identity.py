@@ -223,3 +223,32 @@ def test_a_revision_from_before_a_replacement_brings_the_retired_question_back(e
     table = old_learner.get("/sky/table").content.decode()
     rows = re.findall(r'<th scope="row">Question (\d+)</th><td>([^<]*)</td>', table)
     assert rows[7][1].startswith("unlit")
+
+
+def test_a_reworded_question_whose_right_answer_moved_asks_about_memory_too(editor_client, demo):
+    """The editors' walk of 2026-12-06: a new prompt and the tick moved to another choice, called
+    "the same question, reworded", kept learners' memory of the old right answer unasked."""
+    learner = Client()
+    finish_round(learner, demo, [True] * 8)
+    eighth = demo.questions.get(position=8)
+    data = change_page_data(editor_client, demo)
+    index = next(n for n in range(8) if data[f"questions-{n}-id"] == eighth.pk)
+    prefix = f"questions-{index}-"
+    data[prefix + "prompt"] = "Which plan finishes a step first, counting overlap only once?"
+    right = slot_of_right(data, prefix)
+    other = 0 if right else 1
+    data.pop(f"{prefix}choice_{right}_correct")
+    data[f"{prefix}choice_{right}_why"] = "It is not the answer any more."
+    data[f"{prefix}choice_{other}_correct"] = "on"
+
+    html = editor_client.post(CHANGE.format(demo.pk), data).content.decode()
+    assert "Is this the same question, reworded, or a new one?" in html
+    assert "The right answer changes on 1 question learners remember" in html
+    assert "Reset their memory and save" in html
+
+    same = data | {f"_rewritten_{eighth.pk}": "same", "_memory": "reset"}
+    assert editor_client.post(CHANGE.format(demo.pk), same).status_code == 302
+    reworded = Question.objects.get(pk=eighth.pk)
+    assert reworded.prompt.startswith("Which plan finishes")
+    assert not Memory.objects.filter(question=reworded).exists()
+    assert Review.objects.filter(question=reworded).count() == 1
