@@ -594,6 +594,14 @@ def choice_errors(choices: object) -> list[str]:
             errors.append(f"Choice {number}'s explanation must be text.")
         if not isinstance(choice.get("id", ""), str):
             errors.append(f"Choice {number}'s id must be text.")
+    if not errors:
+        right = {" ".join(c["text"].split()).casefold() for c in choices if c["correct"]}
+        for number, choice in enumerate(choices, start=1):
+            if not choice["correct"] and " ".join(choice["text"].split()).casefold() in right:
+                errors.append(
+                    f"Choice {number} is wrong but reads the same as a right choice: a learner "
+                    "who picks it would be told the answer is the very text they chose."
+                )
     return errors
 
 

@@ -11,7 +11,7 @@ from django.contrib.messages import get_messages
 from django.core.management import call_command
 from django.test import Client
 
-from lessons.models import Lesson
+from lessons.models import Lesson, Question
 from practice.models import Memory, Review
 from tests.conftest import SEED_PATH
 from tests.factories import make_area, make_lesson
@@ -284,6 +284,22 @@ def test_editing_a_typo_in_a_choice_keeps_memories(editor_client, demo):
         == 302
     )
     assert Memory.objects.filter(question=question).count() == 1
+
+
+def test_a_wrong_choice_that_reads_as_a_right_one_is_refused(editor_client, demo):
+    """The editors' walk of 2026-12-06: a wrong copy of the right choice was published, and a
+    learner who picked it was told "Not quite. The answer is …" their own text."""
+    question = demo.questions.get(position=1)
+    data = question_page_data(editor_client, question)
+    right = next(n for n in range(6) if data.get(f"choice_{n}_correct"))
+    wrong = 0 if right else 1
+    data[f"choice_{wrong}_text"] = "  " + data[f"choice_{right}_text"].upper() + " "
+    page = editor_client.post(f"/admin/lessons/question/{question.pk}/change/", data)
+    assert page.status_code == 200
+    assert (
+        f"Choice {wrong + 1} is wrong but reads the same as a right choice" in page.content.decode()
+    )
+    assert Question.objects.get(pk=question.pk).choices == question.choices
 
 
 def test_editors_cannot_manage_accounts(editor_client):
