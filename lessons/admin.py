@@ -1127,8 +1127,8 @@ def apply_memory_decision(model_admin, request: HttpRequest, rows: list[dict]) -
     reset = sum(learner_data.forget(row["question"]) for row in rows)
     model_admin.message_user(
         request,
-        f"The right answer changed on question {numbers}: {reset} learner"
-        f"{'s' if reset != 1 else ''}' memory of it was reset; their answers are kept.",
+        f"The right answer changed on question {numbers}: "
+        f"{services.learners_possessive(reset)} memory of it was reset; their answers are kept.",
         messages.WARNING,
     )
 

@@ -609,24 +609,26 @@ def _right_answer_changed(
     was = _quoted([c["text"] for c in before if c.get("correct")])
     now = _quoted([c["text"] for c in question.choices if c.get("correct")])
     change = f"the right answer changes from {was} to {now}"
-    learners = f"{remembering} learner{'s' if remembering != 1 else ''}"
+    learners = learners_possessive(remembering)
     if load.memories == "keep":
         load.plan(
-            line, where, f"{change}; {learners}' memory of it will be kept",
-            f"{change}; {learners}' memory of it kept", learners=True,
+            line, where, f"{change}; {learners} memory of it will be kept",
+            f"{change}; {learners} memory of it kept", learners=True,
         )  # fmt: skip
         return
     if load.memories is None:
+        remember = f"{remembering} learner{'s remember' if remembering != 1 else ' remembers'}"
         entry = load.plan(
-            line, where, f"{change}; {learners} remember it: reset or keep their memory?",
+            line, where, f"{change}; {remember} it: reset or keep their memory?",
             f"{change}", learners=True,
         )  # fmt: skip
         load.ask("memories", entry)
         return
     reset = learner_data.forget(question) if saved else remembering
     load.plan(
-        line, where, f"{change}; {learners}' memory of it will be reset (answers kept)",
-        f"{change}; {reset} learners' memory of it reset (their answers are kept)", learners=True,
+        line, where, f"{change}; {learners} memory of it will be reset (answers kept)",
+        f"{change}; {learners_possessive(reset)} memory of it reset (their answers are kept)",
+        learners=True,
     )  # fmt: skip
 
 
@@ -756,6 +758,11 @@ def _drop_missing(
             else:
                 row.delete()
     return True, refused
+
+
+def learners_possessive(count: int) -> str:
+    """ "1 learner's" or "3 learners'", before "memory"."""
+    return f"{count} learner's" if count == 1 else f"{count} learners'"
 
 
 def _short(text: str, words: int = 12) -> str:

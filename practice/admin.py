@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, TypedDict
 from django.contrib import admin
 from django.db.models import F, QuerySet
 from django.http import HttpRequest
+from django.template.defaultfilters import pluralize
 from django.utils.html import format_html, format_html_join
 
 from lessons.admin import LessonAdmin, QuestionAdmin, percent_of, warning_list
@@ -177,10 +178,12 @@ class QuestionWithAnalyticsAdmin(QuestionAdmin):
     @admin.display(description="Summary")
     def how_learners_do(self, question: QuestionWithStats) -> str:
         return format_html(
-            "{} attempts by {} learners; right the first time: {}; forgot after knowing: {}; "
+            "{} attempt{} by {} learner{}; right the first time: {}; forgot after knowing: {}; "
             "mean difficulty (1-10, from the scheduler's memory model): {}.",
             question.attempts,
+            pluralize(question.attempts),
             question.learners,
+            pluralize(question.learners),
             self.right_first_time(question),
             question.lapses,
             self.mean_difficulty(question),
@@ -190,9 +193,15 @@ class QuestionWithAnalyticsAdmin(QuestionAdmin):
     def choice_picks(self, question: QuestionWithStats) -> str:
         rows = format_html_join(
             "",
-            "<li>{} {}: picked {} time(s){}</li>",
+            "<li>{} {}: picked {} time{}{}</li>",
             (
-                (c["letter"], c["text"], c["picks"], " (correct)" if c["correct"] else "")
+                (
+                    c["letter"],
+                    c["text"],
+                    c["picks"],
+                    pluralize(c["picks"]),
+                    " (correct)" if c["correct"] else "",
+                )
                 for c in analytics.choice_picks(question)
             ),
         )

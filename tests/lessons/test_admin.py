@@ -158,7 +158,7 @@ def test_question_analytics_show_how_learners_do(editor_client, demo):
         "3 attempts by 3 learners; right the first time: 33% of 3; forgot after knowing: 0" in html
     )
     wrong_letter = next(c["letter"] for c in first.labelled_choices if not c["correct"])
-    assert f"<li>{wrong_letter} " in html and "picked 2 time(s)" in html
+    assert f"<li>{wrong_letter} " in html and "picked 2 times" in html
     listing = editor_client.get("/admin/lessons/question/", {"o": "4"}).content.decode()  # by share
     rows = listing.split("<tr")
     assert "33% of 3" in listing and "100% of 3" in listing

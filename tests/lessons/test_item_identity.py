@@ -100,7 +100,7 @@ def test_replace_this_question_retires_the_old_one_with_its_answers(editor_clien
     page = editor_client.post(CHANGE.format(demo.pk), data)
     html = page.content.decode()
     assert page.status_code == 200 and "Replace 1 question learners answered?" in html
-    assert "its 1 answer from 1 learner stay with it" in html
+    assert "its 1 answer from 1 learner stays with it" in html
     assert Question.objects.get(pk=eighth.pk).prompt == eighth.prompt  # nothing saved yet
 
     done = editor_client.post(CHANGE.format(demo.pk), data | {"_replace": "yes"})

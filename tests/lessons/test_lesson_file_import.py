@@ -176,14 +176,14 @@ def test_an_import_resets_memory_only_when_the_right_answer_really_changes(demo,
     path.write_text(swap_verdicts(path.read_text(), right, "C" if right != "C" else "B"))
     asked = refused(tmp_path)  # not a tty: the import asks by refusing, with its plan
     assert re.search(
-        r":\d+: question 1: the right answer changes from “.*” to “.*”; 1 learner remember it: "
+        r":\d+: question 1: the right answer changes from “.*” to “.*”; 1 learner remembers it: "
         r"reset or keep their memory\?",
         asked,
     ), asked
     assert "--reset-memories or --keep-memories" in asked and Memory.objects.count() == 1
     out = import_lessons(tmp_path, "--reset-memories")
     assert re.search(
-        r":\d+: question 1: the right answer changes from .*; 1 learners' memory of it reset", out
+        r":\d+: question 1: the right answer changes from .*; 1 learner's memory of it reset", out
     ), out
     assert Memory.objects.filter(question=first).count() == 0
     assert Review.objects.filter(question=first).count() == 1
@@ -365,7 +365,7 @@ def test_keep_memories_keeps_them_when_the_right_answer_changes(demo, tmp_path):
     right = first.correct_letters[0]
     path.write_text(swap_verdicts(path.read_text(), right, "C" if right != "C" else "B"))
     out = import_lessons(tmp_path, "--keep-memories")
-    assert "1 learner' memory of it kept" in out
+    assert "1 learner's memory of it kept" in out
     assert Memory.objects.filter(question=first).count() == 1
 
 

@@ -219,7 +219,7 @@ def test_a_restore_that_changes_a_right_answer_asks_about_learners_memory(editor
 
     url = f"/admin/lessons/lesson/{demo.pk}/revisions/{imported.pk}/restore/"
     html = editor_client.get(url).content.decode()
-    assert "the right answer changes from" in html and "1 learner remember it" in html
+    assert "the right answer changes from" in html and "1 learner remembers it" in html
     # The editor kept their memory when they saved: the restore keeps it unless told otherwise.
     assert 'name="memories" value="keep" id="id_memories_keep" checked' in html
     assert editor_client.post(url, {"memories": "keep"}).status_code == 302

@@ -87,11 +87,11 @@ def test_imported_answers_do_not_move_the_editors_statistics(client, demo):
     admin.force_login(editor)
     page = f"/admin/lessons/question/{question.pk}/change/"
     before = admin.get(page).content.decode()
-    assert "1 attempts by 1 learners" in before
+    assert "1 attempt by 1 learner" in before
     for _ in range(3):
         upload(Client(), progress_document(progress_item(question, 5)))
     after = admin.get(page).content.decode()
-    assert "1 attempts by 1 learners; right the first time: 0% of 1" in after
+    assert "1 attempt by 1 learner; right the first time: 0% of 1" in after
     assert "picked 5 time(s)" not in after
 
 
