@@ -204,7 +204,9 @@ class LessonFilters(Schema):
     page_size: int = Field(20, ge=1, le=100)
 
 
-@router.get("/lessons", response=LessonPage, summary="List and search published lessons")
+@router.get(
+    "/lessons", response={200: LessonPage, 422: Error}, summary="List and search published lessons"
+)
 def list_lessons(request: HttpRequest, filters: Query[LessonFilters]):
     lessons = Lesson.objects.for_listing()
     if filters.subject:
@@ -261,7 +263,7 @@ class SearchResults(Schema):
 
 @router.get(
     "/search",
-    response=SearchResults,
+    response={200: SearchResults, 422: Error},
     summary="Search published lessons by words, best match first",
     description="The site's own search: the title counts most, then the summary, the lesson's "
     "text and its questions. The search page's Markdown twin gives the same as Markdown.",
@@ -330,7 +332,7 @@ def list_questions(request: HttpRequest, public_id: str):
 
 @router.post(
     "/lessons/{public_id}/questions/{number}/check",
-    response={200: CheckOut, 400: Error, 404: Error, 429: Error},
+    response={200: CheckOut, 400: Error, 404: Error, 422: Error, 429: Error},
     summary="Check an answer; nothing is stored",
 )
 def check_answer(request: HttpRequest, public_id: str, number: int, body: AnswerIn):

@@ -49,12 +49,23 @@ def rate_limited(request: HttpRequest, error: RateLimited):
 @api.exception_handler(ValidationError)
 def validation_error(request: HttpRequest, error: ValidationError):
     problems = "; ".join(
-        f"{'.'.join(str(p) for p in e.get('loc', []))}: {e.get('msg', 'is not valid')}"
+        f"{'.'.join(str(p) for p in _field_path(e.get('loc', [])))}: {e.get('msg', 'is not valid')}"
         for e in error.errors
     )
     return api.create_response(
         request, {"detail": f"The request is not valid: {problems}."}, status=422
     )
+
+
+def _field_path(loc) -> list:
+    """Where a problem is, as the client wrote it: "answer" for ("body", "body", "answer"),
+    "q" for ("query", "q"), without django-ninja's source and parameter names."""
+    loc = list(loc)
+    if loc[:1] in (["query"], ["path"]):
+        return loc[1:]
+    if loc[:1] == ["body"]:
+        return loc[2:] or loc[1:]
+    return loc
 
 
 @api.exception_handler(RequestDataTooBig)

@@ -88,6 +88,23 @@ def test_bad_requests_get_json_messages(client, demo, url, body, status, message
     assert message in response.json()["detail"]
 
 
+def test_an_answer_of_the_wrong_shape_names_the_field_and_its_status_is_documented(client, demo):
+    """The learners' walk of 2026-12-06: {"answer": "B"} got an undocumented 422 that spoke of
+    "body.body.answer"."""
+    url = f"/api/v1/lessons/{SEED}/questions/1/check"
+    response = client.post(url, {"answer": "B"}, content_type="application/json")
+    detail = response.json()["detail"]
+    assert response.status_code == 422
+    assert detail == "The request is not valid: answer: Input should be a valid list."
+    check = client.get("/openapi.json").json()["paths"][
+        "/api/v1/lessons/{public_id}/questions/{number}/check"
+    ]
+    assert "422" in check["post"]["responses"]
+    search = client.get("/api/v1/search", {"q": "a" * 2001})
+    assert search.status_code == 422 and search.json()["detail"].startswith("The request is not")
+    assert "q: " in search.json()["detail"] and "query" not in search.json()["detail"]
+
+
 def test_unknown_and_draft_lessons_are_404_json(client, db):
     draft = make_lesson(status=Lesson.Status.DRAFT)
     for public_id in ("mt_0000000000", draft.public_id):
