@@ -242,7 +242,11 @@ def lessons_load(
             before_history[lesson.public_id] = lesson_to_markdown(lesson)
         if not is_new and not force:
             _refuse_conflict(lesson, item, problems)
+        subject_existed = Subject.objects.filter(slug=item.get("subject") or "").exists()
         subject = _subject(item, update_subjects, problems)
+        area_existed = (
+            subject_existed and subject.areas.filter(slug=item.get("area") or "").exists()
+        )
         area = _area(subject, item, update_subjects, problems)
         values = {name: item[name] for name in LESSON_FIELDS if name in item}
         if "objectives" in item:
@@ -271,6 +275,14 @@ def lessons_load(
         load = _ItemsLoad(
             lesson, problems, result, notes, save=lesson_ok, memories=memories, missing=missing
         )
+        # A slug mistyped in a file makes a subject or area of its own: say so before it does.
+        for kind, row, existed in (
+            ("subject", subject, subject_existed),
+            ("area", area, area_existed),
+        ):
+            if row.pk and not existed:
+                what = f"a new {kind} “{row.name}” ({row.slug})"
+                load.plan(problems.line(kind), kind, f"{what} will be created", f"{what} created")
         if is_new:
             load.plan(
                 1, "lesson", "a new lesson will be created",

@@ -453,3 +453,16 @@ def test_a_file_from_before_a_question_was_replaced_brings_it_back(
     assert (back.pk, back.retired_at, back.prompt) == (first.pk, None, first.prompt)
     assert not Question.everything.filter(pk=replacement.pk).exists()
     assert Review.objects.filter(question=first).count() == 1
+
+
+def test_a_mistyped_subject_is_named_as_a_new_subject_before_it_is_made(demo, tmp_path):
+    """The editors' walk of 2026-12-06: a typo in a file's subject made a new subject (and area)
+    and moved the published lesson into it; the plan said only "will change: subject, area"."""
+    path = seed_file(export(tmp_path), demo)
+    path.write_text(path.read_text().replace('subject: "computing"', 'subject: "computnig"'))
+    check = import_lessons(tmp_path, "--check")
+    assert re.search(r":\d+: subject: a new subject “.*” \(computnig\) will be created", check)
+    assert re.search(rf":\d+: area: a new area “.*” \({demo.area.slug}\) will be created", check)
+    assert not Subject.objects.filter(slug="computnig").exists()
+    out = import_lessons(tmp_path)
+    assert re.search(r"subject: a new subject “.*” \(computnig\) created", out)
