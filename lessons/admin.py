@@ -1018,15 +1018,20 @@ class QuestionAdmin(FiltersByLesson, AsksBeforeLosingLearnerData):
     search_fields = ["prompt", "choices", "explanation", "lesson__title", "=lesson__public_id"]
     search_help_text = (
         "Finds words in the prompt, the choices, the reasons and the explanation, the lesson's "
-        "title, or a lesson's id (mt_…); and, through the site's search index, the questions of "
-        "published lessons whose questions use these words in any form (bubbles, bubble)."
+        "title, or a lesson's id (mt_…). When the words as typed are in no question, it lists "
+        "the questions of the published lessons whose questions use them in another form "
+        "(bubbles, bubble), through the site's search index."
     )
     readonly_fields = ["item_checks"]
 
     def get_search_results(self, request, queryset, search_term):
         found, duplicates = super().get_search_results(request, queryset, search_term)
-        if indexed := search.matching_lesson_ids(search_term, in_questions=True):
-            found = found | queryset.filter(lesson_id__in=indexed)
+        # The index is a lesson's: what it adds is every question of a lesson, so only when the
+        # words as typed found none (otherwise those few would drown among the lesson's eight).
+        if not found.exists() and (
+            indexed := search.matching_lesson_ids(search_term, in_questions=True)
+        ):
+            found = queryset.filter(lesson_id__in=indexed)
         return found, duplicates
 
     class Media:

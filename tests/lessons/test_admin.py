@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import re
 
 import pytest
 from django.contrib.admin.models import LogEntry
@@ -560,3 +561,26 @@ def test_an_uploaded_file_with_slips_lists_each_with_its_line(editor_client, dem
         "bad.md:1: file: is not UTF-8 text: the byte 0xFF at the start of the line is not "
         "UTF-8. Save the file as UTF-8"
     ) in html
+
+
+def listed_questions(client, term: str) -> set[int]:
+    html = client.get("/admin/lessons/question/", {"q": term}).content.decode()
+    return {int(pk) for pk in re.findall(r'href="/admin/lessons/question/(\d+)/change/', html)}
+
+
+def test_the_question_search_lists_the_questions_with_the_words(editor_client, demo):
+    """The editors' walk of 2026-12-06: a word in one choice listed every question of its lesson
+    (the search index is a lesson's); the words as typed list only the questions that hold them,
+    and the index helps only when they are in none (another form of the word)."""
+    word = "microbatches"
+    holding = {
+        q.pk
+        for q in Question.objects.all()
+        if word in f"{q.prompt} {q.explanation} {q.choices}".lower()
+    }
+    assert 0 < len(holding) < demo.questions.count()
+    assert listed_questions(editor_client, word) == holding
+    assert not any("microbatched" in f"{q.prompt} {q.choices}" for q in Question.objects.all())
+    assert listed_questions(editor_client, "microbatched") == set(
+        demo.questions.values_list("pk", flat=True)
+    )
