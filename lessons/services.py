@@ -233,6 +233,14 @@ def lessons_load(
                 )
                 continue
             sources[pid] = problems.source
+        elif len(same := _lessons_with_its_slug(item)) > 1:
+            problems.add(
+                problems.line("title"),
+                "public_id",
+                f"{' and '.join(same)} in this subject have this file's slug: add the public_id "
+                "of the lesson it is about",
+            )
+            continue
         lesson = existing_lesson(item)
         is_new = lesson is None
         lesson = lesson or Lesson(public_id=item.get("public_id") or new_public_id())
@@ -413,6 +421,14 @@ def existing_lesson(item: dict[str, Any]) -> Lesson | None:
         return Lesson.objects.filter(public_id=item["public_id"]).first()
     slug = item.get("slug") or slugify(item.get("title", ""))
     return Lesson.objects.filter(subject__slug=item.get("subject"), slug=slug).first()
+
+
+def _lessons_with_its_slug(item: dict[str, Any]) -> list[str]:
+    """The public ids of the lessons a file without a public id could be about (by subject and
+    slug): more than one when two lessons share a title, and then the file is ambiguous."""
+    slug = item.get("slug") or slugify(item.get("title", ""))
+    lessons = Lesson.objects.filter(subject__slug=item.get("subject"), slug=slug)
+    return list(lessons.order_by("pk").values_list("public_id", flat=True)[:3])
 
 
 def _refuse_conflict(lesson: Lesson, item: dict[str, Any], problems: _Problems) -> None:

@@ -466,3 +466,18 @@ def test_a_mistyped_subject_is_named_as_a_new_subject_before_it_is_made(demo, tm
     assert not Subject.objects.filter(slug="computnig").exists()
     out = import_lessons(tmp_path)
     assert re.search(r"subject: a new subject “.*” \(computnig\) created", out)
+
+
+def test_a_file_that_two_lessons_of_the_same_title_could_be_is_refused(demo, tmp_path):
+    """The editors' walk of 2026-12-06: two lessons in a subject can share a title (and so a
+    slug); a file without a public id then matched one of them, unsaid which."""
+    path = seed_file(export(tmp_path), demo)
+    text = re.sub(r'public_id: "[^"]*"\n', "", path.read_text())
+    path.write_text(text.replace(demo.heading, "A heading changed in the file"))
+    twin = Lesson.objects.get(pk=demo.pk)
+    twin.pk, twin.public_id = None, "mt_0twin00000"
+    twin.save()
+    message = refused(tmp_path)
+    assert f"{demo.public_id} and mt_0twin00000 in this subject have this file's slug" in message
+    assert "add the public_id of the lesson it is about" in message
+    assert not Lesson.objects.filter(heading="A heading changed in the file").exists()
