@@ -132,3 +132,12 @@ def test_a_several_answer_question_is_right_only_with_every_right_choice_and_no_
         "API": api_check(lesson, question, letters).json()["correct"],
     }
     assert graded_right == dict.fromkeys(graded_right, right)
+
+
+def test_the_markdown_twin_says_which_questions_take_every_right_answer(client, db):
+    """The editors' walk of 2026-12-06: the page says "Choose every answer that applies" and
+    the twin an agent reads did not, though the API grades the same way."""
+    several = client.get(lesson_whose_questions_take_two_answers().get_absolute_url() + ".md")
+    assert several.content.decode().count("Choose every answer that applies.") == 8
+    single = client.get(make_lesson(slug="one-answer").get_absolute_url() + ".md")
+    assert single.status_code == 200 and b"Choose every answer" not in single.content
