@@ -86,6 +86,14 @@ def test_a_title_alone_cannot_be_published(editor_client):
     assert not Lesson.objects.exists()
 
 
+def test_the_checklist_of_a_published_lesson_says_it_is_published(editor_client, demo):
+    page = editor_client.get(f"/admin/lessons/lesson/{demo.pk}/change/").content.decode()
+    assert "Published: every line holds" in checklist(page)
+    Lesson.objects.filter(pk=demo.pk).update(status=Lesson.Status.DRAFT)
+    page = editor_client.get(f"/admin/lessons/lesson/{demo.pk}/change/").content.decode()
+    assert "Ready to publish" in checklist(page)
+
+
 def test_each_line_of_the_checklist_links_to_its_place(editor_client, demo):
     third = demo.questions.get(position=3)
     wrong = next(c for c in third.labelled_choices if not c["correct"])
