@@ -128,3 +128,10 @@ def test_the_answers_feedback_reports_the_question_just_answered_with_what_was_c
         {"kind": "wrong_fact", "question": str(review.question.position), "message": message},
     )
     assert ProblemReport.objects.get().question == review.question
+
+
+def test_the_report_form_names_each_question_as_it_reads(client, demo):
+    """The editors' walk of 2026-12-06: the drop-down showed a prompt's Markdown marks."""
+    demo.questions.filter(position=2).update(prompt="Which stage waits **longest**, and `why`?")
+    page = client.get(REPORT).content.decode()
+    assert '<option value="2">Question 2: Which stage waits longest, and why?</option>' in page
