@@ -15,6 +15,8 @@ from django.shortcuts import redirect
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils import timezone
+from django.utils.formats import date_format
+from django.utils.text import capfirst
 
 from lessons import learner_data, services
 from lessons.files import LessonFileError, lesson_to_markdown, markdown_to_lesson
@@ -184,7 +186,7 @@ def restore_view(model_admin, request: HttpRequest, pk: int, revision_pk: int) -
     if not model_admin.has_change_permission(request, lesson):
         raise PermissionDenied
     when = timezone.localtime(revision.created_at)
-    source = f"revision of {when:%Y-%m-%d %H:%M:%S}"
+    source = f"revision of {date_format(when, 'DATETIME_FORMAT')}"  # as the History says it
     # What the page asks comes preselected with what keeps learners' data: their memory kept,
     # an answered question retired (its answers kept), so a restore never takes more than the
     # editor chose, here or on an earlier save.
@@ -227,7 +229,9 @@ def restore_view(model_admin, request: HttpRequest, pk: int, revision_pk: int) -
             if result.updated
             else f"The {source} matches the lesson: nothing changed."
         )
-        said = [f"{line.where}: {line.past}" for line in result.plan if line.touches_learners]
+        said = [
+            f"{capfirst(line.where)}: {line.past}." for line in result.plan if line.touches_learners
+        ]
         model_admin.message_user(request, " ".join([done, *said]), messages.SUCCESS)
         return redirect(reverse("admin:lessons_lesson_change", args=[lesson.pk]))
     context |= _restore_preview(lesson, revision, document, answers)

@@ -4,6 +4,7 @@ two, and a restore that goes through an import's checks."""
 from __future__ import annotations
 
 import io
+import re
 
 from django.contrib.admin.models import LogEntry
 from django.core.management import call_command
@@ -131,6 +132,8 @@ def test_restoring_a_revision_shows_the_changes_then_restores_through_the_import
     restored = demo.revisions.first()
     assert (restored.source, restored.author.username) == ("restore", "ada")
     assert restored.note.startswith("Restored the revision of")
+    # Said as the History says a moment ("6 Dec 2026, 7:25 p.m."), not as a timestamp.
+    assert re.fullmatch(r"Restored the revision of \d+ \w{3} \d{4}, .*", restored.note)
     assert LogEntry.objects.filter(object_id=str(demo.pk), user__username="ada").count() == 2
 
 
