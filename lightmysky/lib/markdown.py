@@ -285,7 +285,11 @@ def render_inline_markdown(source: str) -> str:
 
 # text_join off: an escaped character stays a token of its own, so a `**` left in a text token
 # is one the editor typed unescaped, and that no other `**` closed.
-_loss_parser = MarkdownIt("commonmark", {"html": True}).enable("table").disable("text_join")
+# Every link as written too: one to javascript: is no link to a renderer that refuses it, and
+# would pass unsaid.
+_loss_parser = (
+    _SeesLinksAsWritten("commonmark", {"html": True}).enable("table").disable("text_join")
+)
 _LATEX = re.compile(r"\\\(|\\\)|\\\[|\\\]")
 _UNCLOSED_STRONG = re.compile(r"\*{2,}")
 
@@ -378,8 +382,8 @@ def _inline_losses(token, *, inline: bool) -> list[tuple[int, str]]:
                 losses.append(
                     (
                         line,
-                        f"A link to {href[:80]} is dropped: links go to http, https or mailto "
-                        "addresses.",
+                        f"A link to {href[:80]} is not made (its text is shown as typed): links "
+                        "go to http, https or mailto addresses.",
                     )
                 )
         elif child.type == "html_inline":

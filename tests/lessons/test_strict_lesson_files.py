@@ -207,6 +207,12 @@ def test_a_byte_order_mark_opening_a_file_is_dropped_but_one_inside_is_refused(d
         ("body", "<script>alert(1)</script>", "HTML (<script>alert(1)</script>) is shown as typed"),
         ("example", "![diagram](bucket.png)", "An image (“diagram”) is dropped, with its text"),
         ("recap", "Take **5 tokens", "This ** is never closed, so it is shown as typed"),
+        (
+            "tip",
+            "[click](javascript:alert(3))",
+            "A link to javascript:alert(3) is not made (its text is shown as typed)",
+        ),
+        ("body", "[files](ftp://example.org/a)", "A link to ftp://example.org/a is not made"),
     ],
 )
 def test_markdown_that_will_not_show_as_written_is_a_warning_with_its_line(
