@@ -278,6 +278,16 @@ def test_an_empty_search_says_what_to_do(client, demo):
     assert "too common to search for" in html
 
 
+def test_a_half_typed_word_is_told_that_search_matches_whole_words(client, demo):
+    """The learners' walk of 2026-12-06: live search said "No published lesson matches" on the
+    way to "parallelism" ("paral") with no word on why; it matches whole words."""
+    assert demo.title in hit_blocks(client.get("/search", {"q": "parallelism"}).content.decode())
+    html = client.get("/search", {"q": "paral"}, headers={"HX-Request": "true"}).content.decode()
+    assert "No published lesson matches those words. Search matches whole words: finish a word" in (
+        html
+    )
+
+
 ODD = [
     '"',
     '""',
