@@ -133,16 +133,23 @@ class ProgressItem:
 # Reading a file ---------------------------------------------------------------------------------
 
 
+# What every value this site would never have written means to a learner.
+EDITED = "That file was changed after this site exported it: "
+NOT_A_PROGRESS_FILE = (
+    "That file is not a LightMySky progress file (version 1, 2 or 3, with a list of items)."
+)
+
+
 class _Checker:
     """Reads one field after another, failing with the place and the rule that was broken."""
 
     def __init__(self, where: str, data: object, now: datetime) -> None:
         if not isinstance(data, dict):
-            raise BadSubmission(f"{where} must be an object.")
+            raise BadSubmission(f"{EDITED}{where} is not an entry of its list.")
         self.where, self.data, self.now = where, data, now
 
     def fail(self, name: str, rule: str) -> NoReturn:
-        raise BadSubmission(f"{self.where}: “{name}” {rule}.")
+        raise BadSubmission(f"{EDITED}{self.where}: “{name}” {rule}.")
 
     def string(self, name: str, pattern: re.Pattern | None = None, max_length: int = 64) -> str:
         value = self.data.get(name)
@@ -208,7 +215,8 @@ def read_upload(upload, *, now: datetime) -> list[ProgressItem]:
         document = json.loads(upload.read().decode("utf-8-sig"))
     except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):
         raise BadSubmission(
-            "That file is not a LightMySky progress file: it is not JSON."
+            "That file is not a LightMySky progress file: it is not JSON, the form this site "
+            "exports (a file cut short, or saved again by another program, is not)."
         ) from None
     except ValueError:  # an integer too long for Python to read
         raise BadSubmission(
@@ -240,6 +248,8 @@ def _refuse_unstorable_text(document: object) -> None:
 
 
 def read_document(document: object, *, now: datetime) -> list[ProgressItem]:
+    if not isinstance(document, dict):
+        raise BadSubmission(NOT_A_PROGRESS_FILE)
     top = _Checker("The file", document, now)
     version = top.data.get("version")
     items_data = top.data.get("items")
@@ -248,9 +258,7 @@ def read_document(document: object, *, now: datetime) -> list[ProgressItem]:
         or version not in READABLE_VERSIONS
         or not isinstance(items_data, list)
     ):
-        raise BadSubmission(
-            "That file is not a LightMySky progress file (version 1, 2 or 3, with a list of items)."
-        )
+        raise BadSubmission(NOT_A_PROGRESS_FILE)
     top.moment("exported_at")
     items = [_read_item(number, item, now) for number, item in enumerate(items_data, 1)]
     keys = [(item.lesson, item.kind, item.key) for item in items]

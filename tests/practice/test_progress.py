@@ -172,11 +172,16 @@ def valid_document(client, demo) -> dict:
     [
         (lambda d: b"not json at all", "it is not JSON"),
         (lambda d: {"hello": "world"}, "not a LightMySky progress file"),
+        (lambda d: [d], "not a LightMySky progress file (version 1, 2 or 3"),
+        (lambda d: d | {"items": [1]}, "changed after this site exported it: Item 1 is not an"),
         (lambda d: d | {"version": 4}, "not a LightMySky progress file"),
         (lambda d: d["items"][0].update(stability=-1) or d, "“stability” must be a number"),
         (lambda d: d["items"][0].update(difficulty=11) or d, "“difficulty” must be a number"),
         (lambda d: d["items"][0].update(state="asleep") or d, "“state” must be learning"),
-        (lambda d: d["items"][0].update(kind="flashcard") or d, "“kind” must be"),
+        (
+            lambda d: d["items"][0].update(kind="flashcard") or d,
+            "That file was changed after this site exported it: Item 1: “kind” must be",
+        ),
         (lambda d: d["items"][0].update(lesson="<script>") or d, "“lesson” is not in the expected"),
         (lambda d: d["items"][0]["reviews"][0].update(rating=5) or d, "“rating” must be a whole"),
         (
