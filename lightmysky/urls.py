@@ -7,6 +7,7 @@ from lightmysky.api import api_urls, openapi_json
 from lightmysky.sitemaps import sitemap_section, sitemap_xml
 
 handler400 = "lightmysky.views.bad_request"
+handler403 = "lightmysky.views.permission_denied"
 handler404 = "lightmysky.views.not_found"
 handler500 = "lightmysky.views.server_error"
 

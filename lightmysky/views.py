@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.contrib import admin
 from django.http import (
     HttpRequest,
     HttpResponse,
@@ -114,6 +115,15 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     if request.path.startswith(API_PREFIX):
         return error_response("The request is not valid.", 400)
     return defaults.bad_request(request, exception)
+
+
+def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """An editor refused in the admin is told so in the admin, with its menu, not on a page of
+    the learners' site."""
+    if request.path.startswith(reverse("admin:index")) and request.user.is_staff:
+        context = admin.site.each_context(request) | {"title": "Not allowed"}
+        return render(request, "admin/403.html", context, status=403)
+    return defaults.permission_denied(request, exception)
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

@@ -307,6 +307,17 @@ def test_editors_cannot_manage_accounts(editor_client):
     assert editor_client.get("/admin/auth/user/").status_code == 403
 
 
+def test_an_editor_refused_in_the_admin_is_told_so_in_the_admin(editor_client, demo):
+    """The editors' walk of 2026-12-06: deleting a subject answered with the learners' "You
+    cannot do that here" page and its menu, inside the admin."""
+    page = editor_client.get(f"/admin/lessons/subject/{demo.subject.pk}/delete/")
+    html = page.content.decode()
+    assert page.status_code == 403
+    assert "Your account may not do this" in html and 'href="/admin/"' in html
+    assert "Back to the lessons" not in html
+    assert Client().get("/admin/lessons/subject/").status_code == 302  # signed out: to sign in
+
+
 def test_create_editor_refuses_a_short_password(db):
     from django.core.management.base import CommandError
 
