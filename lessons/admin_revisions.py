@@ -230,7 +230,9 @@ def restore_view(model_admin, request: HttpRequest, pk: int, revision_pk: int) -
             else f"The {source} matches the lesson: nothing changed."
         )
         said = [
-            f"{capfirst(line.where)}: {line.past}." for line in result.plan if line.touches_learners
+            f"{capfirst(line.where)}: {line.past.rstrip('.')}."
+            for line in result.plan
+            if line.touches_learners
         ]
         model_admin.message_user(request, " ".join([done, *said]), messages.SUCCESS)
         return redirect(reverse("admin:lessons_lesson_change", args=[lesson.pk]))

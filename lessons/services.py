@@ -538,11 +538,16 @@ def _load_questions(load: _ItemsLoad, items: list[dict[str, Any]]) -> bool:
         # A file from before "Replace this question" names the question it retired: it comes back.
         retired = list(Question.everything.filter(lesson=lesson, retired_at__isnull=False))
     existing, changed, save = load.match_and_drop(stored, items, retired)
+    # The places of the questions the file keeps, as they are in the admin now.
+    kept_at = {row.position: row for row in existing.values() if row.retired_at is None}
     for item in items:
         where = f"question {item['position']}"
         line = item.get("line") or problems.line("end")
         question = existing.get(id(item))
         back = bool(question and question.retired_at)
+        holder = kept_at.get(item["position"])
+        if (question is None or back) and holder is not None:
+            continue  # the file has the holder elsewhere: a reorder, refused on its own line
         if question and back:
             what = f"the retired question “{_short(question.prompt)}” (key {question.key})"
             load.plan(
@@ -707,10 +712,10 @@ def _save_item(
         for name in fields:
             if name == "choices":
                 details += choice_changes(before["choices"], row.choices) or ["choices"]
-            elif name not in ("key", "retired_at"):
+            elif name not in ("key", "retired_at"):  # a question brought back says so itself
                 details.append(name.replace("_", " "))
-        said = ", ".join(details)
-        load.plan(line, where, f"will change: {said}", f"changed: {said}")
+        if said := ", ".join(details):
+            load.plan(line, where, f"will change: {said}", f"changed: {said}")
     if saved and is_new and not item.get("key"):
         load.result.assigned.append(AssignedKey(problems.source, line, kind, row.key))
     return changed, saved

@@ -382,8 +382,8 @@ def _inline_losses(token, *, inline: bool) -> list[tuple[int, str]]:
                 losses.append(
                     (
                         line,
-                        f"A link to {href[:80]} is not made (its text is shown as typed): links "
-                        "go to http, https or mailto addresses.",
+                        f"A link to {href[:80]} is not made: links go to http, https or "
+                        "mailto addresses.",
                     )
                 )
         elif child.type == "html_inline":

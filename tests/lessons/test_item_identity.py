@@ -252,3 +252,31 @@ def test_a_reworded_question_whose_right_answer_moved_asks_about_memory_too(edit
     assert reworded.prompt.startswith("Which plan finishes")
     assert not Memory.objects.filter(question=reworded).exists()
     assert Review.objects.filter(question=reworded).count() == 1
+
+
+def test_a_revision_from_before_a_replacement_and_a_reorder_is_refused_not_failed(
+    editor_client, demo
+):
+    """The diff review of 2026-12-06: replace question 3, then move the replacement to 5 and
+    question 5 to 3; the earlier revision puts the retired question back at 3, where question
+    5 now is. The restore says which question moved, instead of failing on the place."""
+    before = demo.revisions.first()
+    third, fifth = demo.questions.get(position=3), demo.questions.get(position=5)
+    data = change_page_data(editor_client, demo)
+    index = next(n for n in range(8) if data[f"questions-{n}-id"] == third.pk)
+    data = replaced_question_data(data, index) | {f"questions-{index}-replace": "on"}
+    assert editor_client.post(CHANGE.format(demo.pk), data).status_code == 302
+    data = change_page_data(editor_client, demo)
+    moves = {"3": "5", "5": "3"}
+    for n in range(8):
+        position = str(data[f"questions-{n}-position"])
+        data[f"questions-{n}-position"] = moves.get(position, position)
+    assert editor_client.post(CHANGE.format(demo.pk), data).status_code == 302
+    assert demo.questions.get(position=3).pk == fifth.pk
+
+    url = f"/admin/lessons/lesson/{demo.pk}/revisions/{before.pk}/restore/"
+    html = editor_client.get(url).content.decode()
+    assert f"question {fifth.key} is at position 3 in the admin and 5 in the file" in html
+    assert editor_client.post(url, {"missing": "retire"}).status_code == 400
+    assert demo.questions.get(position=3).pk == fifth.pk
+    assert Question.everything.get(pk=third.pk).retired_at is not None

@@ -444,6 +444,7 @@ def test_a_file_from_before_a_question_was_replaced_brings_it_back(
 
     check = import_lessons(tmp_path, "--check", "--force")
     assert f"(key {first.key}) will be brought back, with its answers" in check
+    assert not re.search(r"will change: *$", check, re.MULTILINE)  # nothing else changes
     assert f"(key {replacement.key}) is left out and will be deleted" in check
     assert demo.questions.get(position=1).pk == replacement.pk
 
