@@ -482,3 +482,15 @@ def test_a_file_that_two_lessons_of_the_same_title_could_be_is_refused(demo, tmp
     assert f"{demo.public_id} and mt_0twin00000 in this subject have this file's slug" in message
     assert "add the public_id of the lesson it is about" in message
     assert not Lesson.objects.filter(heading="A heading changed in the file").exists()
+
+
+def test_a_new_question_at_the_place_of_one_the_file_moves_is_refused_not_failed(demo, tmp_path):
+    """A keyless new question 3 where the file moves question 3 (by its key) to 5: the move is
+    refused on its line, and the new question is not saved over the place it still holds."""
+    third, fifth = demo.questions.get(position=3), demo.questions.get(position=5)
+    path = seed_file(export(tmp_path), demo)
+    text = path.read_text().replace(f"::: question 3 {third.key}", "::: question 3")
+    path.write_text(text.replace(f"::: question 5 {fifth.key}", f"::: question 5 {third.key}"))
+    message = refused(tmp_path, "--check")
+    assert f"question {third.key} is at position 3 in the admin and 5 in the file" in message
+    assert demo.questions.get(position=3).pk == third.pk
