@@ -225,7 +225,7 @@ def restore_view(model_admin, request: HttpRequest, pk: int, revision_pk: int) -
             context["problems"] = getattr(error, "problems", [])
             return TemplateResponse(request, TEMPLATE, context, status=400)
         done = (
-            f"Restored the {source}."
+            f"Restored the {source}".removesuffix(".") + "."  # "… 8 p.m." takes no second one
             if result.updated
             else f"The {source} matches the lesson: nothing changed."
         )

@@ -127,6 +127,9 @@ def test_restoring_a_revision_shows_the_changes_then_restores_through_the_import
 
     response = editor_client.post(url)
     assert response.status_code == 302
+    said = editor_client.get(response["Location"]).content.decode()
+    message = re.search(r"Restored the revision of \d+ \w{3} \d{4}, [^<]*", said)
+    assert message and ".." not in message[0], message
     demo.refresh_from_db()
     assert demo.title == old_title
     restored = demo.revisions.first()
