@@ -318,7 +318,8 @@ def test_a_new_code_replaces_the_old_one_and_the_code_page_says_so(client, demo)
     page = client.post("/progress/transfer")
     second = page.context["transfer_code"]
     assert (
-        "It works once, within 24 hours, and only until you make another code."
+        "It works once, within 24 hours, and only until you make another code: reloading "
+        "this page makes another, so keep it open until the other device has used it."
         in page.content.decode()
     )
     # The first code's QR code, scanned: it says at once that the code no longer works.
