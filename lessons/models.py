@@ -727,10 +727,6 @@ class ProblemReport(models.Model):
     def can_move_to(self, status: str) -> bool:
         return status in self.MOVES[self.Status(self.status)]
 
-    @property
-    def is_open(self) -> bool:
-        return self.status in self.OPEN
-
 
 class ContentVersion(models.Model):
     """One row whose number goes up whenever published content may have changed.
