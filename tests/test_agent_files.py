@@ -107,6 +107,15 @@ def test_agent_instructions_give_the_call_for_each_job(client, demo):
     assert f"POST {SITE}/api/v1/lessons/{{id}}/questions/{{number}}/check" in text
 
 
+def test_agents_are_told_that_a_learner_sees_other_letters(client, demo):
+    """The learners' walk of 2026-12-06: the twin's "the answer is B" is another letter on the
+    learner's screen, where each learner's choices come in an order of their own."""
+    twin = client.get(demo.get_absolute_url() + ".md").content.decode()
+    instructions = client.get("/agent-instructions.md").content.decode()
+    assert "name a choice by its words when you talk with a learner" in twin
+    assert "with a learner name a choice by its words, not by its letter" in instructions
+
+
 def test_auth_and_pricing_say_it_plainly(client, db):
     assert "no API keys" in client.get("/auth.md").content.decode()
     assert "LightMySky is free" in client.get("/pricing.md").content.decode()
