@@ -9,7 +9,7 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from lightmysky.settings import database_from_url
-from tests.test_site import run_django_check
+from tests.test_site import CHECK_DATABASE_URL, run_django_check
 
 
 def test_a_sqlite_url_with_three_slashes_is_relative_and_with_four_absolute():
@@ -56,7 +56,7 @@ PRODUCTION = {
     "SECRET_KEY": "k" * 60,
     "ALLOWED_HOSTS": "lightmysky.example.org",
     "SITE_URL": "https://lightmysky.example.org",
-    "DATABASE_URL": "sqlite:////tmp/lightmysky-settings-check.sqlite3",
+    "DATABASE_URL": CHECK_DATABASE_URL,
 }
 
 

@@ -1,8 +1,11 @@
 from __future__ import annotations
 
+import atexit
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -11,6 +14,11 @@ from django.test import override_settings
 from lightmysky.settings import database_from_url
 
 ROOT = Path(__file__).resolve().parent.parent
+# A folder of this test process's own (pytest-xdist's workers never share the file), removed
+# when the process ends; manage.py check in production mode needs a database to name.
+_CHECK_FOLDER = tempfile.mkdtemp(prefix="lightmysky-check-")
+atexit.register(shutil.rmtree, _CHECK_FOLDER, ignore_errors=True)
+CHECK_DATABASE_URL = f"sqlite:///{_CHECK_FOLDER}/check.sqlite3"
 
 
 def run_django_check(*command: str, **env: str) -> subprocess.CompletedProcess:
@@ -39,7 +47,7 @@ def test_without_debug_but_with_a_secret_key_the_site_starts():
         SECRET_KEY="x" * 60,
         ALLOWED_HOSTS="example.org",
         SITE_URL="https://example.org",
-        DATABASE_URL="sqlite:////tmp/lightmysky-site-check.sqlite3",
+        DATABASE_URL=CHECK_DATABASE_URL,
     )
     assert result.returncode == 0, result.stderr
 
@@ -51,7 +59,7 @@ def test_debug_is_off_unless_asked_for():
         "from django.conf import settings; print('debug', settings.DEBUG)",
         SECRET_KEY="x" * 60,
         SITE_URL="https://example.org",
-        DATABASE_URL="sqlite:////tmp/lightmysky-site-check.sqlite3",
+        DATABASE_URL=CHECK_DATABASE_URL,
     )
     assert "debug False" in shown.stdout, shown.stderr
 
