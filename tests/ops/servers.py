@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -28,6 +30,11 @@ def deploy(env: dict[str, str], *, root: Path = ROOT) -> None:
     manage(env, "load_demo", root=root)
 
 
+# One folder a test process, outside the project, removed when the process ends.
+STATIC_ROOT = tempfile.mkdtemp(prefix="lightmysky-ops-static-")
+atexit.register(shutil.rmtree, STATIC_ROOT, ignore_errors=True)
+
+
 def production_env(database_url: str, **extra: str) -> dict[str, str]:
     """The environment of a production deployment behind a TLS-ending proxy, on loopback."""
     env = {k: v for k, v in os.environ.items() if not k.startswith(("DJANGO_", "PYTEST"))}
@@ -39,8 +46,7 @@ def production_env(database_url: str, **extra: str) -> dict[str, str]:
         "SITE_URL": "http://127.0.0.1",
         "SECURE_SSL_REDIRECT": "0",
         "SECURE_COOKIES": "0",
-        # One folder per test run, under the system's temporary folder, not in the project.
-        "STATIC_ROOT": str(Path(tempfile.gettempdir()) / f"lightmysky-ops-static-{os.getpid()}"),
+        "STATIC_ROOT": STATIC_ROOT,
         "LOG_LEVEL": "WARNING",
     }
     return env | extra
