@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import difflib
-import html
 import re
 from dataclasses import dataclass, field
 from typing import cast
@@ -15,7 +14,7 @@ from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import UploadedFile
 from django.forms.models import BaseInlineFormSet
 from django.urls import reverse
-from django.utils.html import format_html, strip_tags
+from django.utils.html import format_html
 from django.utils.safestring import mark_safe
 from django.utils.text import capfirst, slugify
 
@@ -29,7 +28,7 @@ from lessons.models import (
     with_choice_ids,
 )
 from lightmysky.lib.invisible import invisible_characters
-from lightmysky.lib.markdown import render_inline_markdown
+from lightmysky.lib.markdown import plain_text, render_inline_markdown
 
 CHOICE_SLOTS = 6
 LETTERS = "ABCDEF"
@@ -699,9 +698,9 @@ class ReportForm(forms.Form):
         super().__init__(*args, **kwargs)
         cast(forms.ChoiceField, self.fields["question"]).choices = [
             ("", "The lesson in general")
-        ] + [(q.position, f"Question {q.position}: {_plain(q.prompt)[:70]}") for q in questions]
+        ] + [(q.position, f"Question {q.position}: {_as_read(q.prompt)[:70]}") for q in questions]
 
 
-def _plain(inline_markdown: str) -> str:
+def _as_read(prompt: str) -> str:
     """A prompt as it reads on the page, without its Markdown marks (for a drop-down's text)."""
-    return html.unescape(strip_tags(render_inline_markdown(inline_markdown)))
+    return plain_text(render_inline_markdown(prompt))

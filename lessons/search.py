@@ -19,7 +19,6 @@ import difflib
 import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
-from html import unescape
 
 from django.contrib.postgres.search import (
     SearchHeadline,
@@ -32,11 +31,11 @@ from django.contrib.postgres.search import (
 from django.db import connection, models, transaction
 from django.db.models import F, Func, Value
 from django.db.models.functions import Concat, Greatest
-from django.utils.html import escape, strip_tags
+from django.utils.html import escape
 from django.utils.safestring import SafeString, mark_safe
 
 from lessons.models import Lesson, Question, SearchEntry
-from lightmysky.lib.markdown import text_for_twin
+from lightmysky.lib.markdown import plain_text, text_for_twin
 
 CONFIG = "english"
 PER_PAGE = 20
@@ -351,10 +350,6 @@ class _sqlite:
 # ---- Writing the index ---------------------------------------------------------------------
 
 
-def _plain(html: str) -> str:
-    return " ".join(unescape(strip_tags(html)).split())
-
-
 def _clean(text: str) -> str:
     return " ".join(CONTROL.sub(" ", text).split())
 
@@ -364,11 +359,11 @@ def entry_fields(lesson, questions: Iterable) -> dict[str, str]:
     body_parts = [
         lesson.heading,
         lesson.objectives,
-        _plain(lesson.body_html),
-        _plain(lesson.example_html),
-        _plain(lesson.tip_html),
-        _plain(lesson.recap_html),
-        _plain(lesson.transcript_html),
+        plain_text(lesson.body_html),
+        plain_text(lesson.example_html),
+        plain_text(lesson.tip_html),
+        plain_text(lesson.recap_html),
+        plain_text(lesson.transcript_html),
     ]
     question_parts = []
     for question in questions:

@@ -233,7 +233,7 @@ def lessons_load(
                 )
                 continue
             sources[pid] = problems.source
-        elif len(same := _lessons_with_its_slug(item)) > 1:
+        elif len(same := _public_ids(_lessons_by_subject_and_slug(item)[:3])) > 1:
             problems.add(
                 problems.line("title"),
                 "public_id",
@@ -250,12 +250,8 @@ def lessons_load(
             before_history[lesson.public_id] = lesson_to_markdown(lesson)
         if not is_new and not force:
             _refuse_conflict(lesson, item, problems)
-        subject_existed = Subject.objects.filter(slug=item.get("subject") or "").exists()
-        subject = _subject(item, update_subjects, problems)
-        area_existed = (
-            subject_existed and subject.areas.filter(slug=item.get("area") or "").exists()
-        )
-        area = _area(subject, item, update_subjects, problems)
+        subject, subject_made = _subject(item, update_subjects, problems)
+        area, area_made = _area(subject, item, update_subjects, problems)
         values = {name: item[name] for name in LESSON_FIELDS if name in item}
         if "objectives" in item:
             values["objectives"] = "\n".join(item["objectives"])
@@ -284,11 +280,8 @@ def lessons_load(
             lesson, problems, result, notes, save=lesson_ok, memories=memories, missing=missing
         )
         # A slug mistyped in a file makes a subject or area of its own: say so before it does.
-        for kind, row, existed in (
-            ("subject", subject, subject_existed),
-            ("area", area, area_existed),
-        ):
-            if row.pk and not existed:
+        for kind, row, made in (("subject", subject, subject_made), ("area", area, area_made)):
+            if made:
                 what = f"a new {kind} “{row.name}” ({row.slug})"
                 load.plan(problems.line(kind), kind, f"{what} will be created", f"{what} created")
         if is_new:
@@ -419,16 +412,18 @@ def existing_lesson(item: dict[str, Any]) -> Lesson | None:
     slug (so importing a new lesson's file twice does not make two lessons)."""
     if item.get("public_id"):
         return Lesson.objects.filter(public_id=item["public_id"]).first()
-    slug = item.get("slug") or slugify(item.get("title", ""))
-    return Lesson.objects.filter(subject__slug=item.get("subject"), slug=slug).first()
+    return _lessons_by_subject_and_slug(item).first()
 
 
-def _lessons_with_its_slug(item: dict[str, Any]) -> list[str]:
-    """The public ids of the lessons a file without a public id could be about (by subject and
-    slug): more than one when two lessons share a title, and then the file is ambiguous."""
+def _lessons_by_subject_and_slug(item: dict[str, Any]):
+    """The lessons a file without a public id could be about: more than one when two lessons
+    of its subject share a title (and so a slug), and then the file is ambiguous."""
     slug = item.get("slug") or slugify(item.get("title", ""))
-    lessons = Lesson.objects.filter(subject__slug=item.get("subject"), slug=slug)
-    return list(lessons.order_by("pk").values_list("public_id", flat=True)[:3])
+    return Lesson.objects.filter(subject__slug=item.get("subject"), slug=slug).order_by("pk")
+
+
+def _public_ids(lessons) -> list[str]:
+    return list(lessons.values_list("public_id", flat=True))
 
 
 def _refuse_conflict(lesson: Lesson, item: dict[str, Any], problems: _Problems) -> None:
@@ -457,13 +452,15 @@ def _refuse_conflict(lesson: Lesson, item: dict[str, Any], problems: _Problems) 
     )
 
 
-def _subject(item: dict[str, Any], update: bool, problems: _Problems) -> Subject:
+def _subject(item: dict[str, Any], update: bool, problems: _Problems) -> tuple[Subject, bool]:
+    """The file's subject, and whether this load made it (a slug no subject had)."""
     if not item.get("subject"):
-        return Subject()
+        return Subject(), False
     subject = Subject.objects.filter(slug=item["subject"]).first()
     if subject is not None and not update:
-        return subject
+        return subject, False
     subject = subject or Subject(slug=item["subject"])
+    new = subject.pk is None
     values = {"name": item.get("subject_name") or subject.name or item["subject"]}
     if "subject_description" in item:
         values["description"] = item["subject_description"]
@@ -472,25 +469,29 @@ def _subject(item: dict[str, Any], update: bool, problems: _Problems) -> Subject
     _save_if_changed(
         subject, values, problems, line_of=lambda name: line, prefix="subject ", save=False
     )
-    if len(problems.found) == before and (subject.pk is None or update):
+    if len(problems.found) == before and (new or update):
         subject.save()
-    return subject
+    return subject, new and subject.pk is not None
 
 
-def _area(subject: Subject, item: dict[str, Any], update: bool, problems: _Problems) -> Area:
+def _area(
+    subject: Subject, item: dict[str, Any], update: bool, problems: _Problems
+) -> tuple[Area, bool]:
+    """The file's area, and whether this load made it."""
     if not item.get("area") or subject.pk is None:
-        return Area()
+        return Area(), False
     area = Area.objects.filter(subject=subject, slug=item["area"]).first()
     if area is not None and not update:
-        return area
+        return area, False
     area = area or Area(subject=subject, slug=item["area"])
+    new = area.pk is None
     values = {"name": item.get("area_name") or area.name or item["area"]}
     line = problems.line("area")
     before = len(problems.found)
     _save_if_changed(area, values, problems, line_of=lambda name: line, prefix="area ", save=False)
     if len(problems.found) == before:
         area.save()
-    return area
+    return area, new and area.pk is not None
 
 
 @dataclass

@@ -7,6 +7,7 @@ from functools import lru_cache
 from html import unescape
 
 import nh3
+from django.utils.html import strip_tags
 from markdown_it import MarkdownIt
 
 # Raw HTML in the source is escaped by the parser; nh3 then keeps only the tags Markdown makes.
@@ -96,11 +97,16 @@ _FIRST_PARAGRAPH = re.compile(r"<p>(.*?)</p>", re.S)
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[^\s.!?])")
 
 
+def plain_text(html: str) -> str:
+    """Rendered text as its reader sees it: no tags, entities read, spaces collapsed."""
+    return " ".join(unescape(strip_tags(html)).split())
+
+
 def first_sentence(html: str) -> str:
     """The first sentence of rendered text's first paragraph, as plain text: where a verdict
     starts the explanation that follows in full."""
     paragraph = _FIRST_PARAGRAPH.search(html)
-    text = " ".join(unescape(re.sub(r"<[^>]+>", "", paragraph[1] if paragraph else html)).split())
+    text = plain_text(paragraph[1] if paragraph else html)
     return _SENTENCE_END.split(text, maxsplit=1)[0]
 
 
