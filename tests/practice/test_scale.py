@@ -169,6 +169,7 @@ def test_answers_flow_while_a_large_import_is_written(demo, settings):
     importer = threading.Thread(target=import_file)
     learner = Client()
     answer(learner, demo, right=True)
+    started = time.perf_counter()
     importer.start()
     waits, statuses = [], []
     while importer.is_alive() and len(waits) < 2000:
@@ -176,6 +177,7 @@ def test_answers_flow_while_a_large_import_is_written(demo, settings):
         waits.append(seconds)
         statuses.append(response.status_code)
     importer.join()
+    import_seconds = time.perf_counter() - started
     waits.sort()
     print(
         f"{connection.vendor}: {len(waits)} answers during a 24,000-review import: "
@@ -184,4 +186,8 @@ def test_answers_flow_while_a_large_import_is_written(demo, settings):
     assert outcome["status"] == 302  # imported
     assert Review.objects.filter(origin=Review.Origin.IMPORTED).count() == 24_000
     assert len(waits) >= 10 and set(statuses) == {302}, statuses
-    assert waits[-1] < 1.0, f"an answer waited {waits[-1]:.2f} s behind the import"
+    # Relative to the import's own length, so a slow or busy machine does not fail it: an import
+    # that held the write lock throughout would make one answer wait for nearly all of it.
+    assert waits[-1] < import_seconds / 3, (
+        f"an answer waited {waits[-1]:.2f} s of the import's {import_seconds:.2f} s"
+    )
