@@ -292,7 +292,7 @@ def _read_item(number: int, data: object, now: datetime) -> ProgressItem:
             last_review=check.moment("last_review"),
         )
     evidence = check.data.get("evidence")
-    if evidence is not None and evidence not in EVIDENCE_NAMES:
+    if evidence is not None and (not isinstance(evidence, str) or evidence not in EVIDENCE_NAMES):
         check.fail("evidence", "must be unlit, kindled or lit")
     lit_at = check.optional_moment("lit_at")
     reviews_data = check.data.get("reviews")

@@ -178,6 +178,8 @@ def valid_document(client, demo) -> dict:
         (lambda d: d["items"][0].update(stability=-1) or d, "“stability” must be a number"),
         (lambda d: d["items"][0].update(difficulty=11) or d, "“difficulty” must be a number"),
         (lambda d: d["items"][0].update(state="asleep") or d, "“state” must be learning"),
+        (lambda d: d["items"][0].update(evidence=[]) or d, "“evidence” must be unlit, kindled"),
+        (lambda d: d["items"][0].update(evidence={}) or d, "“evidence” must be unlit, kindled"),
         (
             lambda d: d["items"][0].update(kind="flashcard") or d,
             "That file was changed after this site exported it: Item 1: “kind” must be",
