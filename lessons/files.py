@@ -38,6 +38,8 @@ import re
 from pathlib import Path
 from typing import Any, NamedTuple
 
+from django.core.files.storage import default_storage
+
 from lessons.models import Lesson
 from lightmysky.lib.invisible import invisible_characters, visible
 from lightmysky.lib.markdown import markdown_losses_at
@@ -289,6 +291,9 @@ def markdown_to_lesson(text: str, *, source: str = "the file") -> dict[str, Any]
         if not ok:
             problem(number, name, f"expected {expected}, not {raw}")
             continue
+        if name == "video" and value and (trouble := _video_trouble(value)):
+            problem(number, name, trouble)
+            continue
         lesson[name] = value
         if isinstance(value, str) and "\\" in raw and not invisible_characters(line):
             # Written as a JSON escape (\u200b): not in the line as typed, but in the text.
@@ -486,6 +491,25 @@ def markdown_to_lesson(text: str, *, source: str = "the file") -> dict[str, Any]
         "".join(_block(h, "\n".join(b)) for h, _, b in blocks),
     )
     return lesson
+
+
+# A video named in a file is one already uploaded in the admin: its stored name, videos/NAME.
+VIDEO_NAME = re.compile(r"videos/[^/\\.][^/\\]*\.(mp4|webm|ogv)")
+
+
+def _video_trouble(name: str) -> str | None:
+    """Why a file's `video:` cannot be used, if it cannot: not an uploaded video's name."""
+    if not VIDEO_NAME.fullmatch(name):
+        return (
+            f'expected the name of a video uploaded in the admin, like "videos/stars.mp4", '
+            f"not {json.dumps(name, ensure_ascii=False)}"
+        )
+    if not default_storage.exists(name):
+        return (
+            f"no uploaded video is called {json.dumps(name, ensure_ascii=False)}: upload it on "
+            "the lesson's admin page first, or leave the video out"
+        )
+    return None
 
 
 def _markdown_warnings(blocks: list[tuple[str, int, list[str]]], source: str) -> list[Problem]:

@@ -494,3 +494,31 @@ def test_a_new_question_at_the_place_of_one_the_file_moves_is_refused_not_failed
     message = refused(tmp_path, "--check")
     assert f"question {third.key} is at position 3 in the admin and 5 in the file" in message
     assert demo.questions.get(position=3).pk == third.pk
+
+
+@pytest.mark.parametrize(
+    ("video", "message"),
+    [
+        ("../../../../etc/passwd.mp4", "expected the name of a video uploaded in the admin"),
+        ("videos/../secret.mp4", "expected the name of a video uploaded in the admin"),
+        ("videos/stars.exe", "expected the name of a video uploaded in the admin"),
+        ("videos/missing.mp4", 'no uploaded video is called "videos/missing.mp4"'),
+    ],
+)
+def test_a_video_is_named_only_as_an_uploaded_one(demo, tmp_path, settings, video, message):
+    settings.MEDIA_ROOT = tmp_path / "media"
+    (tmp_path / "media" / "videos").mkdir(parents=True)
+    (tmp_path / "media" / "videos" / "stars.mp4").write_bytes(b"\0")
+    files = tmp_path / "files"
+    files.mkdir()
+    path = seed_file(export(files), demo)
+    with_video = path.read_text().replace('video: ""', 'video: "videos/stars.mp4"', 1)
+    with_video = re.sub(r"::: transcript\n*", "::: transcript\nWe look up.\n\n", with_video)
+    path.write_text(with_video)
+    import_lessons(files)
+    assert Lesson.objects.get(pk=demo.pk).video.name == "videos/stars.mp4"
+
+    path = seed_file(export(files), demo)  # as exported now, with its video
+    path.write_text(path.read_text().replace('"videos/stars.mp4"', f'"{video}"'))
+    assert message in refused(files)
+    assert Lesson.objects.get(pk=demo.pk).video.name == "videos/stars.mp4"
