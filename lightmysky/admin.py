@@ -11,7 +11,11 @@ from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.debug import sensitive_variables
 
-from lightmysky.ratelimit import sign_in_attempt_count, sign_in_attempt_take_back
+from lightmysky.ratelimit import (
+    remember_known_browser,
+    sign_in_attempt_count,
+    sign_in_attempt_take_back,
+)
 
 TOO_MANY_FAILURES = "too_many_failures"
 
@@ -19,7 +23,8 @@ TOO_MANY_FAILURES = "too_many_failures"
 class LimitedAuthenticationForm(AdminAuthenticationForm):
     """Each sign-in is counted before its password is checked; with a budget spent, the password
     is not checked at all, and the form says how long to wait. The message and the work done
-    are the same whether an account has the name or not."""
+    are the same whether an account has the name or not. A browser that signed in with the
+    name before is counted on its own (lightmysky.ratelimit.known_browser)."""
 
     error_messages = {
         **AdminAuthenticationForm.error_messages,
@@ -58,4 +63,6 @@ class LimitedAdminSite(admin.AdminSite):
         if isinstance(form, LimitedAuthenticationForm) and form.wait:
             response.status_code = 429
             response["Retry-After"] = str(form.wait)
+        if request.method == "POST" and request.user.is_authenticated:
+            remember_known_browser(response, request.user.get_username())
         return response

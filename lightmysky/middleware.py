@@ -86,18 +86,17 @@ def health_middleware(get_response: Handler) -> Handler:
 
 def request_size_middleware(get_response: Handler) -> Handler:
     """Refuse a body larger than MAX_REQUEST_BYTES before anything reads it: 413, not a 500.
-    The admin, where editors upload lesson videos, has a limit of its own."""
+    Staff in the admin, where editors upload lesson videos, have a limit of their own; it runs
+    after AuthenticationMiddleware to know them (neither it nor the session reads the body)."""
 
     def middleware(request: HttpRequest) -> HttpResponse:
         try:
             length = int(request.META.get("CONTENT_LENGTH") or 0)
         except ValueError:
             length = 0
-        allowed = (
-            settings.ADMIN_MAX_REQUEST_BYTES
-            if request.path.startswith(ADMIN_PREFIX)
-            else settings.MAX_REQUEST_BYTES
-        )
+        allowed = settings.MAX_REQUEST_BYTES
+        if length > allowed and request.path.startswith(ADMIN_PREFIX) and request.user.is_staff:
+            allowed = settings.ADMIN_MAX_REQUEST_BYTES
         if length > allowed:
             limit = allowed // (1024 * 1024)
             message = f"The request is too large: at most {limit} MB is accepted."

@@ -13,11 +13,13 @@ import hashlib
 import ipaddress
 import logging
 import math
+import secrets
 import time
 from functools import cache, wraps
 from typing import TYPE_CHECKING, NamedTuple, cast
 
 from django.conf import settings
+from django.core import signing
 from django.db import connection
 from django.db.models import F
 from django.http import HttpRequest, HttpResponse
@@ -91,13 +93,16 @@ def sign_in_attempt_count(request: HttpRequest, *, username: str) -> SignInAttem
     """Count an admin sign-in against the failures allowed to the name typed and to the
     address (RATE_LIMITS["admin_login"]), before the password is checked, so that guesses sent
     at once cannot all slip in under the limit. A name is counted whether or not an account has
-    it: a locked name looks the same either way."""
+    it: a locked name looks the same either way. A browser that has signed in with this name
+    before (its KNOWN_BROWSER_COOKIE) has a budget of its own instead of the name's, so that
+    someone failing on purpose cannot lock an editor out of their own browser."""
     per_account, per_address, seconds = settings.RATE_LIMITS["admin_login"]
     now = time.time()
     window_end = window_end_after(now, seconds)
-    name = hashlib.sha256(username.casefold().encode()).hexdigest()[:24]
+    name = sign_in_name_key(username)
+    known = known_browser(request, name)
     budgets = {
-        f"admin_login:account:{name}": per_account,
+        f"admin_login:browser:{known}" if known else f"admin_login:account:{name}": per_account,
         f"admin_login:ip:{address_key(client_address(request))}": per_address,
     }
     counts = counters_increment(keys=list(budgets), window_end=window_end)
@@ -105,6 +110,48 @@ def sign_in_attempt_count(request: HttpRequest, *, username: str) -> SignInAttem
         return SignInAttempt(list(budgets), window_end, wait=None)
     cast(SiteRequest, request).rate_limit_refused = "admin_login"
     return SignInAttempt(list(budgets), window_end, wait=max(1, math.ceil(window_end - now)))
+
+
+def sign_in_name_key(username: str) -> str:
+    """What a typed name is counted as (not the name itself)."""
+    return hashlib.sha256(username.casefold().encode()).hexdigest()[:24]
+
+
+# A signed cookie left by a successful admin sign-in: which name, and a random id of the browser.
+KNOWN_BROWSER_COOKIE = "admin_known_browser"
+KNOWN_BROWSER_SALT = "lightmysky.ratelimit.known_browser"
+KNOWN_BROWSER_SECONDS = 400 * 24 * 60 * 60
+
+
+def known_browser(request: HttpRequest, name: str) -> str | None:
+    """The id of this browser if it signed in with the name before, else None."""
+    value = request.COOKIES.get(KNOWN_BROWSER_COOKIE)
+    if not value:
+        return None
+    try:
+        signed = signing.loads(value, salt=KNOWN_BROWSER_SALT, max_age=KNOWN_BROWSER_SECONDS)
+    except signing.BadSignature:
+        return None
+    if not isinstance(signed, dict) or signed.get("name") != name:
+        return None
+    return str(signed.get("browser"))
+
+
+def remember_known_browser(response: HttpResponse, username: str) -> None:
+    """After a successful sign-in: this browser may sign in with this name despite a lock."""
+    value = signing.dumps(
+        {"name": sign_in_name_key(username), "browser": secrets.token_urlsafe(12)},
+        salt=KNOWN_BROWSER_SALT,
+    )
+    response.set_cookie(
+        KNOWN_BROWSER_COOKIE,
+        value,
+        max_age=KNOWN_BROWSER_SECONDS,
+        path="/admin/",
+        secure=settings.SESSION_COOKIE_SECURE,
+        httponly=True,
+        samesite="Lax",
+    )
 
 
 def sign_in_attempt_take_back(attempt: SignInAttempt) -> None:

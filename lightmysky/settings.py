@@ -292,7 +292,6 @@ INSTALLED_APPS = [
 MIDDLEWARE = [
     "lightmysky.middleware.request_log_middleware",
     "lightmysky.middleware.health_middleware",
-    "lightmysky.middleware.request_size_middleware",
     "django.middleware.security.SecurityMiddleware",
     "django.middleware.csp.ContentSecurityPolicyMiddleware",
     "lightmysky.middleware.permissions_policy_middleware",
@@ -301,6 +300,7 @@ MIDDLEWARE = [
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "lightmysky.middleware.request_size_middleware",
     "lightmysky.middleware.staff_session_middleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
@@ -458,6 +458,8 @@ RATE_LIMITS = {
 # without an admin page, and 14 days after sign-in at the latest (lightmysky.middleware.
 # staff_session_middleware); anonymous learners' sessions keep SESSION_COOKIE_AGE.
 STAFF_SESSION_IDLE_SECONDS = 12 * 60 * 60
+# Where a sign-in lands when its "next" address is missing or points off the site.
+LOGIN_REDIRECT_URL = "/admin/"
 STAFF_SESSION_MAX_SECONDS = 14 * 24 * 60 * 60
 
 # Rate-limit counters live in a table of their own in the database: shared by every process,

@@ -90,6 +90,41 @@ def test_after_the_stated_wait_the_right_password_signs_in(editor):
         assert signed_in(browser)
 
 
+def test_someone_elses_failures_do_not_lock_an_editor_out_of_the_browser_they_used_before(editor):
+    own = Client(REMOTE_ADDR="198.51.100.7")
+    with time_machine.travel(WINDOW_START - timedelta(days=3), tick=False):
+        assert sign_in("ada", PASSWORD, browser=own).status_code == 302
+        assert own.cookies["admin_known_browser"]["httponly"]
+        own.post("/admin/logout/")
+    with time_machine.travel(FIVE_MINUTES_IN, tick=False):
+        for n in range(6):  # a stranger locks the name "ada" for every new browser
+            sign_in("ada", f"wrong-{n}", address=f"203.0.113.{n}")
+        assert error_note(sign_in("ada", PASSWORD, address="198.51.100.8")) == LOCKED
+        # A browser that signed in as ada before is counted on its own, and gets in.
+        assert sign_in("ada", PASSWORD, browser=own).status_code == 302
+        assert signed_in(own)
+        own.post("/admin/logout/")
+        # Its own failures are still limited, five a quarter hour, as a name's are.
+        mistakes = [error_note(sign_in("ada", f"typo-{n}", browser=own)) for n in range(6)]
+        assert mistakes == [WRONG] * 5 + [LOCKED]
+        # The cookie is for its name only, and a copy that was tampered with is no cookie.
+        stranger = Client(REMOTE_ADDR="198.51.100.9")
+        stranger.cookies["admin_known_browser"] = own.cookies["admin_known_browser"].value + "x"
+        assert error_note(sign_in("ada", PASSWORD, browser=stranger)) == LOCKED
+        for n in range(6):
+            sign_in("grace", f"wrong-{n}", address=f"203.0.113.{n + 10}")
+        assert error_note(sign_in("grace", "wrong", browser=own)) == LOCKED
+
+
+def test_a_sign_in_with_an_unsafe_next_address_lands_in_the_admin(editor):
+    browser = Client()
+    assert browser.get("/admin/login/").status_code == 200
+    response = browser.post(
+        "/admin/login/", {"username": "ada", "password": PASSWORD, "next": "//evil.example/"}
+    )
+    assert (response.status_code, response["Location"]) == (302, "/admin/")
+
+
 @time_machine.travel(FIVE_MINUTES_IN, tick=False)
 def test_twenty_failures_lock_an_address_whatever_the_names(editor):
     names = [f"guess{n}" for n in range(20)]
