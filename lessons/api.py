@@ -73,6 +73,10 @@ class LessonDetail(LessonSummary):
     recap: str
     credits: str
     question_count: int
+    flashcard_count: int = Field(
+        description="Its flashcards, rated by the learner in a browser; with the questions, "
+        "each is a star of the learner's sky."
+    )
     needs_first: list[LessonLink]
     opens_up: list[LessonLink]
     connections: list[LessonLink]
@@ -88,6 +92,10 @@ class ChoiceOut(Schema):
 
 class QuestionOut(Schema):
     number: int
+    key: str = Field(
+        description="The question's identity: it stays when questions are reordered, and a "
+        "learner's progress file names the question by it (`question:KEY`)."
+    )
     prompt: str
     choices: list[ChoiceOut]
     answer: list[str] = Field(description="The letters of the right choices.")
@@ -155,6 +163,7 @@ def _question(lesson: Lesson, number: int) -> Question:
 def _question_out(question: Question) -> dict:
     return {
         "number": question.position,
+        "key": question.key,
         "prompt": question.prompt,
         "choices": [
             {
@@ -233,7 +242,9 @@ class SearchFilters(Schema):
         description='Words to find: "quoted phrases", -word to leave a word out, plain words '
         "all required. Common English words are ignored.",
     )
-    page: int = Field(1, ge=1, le=100_000, description="20 lessons a page.")
+    page: int = Field(
+        1, ge=1, le=100_000, description="20 lessons a page; a page past the last is empty."
+    )
 
 
 class SearchHit(LessonSummary):
@@ -269,7 +280,7 @@ class SearchResults(Schema):
     "text and its questions. The search page's Markdown twin gives the same as Markdown.",
 )
 def search_lessons(request: HttpRequest, filters: Query[SearchFilters]):
-    found = lesson_search.search(filters.q, page=filters.page)
+    found = lesson_search.search(filters.q, page=filters.page, clamp_page=False)
     return {
         "query": found.query,
         "count": found.count,
@@ -314,6 +325,7 @@ def get_lesson(request: HttpRequest, public_id: str):
         "recap": lesson.recap,
         "credits": lesson.credits,
         "question_count": lesson.question_count,
+        "flashcard_count": lesson.flashcards.count(),
         "needs_first": links("is_needed_first"),
         "opens_up": links("is_opened_up"),
         "connections": links("is_connection"),

@@ -40,6 +40,15 @@ from lightmysky.lib.markdown import plain_text, text_for_twin
 CONFIG = "english"
 PER_PAGE = 20
 MAX_QUERY_CHARS = 2000  # what a page echoes back; the search itself reads MAX_TERMS terms
+CONTROL_CHARACTERS = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def typed_query(text: str) -> str:
+    """A query as the search pages take it from the address: at most MAX_QUERY_CHARS, control
+    characters (a NUL, a tab) read as spaces, so the page never echoes them."""
+    return CONTROL_CHARACTERS.sub(" ", text[:MAX_QUERY_CHARS])
+
+
 MAX_TERMS = 16  # words or phrases; a 2,000-character paste is cut to its first 16
 MAX_WORD_CHARS = 60
 # Around each match in a snippet, in control characters no lesson text holds: the text is
@@ -188,10 +197,11 @@ class Results:
         return ""
 
 
-def search(query: str, *, page: int = 1) -> Results:
+def search(query: str, *, page: int = 1, clamp_page: bool = True) -> Results:
     """Published lessons matching the learner's words, best first, PER_PAGE at a time, each
     with its subject and area and a snippet of where it matched. A page past the last shows
-    the last. Three queries: count, the page, its lessons (a fourth on PostgreSQL when
+    the last, or, with clamp_page=False (the API, whose clients page until a page is empty),
+    nothing. Three queries: count, the page, its lessons (a fourth on PostgreSQL when
     nothing matched: the suggestion)."""
     terms = parse(query)
     if not terms:
@@ -202,6 +212,8 @@ def search(query: str, *, page: int = 1) -> Results:
         suggestion = engine.suggestion(terms)
         return Results(query=query, terms=terms, suggestion=suggestion)
     pages = max(1, -(-count // PER_PAGE))
+    if page > pages and not clamp_page:
+        return Results(query=query, terms=terms, count=count, page=page)
     page = min(max(page, 1), pages)
     ranked = engine.page(terms, offset=(page - 1) * PER_PAGE, limit=PER_PAGE)
     lessons = (

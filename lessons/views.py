@@ -113,7 +113,7 @@ def subject(request: HttpRequest, subject: str, markdown: bool = False) -> HttpR
 def search(request: SiteRequest, markdown: bool = False) -> HttpResponse:
     """Lessons found by words, with the learner's state in each; htmx asks for the results
     alone as the learner types."""
-    query = request.GET.get("q", "")[: lesson_search.MAX_QUERY_CHARS]
+    query = lesson_search.typed_query(request.GET.get("q", ""))
     results = lesson_search.search(query, page=small_int(request.GET.get("page")) or 1)
     learner = selectors.learner_for_request(request)
     found = [hit.lesson.pk for hit in results.hits]

@@ -75,7 +75,8 @@ def body_too_large(request: HttpRequest, error: RequestDataTooBig):
 
 
 def wrong_method_as_json(view):
-    """django-ninja answers a method an address does not take in plain text; make it JSON."""
+    """django-ninja answers a method an address does not take in plain text; make it JSON.
+    HEAD is answered as GET is, as Django's own views answer it (the server sends no body)."""
 
     @wraps(view)
     def wrapped(request: HttpRequest, *args, **kwargs) -> HttpResponse:
@@ -83,6 +84,12 @@ def wrong_method_as_json(view):
         if response.status_code != 405:
             return response
         allowed = response["Allow"]
+        if request.method == "HEAD" and "GET" in allowed.split(", "):
+            request.method = "GET"
+            try:
+                return view(request, *args, **kwargs)
+            finally:
+                request.method = "HEAD"
         json = error_response(
             f"This address does not take {request.method}; it takes {allowed}.", 405
         )

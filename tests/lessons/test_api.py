@@ -47,6 +47,7 @@ def test_subjects_and_lessons_can_be_listed_and_searched(client, demo):
 def test_a_lesson_and_its_questions(client, demo):
     lesson = client.get(f"/api/v1/lessons/{SEED}").json()
     assert lesson["title"] == demo.title and lesson["question_count"] == 8
+    assert lesson["flashcard_count"] == demo.flashcards.count() > 0
     assert [n["id"] for n in lesson["needs_first"]] == ["mt_twcpO-945r"]
     questions = client.get(f"/api/v1/lessons/{SEED}/questions").json()
     assert [q["number"] for q in questions] == list(range(1, 9))
@@ -185,6 +186,14 @@ def test_a_method_an_address_does_not_take_is_a_405_json_message(client, demo, m
     response = getattr(client, method)(CHECK)
     assert_json_error(response, 405, f"does not take {method.upper()}; it takes POST")
     assert response["Allow"] == "POST"
+
+
+def test_head_is_answered_where_get_is_so_link_checkers_find_the_api(client, demo):
+    for path in ("/api/v1/lessons", "/api/v1/subjects", "/api/v1/search?q=pipeline"):
+        get, head = client.get(path), client.head(path)
+        assert (head.status_code, head.content) == (200, b""), path
+        assert head["Content-Type"] == get["Content-Type"] == "application/json; charset=utf-8"
+    assert client.head(CHECK).status_code == 405  # only where GET is taken
 
 
 @pytest.mark.parametrize("path", ["/api/v1/nothing", "/api/v1/lessons/x/y/z", "/api/v2/lessons"])

@@ -262,6 +262,10 @@ def test_results_come_20_a_page(client, db):
         assert response.status_code == 200 and hit_blocks(response.content.decode())
     api = client.get("/api/v1/search", {"q": "meteor", "page": 2}).json()
     assert api["count"] == 25 and api["pages"] == 2 and len(api["results"]) == 5
+    # The API's pages end, as its lesson list's do: a client that pages until a page is empty
+    # stops there, not on a repeat of the last page.
+    past = client.get("/api/v1/search", {"q": "meteor", "page": 3}).json()
+    assert (past["page"], past["pages"], past["results"]) == (3, 2, [])
 
 
 # ---- Odd input -----------------------------------------------------------------------------
@@ -327,6 +331,13 @@ def test_odd_input_gets_results_or_a_message_never_an_error(client, demo, words)
         r'<div id="search-results" class="search-results" role="status">(.*?)</div>', html, re.S
     )
     assert said and said[1].strip(), words  # a count, a message or "no lesson matches"
+
+
+def test_the_search_pages_never_echo_a_control_character(client, demo):
+    for path in ("/search", "/search.md"):
+        text = client.get(path, {"q": "pipeline\x00bubble\x1b"}).content.decode()
+        assert "\x00" not in text and "\x1b" not in text, path
+        assert "pipeline bubble" in text, path
 
 
 def test_more_than_2000_characters_are_cut_with_a_message(client, demo):
