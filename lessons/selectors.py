@@ -59,6 +59,7 @@ class LessonPage:
             "connections": related("is_connection"),
             "opens_up": related("is_opened_up"),
             "questions": self.questions,
+            "flashcard_count": sum(item.kind == "flashcard" for item in self.items),
             "structured_data": self.structured_data,
         }
 

@@ -87,6 +87,8 @@ def ai_catalog(request: HttpRequest) -> JsonResponse:
             "text/markdown",
             "The home page as Markdown: subjects and lessons",
         ),
+        ("lessons:search_markdown", "text/markdown", "Search results as Markdown: add ?q=words"),
+        ("practice:words_markdown", "text/markdown", "The five words for a star's state"),
     ]
     files = [
         (site + reverse(name), media_type, description)

@@ -5,9 +5,12 @@ from __future__ import annotations
 import re
 from xml.etree import ElementTree
 
+from django.test import Client
+
 from lessons.models import Lesson
 from tests.conftest import SEED_PATH
 from tests.factories import make_lesson
+from tests.practice.helpers import answer, exported
 
 SITE = "http://127.0.0.1:8000"
 LINK_LINE = re.compile(r"^- \[[^\]]+\]\((?P<url>[^)]+)\)(: .+)?$")
@@ -85,6 +88,8 @@ def test_the_ai_catalog_lists_every_machine_readable_file(client, demo):
         "/auth.md",
         "/pricing.md",
         "/sitemap.xml",
+        "/search.md",
+        "/sky/words.md",
         SEED_PATH + ".md",
     ):
         assert SITE + path in files, path
@@ -107,6 +112,20 @@ def test_agent_instructions_give_the_call_for_each_job(client, demo):
     assert f"POST {SITE}/api/v1/lessons/{{id}}/questions/{{number}}/check" in text
 
 
+def test_agent_instructions_name_every_field_of_a_progress_file(client, demo):
+    learner = Client()
+    answer(learner, demo, right=True)
+    document = exported(learner)
+    item = document["items"][0]
+    text = client.get("/agent-instructions.md").content.decode()
+    fields = set(document) | set(item) | set(item["reviews"][0])
+    assert {f for f in fields if f"`{f}`" not in text} == set()
+    # The item's key is one the API lists, so an agent can tell which question it is.
+    kind, key = item["item"].split(":")
+    questions = client.get(f"/api/v1/lessons/{item['lesson']}/questions").json()
+    assert kind == "question" and key in [q["key"] for q in questions]
+
+
 def test_agents_are_told_that_a_learner_sees_other_letters(client, demo):
     """The learners' walk of 2026-12-06: the twin's "the answer is B" is another letter on the
     learner's screen, where each learner's choices come in an order of their own."""
@@ -116,9 +135,15 @@ def test_agents_are_told_that_a_learner_sees_other_letters(client, demo):
     assert "with a learner name a choice by its words, not by its letter" in instructions
 
 
-def test_auth_and_pricing_say_it_plainly(client, db):
-    assert "no API keys" in client.get("/auth.md").content.decode()
+def test_auth_and_pricing_say_it_plainly(client, demo):
+    auth = client.get("/auth.md").content.decode()
+    assert "no API keys" in auth
     assert "LightMySky is free" in client.get("/pricing.md").content.decode()
+    # What it says of cookies holds: reading sets none; a page with a form sets csrftoken only.
+    assert "Reading lessons, twins and catalog files sets no cookie" in auth
+    for path in (SEED_PATH, SEED_PATH + ".md", "/llms.txt", "/api/v1/lessons"):
+        assert not client.get(path).cookies, path
+    assert set(client.get(SEED_PATH + "/practice").cookies) == {"csrftoken"}
 
 
 def test_the_sitemap_lists_every_published_page(client, demo):

@@ -143,7 +143,9 @@ _DEFINITION = re.compile(
     re.MULTILINE,
 )
 _INLINE_MARKUP = re.compile(r"([\\`*_\[\]()#<>|~&!])")
-_BLOCK_START = re.compile(r"^(#+|[>+\-*=_`~])|^(\d+)([.)])")
+# A number opens an ordered list only when a space or the line's end follows its "." or ")":
+# "5.2 GB" is shown as written.
+_BLOCK_START = re.compile(r"^(#+|[>+\-*=_`~])|^(\d+)([.)])(?=[ \t]|$)")
 
 
 def link_allowed(url: str) -> bool:

@@ -78,6 +78,34 @@ def test_the_twin_lists_every_question_with_choices_and_an_answer_key(client, de
         assert f"#### Question {question.position}: {letters}" in text
 
 
+def test_a_choice_with_a_number_is_written_as_typed_and_never_opens_a_list(client, db):
+    lesson = make_lesson(questions=0)
+    typed = ["5.2 GB", "1. Start here", "3) Three"]
+    make_question(
+        lesson,
+        choices=[
+            {"text": text, "correct": n == 0, "explanation": "" if n == 0 else "No."}
+            for n, text in enumerate(typed)
+        ],
+    )
+    text = twin(client, lesson.get_absolute_url() + ".md")
+    assert "5.2 GB" in text  # an agent quotes a choice by its words: no backslash in them
+    html = MarkdownIt().render(text)
+    for shown in typed:
+        assert re.search(rf"<li><strong>[A-C]\.</strong> {re.escape(shown)}</li>", html), shown
+
+
+def test_the_twin_counts_the_stars_the_lesson_page_counts(client, demo):
+    text = twin(client)
+    cards = demo.flashcards.count()
+    assert f"The lesson also has {cards} flashcards" in text
+    assert f"each question and each flashcard is a star of their sky, {8 + cards} in all" in text
+    page = client.get(SEED_PATH).content.decode()
+    assert f"{8 + cards} unlit of {8 + cards} stars" in " ".join(
+        re.sub("<[^>]+>", " ", page).split()
+    )
+
+
 def test_neighbours_are_links_to_their_twins(client, demo):
     text = twin(client)
     needs = text[text.find("## Needs first") : text.find("## Opens up")]
