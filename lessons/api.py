@@ -105,12 +105,14 @@ class QuestionOut(Schema):
 
 # Letters are checked by the question's own grading rule, so the API refuses a bad answer with
 # the same 400 and words as the practice round.
-Letter = Annotated[str, Field(max_length=12, description="A choice's letter, A to F.")]
+Letter = Annotated[
+    str, Field(max_length=200, description="A choice's letter, A to F, or its `id`.")
+]
 
 
 class AnswerIn(Schema):
     answer: list[Letter] = Field(
-        max_length=6, description='Letters of the chosen choices, like ["B"].'
+        max_length=6, description='Letters (or ids) of the chosen choices, like ["B"].'
     )
 
 
@@ -351,8 +353,9 @@ def check_answer(request: HttpRequest, public_id: str, number: int, body: Answer
     if wait := retry_after(request, "api_check"):
         raise RateLimited(wait)
     question = _question(_published_lesson(public_id), number)
+    letter_of_id = {choice["id"]: choice["letter"] for choice in question.labelled_choices}
     try:
-        grade = question.grade_letters(body.answer)
+        grade = question.grade_letters(letter_of_id.get(x.strip(), x) for x in body.answer)
     except AnswerNotAccepted as error:
         raise HttpError(400, str(error)) from None
     out = _question_out(question)

@@ -69,6 +69,9 @@ def test_checking_an_answer_explains_it_and_stores_nothing(client, demo):
     assert body["explanation"] == question.explanation
     assert Learner.objects.count() == 0 and Review.objects.count() == 0
     assert not missed.cookies
+    # A choice may be named by the id the API lists, as well as by its letter.
+    by_id = client.post(url, {"answer": [wrong["id"]]}, content_type="application/json").json()
+    assert by_id == body
 
 
 @pytest.mark.parametrize(
@@ -77,7 +80,13 @@ def test_checking_an_answer_explains_it_and_stores_nothing(client, demo):
         (f"/api/v1/lessons/{SEED}/questions/1/check", {"answer": ["E"]}, 400, "not one of"),
         (f"/api/v1/lessons/{SEED}/questions/1/check", {"answer": ["Z"]}, 400, "not one of"),
         (f"/api/v1/lessons/{SEED}/questions/1/check", {"answer": []}, 400, "No answer was"),
-        (f"/api/v1/lessons/{SEED}/questions/1/check", {"answer": ["A" * 13]}, 422, "not valid"),
+        (f"/api/v1/lessons/{SEED}/questions/1/check", {"answer": ["A" * 201]}, 422, "not valid"),
+        (
+            f"/api/v1/lessons/{SEED}/questions/1/check",
+            {"answer": ["Pipeline parallelism"]},
+            400,
+            "“PIPELINE PAR” is not one of this question's choices (they are A, B, C, D)",
+        ),
         (f"/api/v1/lessons/{SEED}/questions/1/check", "nonsense", 400, "Cannot parse"),
         (f"/api/v1/lessons/{SEED}/questions/9/check", {"answer": ["A"]}, 404, "no question 9"),
         ("/api/v1/lessons/mt_0000000000/questions/1/check", {"answer": ["A"]}, 404, "No published"),
