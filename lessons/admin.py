@@ -16,7 +16,7 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.admin.utils import unquote
 from django.contrib.admin.widgets import AutocompleteSelect
 from django.contrib.contenttypes.models import ContentType
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, RequestDataTooBig
 from django.db import models
 from django.db.models import F
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
@@ -549,14 +549,14 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
             return HttpResponseNotAllowed(["POST"], "Send the text to preview with POST.")
         if not (self.has_change_permission(request) or self.has_add_permission(request)):
             raise PermissionDenied
-        form = MarkdownPreviewForm(request.POST)
-        if not form.is_valid():
-            problems = "; ".join(
-                f"{name}: {' '.join(map(str, e))}" for name, e in form.errors.items()
-            )
-            return HttpResponse(
-                format_html('<p class="errornote">Cannot preview this: {}</p>', problems),
-                status=400,
+        try:
+            form = MarkdownPreviewForm(request.POST)
+            valid = form.is_valid()
+        except RequestDataTooBig:
+            return _preview_refused("the text is longer than a lesson's text may be.")
+        if not valid:
+            return _preview_refused(
+                "; ".join(f"{name}: {' '.join(map(str, e))}" for name, e in form.errors.items())
             )
         inline = form.cleaned_data["format"] == "inline"
         text = form.cleaned_data["text"].replace("\r\n", "\n")
@@ -926,6 +926,13 @@ def uploaded_text(request: HttpRequest) -> tuple[str, str, Problem | None]:
         return name, lesson_file_text(upload.read(), source=name), None
     except LessonFileError as error:
         return name, "", error.problems[0]
+
+
+def _preview_refused(problems: str) -> HttpResponse:
+    """Said in the preview's place (htmx swaps a 400 in, as it does an answer)."""
+    return HttpResponse(
+        format_html('<p class="errornote">Cannot preview this: {}</p>', problems), status=400
+    )
 
 
 def upload_preview(name: str, text: str) -> dict:
