@@ -239,7 +239,7 @@ def test_the_preview_is_for_editors_only(editor_client, db):
         ("post", {"text": "x"}, 400, "Cannot preview this: format"),
         ("post", {"format": "block", "text": "x" * 100_001}, 400, "at most 100000 characters"),
         # Over the site's 256 KB for a form (three bytes a character), said in the same place.
-        ("post", {"format": "block", "text": "€" * 99_000}, 400, "the text is longer than a lesson"),
+        ("post", {"format": "block", "text": "€" * 99_000}, 400, "is longer than a lesson"),
     ],
 )
 def test_bad_preview_requests_get_a_clear_4xx(editor_client, method, data, status, message):
