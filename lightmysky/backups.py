@@ -275,6 +275,26 @@ def approve(dump: Path, scratch_url: str, live_url: str | None, live_name: str, 
         )
 
 
+def carry_marks(live_url: str | None, scratch_url: str) -> None:
+    """Raise the copy's next learner id and content version above the live database's, so that
+    nothing kept outside the database (sessions in Redis, the processes' cached pages) matches
+    the copy by accident (manage.py restore_marks)."""
+    if live_url is None:
+        return
+    try:
+        marks = manage(live_url, "restore_marks").strip().splitlines()[-1]
+    except Failed as error:
+        why = (str(error).strip().splitlines() or ["?"])[-1]
+        say(
+            "the live database's last learner id and content version could not be read "
+            f"({why}): after the restore, restart the app "
+            "servers and empty the Redis of CACHE_URL, if any, so that no session or cached "
+            "page from before it is used"
+        )
+        return
+    say(manage(scratch_url, "restore_marks", "--raise-to", marks).strip().splitlines()[-1])
+
+
 def restore_postgres(database: dict, dump: Path, migrate: bool, stamp: str, yes: bool) -> None:
     live = database["NAME"]
     scratch, replaced = f"{live}_restore", f"{live}_replaced_{stamp.lower()}"
@@ -314,6 +334,7 @@ def restore_postgres(database: dict, dump: Path, migrate: bool, stamp: str, yes:
         )
         verify(scratch_url, migrate)
         approve(dump, scratch_url, os.environ["DATABASE_URL"], live, yes)
+        carry_marks(os.environ["DATABASE_URL"], scratch_url)
         swap_postgres(psql, admin, live=live, scratch=scratch, replaced=replaced)
     except BaseException:
         drop_scratch()
@@ -397,6 +418,7 @@ def restore_sqlite(database: dict, copy: Path, migrate: bool, stamp: str, yes: b
         verify(scratch_url, migrate)
         live_url = f"sqlite:///{live.resolve()}" if live.exists() else None
         approve(copy, scratch_url, live_url, str(live), yes)
+        carry_marks(live_url, scratch_url)
         say(f"swapping: the live database is kept as {replaced}, then overwritten by the backup")
         # SQLite's backup API writes into the live file under its lock, so the app servers'
         # open connections see the restored data (replacing the file would leave them on the

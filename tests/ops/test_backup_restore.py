@@ -231,3 +231,48 @@ def test_backup_into_a_missing_folder_says_so(site, tmp_path):
     result = script(site, "bin/backup", str(tmp_path / "nowhere"))
     assert result.returncode == 1
     assert "is not a folder" in result.stderr
+
+
+SEED_ID = "mt__e-JwIxHek"
+
+
+def retitle(env: dict[str, str], title: str) -> None:
+    """An editor's change to the seed lesson, saved as the admin saves it (the content version
+    goes up)."""
+    code = (
+        f"from lessons.models import Lesson; lesson = Lesson.objects.get(public_id={SEED_ID!r}); "
+        f"lesson.title = {title!r}; lesson.save()"
+    )
+    manage(env, "shell", "--no-imports", "-c", code)
+
+
+def marks(env: dict[str, str]) -> dict[str, int]:
+    return json.loads(manage(env, "restore_marks").strip().splitlines()[-1])
+
+
+def test_a_restore_never_hands_out_a_learner_id_or_content_version_again(site, tmp_path):
+    """The operators' walk of 2026-12-06: after a restore, learner ids and the content version
+    started again from the backup's, so a browser whose session (kept in Redis) named a learner
+    made after the backup read and wrote the next new learner's progress, and the app processes
+    served pages of an edit the restore had undone."""
+    manage(site, "load_demo")
+    add_learners(site, 1)
+    backups = tmp_path / "backups"
+    backup_now(site, backups)
+    add_learners(site, 3)  # made after the backup: their ids must never be handed out again
+    with gunicorn(site, workers=1) as base:
+        retitle(site, "An edit the restore undoes")
+        with urllib.request.urlopen(base + "/learn/computing/" + SEED_ID) as response:
+            assert "An edit the restore undoes" in response.read().decode()
+        before = marks(site)
+        restored = script(site, "bin/restore", str(backups), "--yes")
+        assert restored.returncode == 0, restored.stdout + restored.stderr
+        assert "Learner ids go on after" in restored.stdout
+        retitle(site, "The edit after the restore")
+        with urllib.request.urlopen(base + "/learn/computing/" + SEED_ID) as response:
+            page = response.read().decode()
+        assert "The edit after the restore" in page and "the restore undoes" not in page
+    add_learners(site, 1)
+    after = marks(site)
+    assert after["learner_id"] > before["learner_id"]
+    assert after["content_version"] > before["content_version"]
