@@ -15,6 +15,7 @@ import logging
 import pkgutil
 import re
 import tempfile
+from datetime import UTC, datetime
 from functools import cache
 from importlib import import_module
 from pathlib import Path
@@ -160,7 +161,8 @@ def readyz(request: HttpRequest) -> JsonResponse:
     """Readiness: the database answers, the migrations of the running code are applied, the
     cache (when there is a shared one) answers, and nothing in the configuration keeps every
     page from being served; 503 with the problems otherwise. The body names the release this
-    process runs, so an upgrade can see each server take it up."""
+    process runs and when it loaded it (STARTED_AT), so an upgrade or a reload can see each
+    server take it up."""
     problems = []
     if problem := database_file_problem():
         problems.append(problem)  # and no query, which would make an empty file at the path
@@ -176,7 +178,12 @@ def readyz(request: HttpRequest) -> JsonResponse:
     if problems:
         logger.warning("not ready: %s", "; ".join(problems))
     status = 503 if problems else 200
-    body = {"ready": not problems, "problems": problems, "release": release()}
+    body = {
+        "ready": not problems,
+        "problems": problems,
+        "release": release(),
+        "started_at": STARTED_AT.isoformat().replace("+00:00", "Z"),
+    }
     return JsonResponse(body, status=status)
 
 
@@ -184,6 +191,13 @@ def _metrics(request: HttpRequest) -> HttpResponse:
     from lightmysky.metrics import metrics
 
     return metrics(request)
+
+
+# When this process loaded the site. gunicorn's master loads it once (preload_app) and its
+# workers share the moment, so after `systemctl reload` /readyz shows whether a new master took
+# over: a reload that failed leaves the old moment, and the release alone cannot tell (a reload
+# for a changed setting keeps the release).
+STARTED_AT = datetime.now(UTC).replace(microsecond=0)
 
 
 # Answered before host validation and the https redirect: probes and scrapes come by address.

@@ -15,10 +15,13 @@ from django.db.migrations.recorder import MigrationRecorder
 from django.test import override_settings
 
 from lightmysky import ratelimit
+from lightmysky.health import STARTED_AT
 from lightmysky.release import release
 from practice.models import Review
 from tests.ops.servers import ROOT, production_env
 from tests.practice.helpers import answer
+
+STARTED = STARTED_AT.isoformat().replace("+00:00", "Z")  # when this process loaded the site
 
 # What docs/deploy.md's `curl -fsS http://127.0.0.1:8000/readyz` does: plain HTTP, no proxy header.
 PLAIN_HTTP_READYZ = (
@@ -51,6 +54,7 @@ def test_readyz_is_503_over_plain_http_with_a_migration_unapplied(client, db):
         "ready": False,
         "problems": ["1 migration(s) not applied"],
         "release": release(),
+        "started_at": STARTED,
     }
 
 
@@ -106,6 +110,7 @@ def test_readyz_is_503_when_the_cache_is_down(client, db):
         "ready": False,
         "problems": ["cache unreachable: ConnectionError"],
         "release": release(),
+        "started_at": STARTED,
     }
 
 

@@ -180,3 +180,42 @@ def test_a_reload_reads_the_environment_file_again_with_no_answer_refused(
     assert not [line for line in master_env if line.startswith(b"SECRET_KEY_FALLBACKS=")]
     assert len(workers) == 3  # gunicorn's own settings come from the file as it is now, too
     assert_nothing_failed_or_lost(env, *result)
+
+
+def test_readyz_tells_a_reload_that_took_over_from_one_that_failed(server_database, tmp_path):
+    """The operators' walk of 2026-12-06: a reload whose new master could not start (a comment
+    after SECRET_KEY in the environment file) left /readyz naming the same release, so the
+    upgrade's wait passed while the old code and settings went on serving."""
+    import json
+    import os
+    import signal
+    import urllib.request
+
+    env = production_env(server_database)
+    deploy(env)
+    env_file = tmp_path / "lightmysky.env"
+    env_file.write_text(f"SECRET_KEY={SECRET}\n")
+    started: list = []
+    service_env = env | read_environment_file(env_file) | {"ENVIRONMENT_FILE": str(env_file)}
+
+    def started_at(base: str) -> str:
+        with urllib.request.urlopen(base + "/readyz", timeout=10) as response:
+            return json.load(response)["started_at"]
+
+    with gunicorn(service_env, started=started) as base:
+        first = started_at(base)
+        time.sleep(1.1)  # the moment is to the second
+        env_file.write_text(f"SECRET_KEY={SECRET} # rotated today\n")
+        old = started[0].pid()
+        workers = set(children(old))
+        os.kill(old, signal.SIGUSR2)  # the new master refuses the key, and exits
+        deadline = time.monotonic() + 60
+        seen_new_master = False
+        while not seen_new_master or set(children(old)) != workers:
+            seen_new_master |= bool(set(children(old)) - workers)
+            assert time.monotonic() < deadline, "the failed reload did not end"
+            time.sleep(0.05)
+        assert started_at(base) == first
+        env_file.write_text(f"SECRET_KEY={SECRET}\n")
+        started[0].reload()
+        assert started_at(base) > first
