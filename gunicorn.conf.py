@@ -44,7 +44,7 @@ control_socket_disable = True
 
 # With LOG_FORMAT=json, gunicorn's own lines (start, worker exits, timeouts) are JSON objects on
 # stdout too, like the application's, so one collector reads both.
-if os.environ.get("LOG_FORMAT") == "json":
+if os.environ.get("LOG_FORMAT", "").strip().lower() == "json":  # as settings.py reads it
     logconfig_dict = {
         "version": 1,
         "disable_existing_loggers": False,

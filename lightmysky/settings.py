@@ -32,7 +32,21 @@ def env_bool(name: str, default: bool = False) -> bool:
     value = os.environ.get(name)
     if value is None or value == "":
         return default
-    return value.strip().lower() in {"1", "true", "yes", "on"}
+    word = value.strip().lower()
+    if word not in {"1", "true", "yes", "on", "0", "false", "no", "off"}:
+        # Read as "off", a mistyped SECURE_COOKIES=y would quietly turn a protection off.
+        raise ImproperlyConfigured(
+            f"{name} must be 1 or 0 (or true/false, yes/no, on/off), not {value!r}."
+        )
+    return word in {"1", "true", "yes", "on"}
+
+
+def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
+    value = env_str(name, default).strip()
+    for choice in choices:
+        if value.lower() == choice.lower():
+            return choice
+    raise ImproperlyConfigured(f"{name} must be one of {', '.join(choices)}, not {value!r}.")
 
 
 def env_int(name: str, default: int) -> int:
@@ -82,7 +96,7 @@ def variables_read(sources: Iterable[Path]) -> frozenset[str]:
     helper, os.environ.get or os.environ[…]; NAME_FILE too for env_secret), and those read by
     the libraries the site configures, which are set in the same file."""
     read = re.compile(
-        r"""(?:env_(str|bool|int|float|list|secret)\(|os\.environ(?:\.get)?[\[(])\s*"([A-Z0-9_]+)\""""
+        r"""(?:env_(str|bool|int|float|list|secret|choice)\(|os\.environ(?:\.get)?[\[(])\s*"([A-Z0-9_]+)\""""
     )
     names = {
         "AWS_ACCESS_KEY_ID",  # boto3, for MEDIA_STORAGE_URL=s3://
@@ -267,10 +281,11 @@ if not SITE_URL:
         "SITE_URL is not set. With DEBUG off, set it to the site's public origin, "
         "for example https://lightmysky.example.org, so links and agent files name it."
     )
-if urlsplit(SITE_URL).scheme not in {"http", "https"} or not urlsplit(SITE_URL).hostname:
+_site = urlsplit(SITE_URL)
+if _site.scheme not in {"http", "https"} or not _site.hostname or _site.path or _site.query:
     raise ImproperlyConfigured(
-        f"SITE_URL must be an origin with its scheme, like https://lightmysky.example.org, "
-        f"not {SITE_URL!r}."
+        f"SITE_URL must be an origin with its scheme and no path, like "
+        f"https://lightmysky.example.org, not {SITE_URL!r}."
     )
 SITE_NAME = "LightMySky"
 
@@ -376,6 +391,17 @@ SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=SECURE_BY_DEFAULT)
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 60 * 60 * 24 * 365 if SECURE_BY_DEFAULT else 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=False)
+if SECURE_HSTS_PRELOAD and not (SECURE_HSTS_INCLUDE_SUBDOMAINS and SECURE_HSTS_SECONDS):
+    raise ImproperlyConfigured(
+        "SECURE_HSTS_PRELOAD=1 needs SECURE_HSTS_INCLUDE_SUBDOMAINS=1 and SECURE_HSTS_SECONDS: "
+        "the browsers' preload list takes only a domain that sends both."
+    )
+if SECURE_SSL_REDIRECT and _site.scheme != "https":
+    raise ImproperlyConfigured(
+        f"SITE_URL is {SITE_URL!r}, but the site sends every browser to https "
+        "(SECURE_SSL_REDIRECT): links, agent files and QR codes would name http. Make SITE_URL "
+        "https://, or set SECURE_SSL_REDIRECT=0 for a site served over plain http."
+    )
 # Both are the operator's choice for the whole domain, not this site's (preload is a submission to
 # the browsers' list that takes months to undo): off by default, and `check --deploy` does not
 # insist on them. docs/deploy.md says when to turn them on.
@@ -588,7 +614,7 @@ if SENTRY_DSN:
 
 # Logs go to stdout: one line per request from lightmysky.requests, as JSON with LOG_FORMAT=json.
 # Every line about a request carries its id (lightmysky.middleware), tracebacks included.
-LOG_FORMAT = env_str("LOG_FORMAT", "text")
+LOG_FORMAT = env_choice("LOG_FORMAT", "text", ("text", "json"))
 # One error mail per kind of error (exception and view) per this many seconds; more of that kind
 # are only logged. Mails go out from a thread of their own, never inside the failing request.
 ERROR_MAIL_INTERVAL = env_int("ERROR_MAIL_INTERVAL", 300)
@@ -615,7 +641,10 @@ LOGGING = {
             "level": "ERROR",
         },
     },
-    "root": {"handlers": ["console"], "level": env_str("LOG_LEVEL", "INFO")},
+    "root": {
+        "handlers": ["console"],
+        "level": env_choice("LOG_LEVEL", "INFO", ("DEBUG", "INFO", "WARNING", "ERROR", "CRITICAL")),
+    },
     "loggers": {
         # One mail handler (it mails only with ADMINS set) for all of Django's errors, in place
         # of Django's default mail handler (two would mail twice) and of its console handler

@@ -72,7 +72,7 @@ def readyz_over_plain_http(env: dict[str, str]) -> subprocess.CompletedProcess:
 
 def test_readyz_is_503_over_plain_http_when_the_database_is_unreachable():
     # The documented production environment, whose SSL redirect is on by default.
-    env = production_env("postgres://nobody@127.0.0.1:1/nothing")
+    env = production_env("postgres://nobody@127.0.0.1:1/nothing", SITE_URL="https://127.0.0.1")
     del env["SECURE_SSL_REDIRECT"]
     result = readyz_over_plain_http(env)
     assert "RESULT 503 " in result.stdout, result.stdout + result.stderr

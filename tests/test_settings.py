@@ -70,6 +70,17 @@ PRODUCTION = {
         ),
         ({"DATABASE_URL": ""}, "DATABASE_URL is not set"),
         ({"SITE_URL": "lightmysky.example.org"}, "SITE_URL must be an origin with its scheme"),
+        # The operators' walk of 2026-12-06: each of these started without a word.
+        ({"SITE_URL": "https://lightmysky.example.org/sub"}, "with its scheme and no path"),
+        ({"SITE_URL": "http://lightmysky.example.org"}, "Make SITE_URL https://"),
+        ({"SECURE_COOKIES": "y"}, "SECURE_COOKIES must be 1 or 0 (or true/false"),
+        ({"SECURE_SSL_REDIRECT": "enabled"}, "SECURE_SSL_REDIRECT must be 1 or 0"),
+        (
+            {"SECURE_HSTS_PRELOAD": "1"},
+            "SECURE_HSTS_PRELOAD=1 needs SECURE_HSTS_INCLUDE_SUBDOMAINS",
+        ),
+        ({"LOG_LEVEL": "loud"}, "LOG_LEVEL must be one of DEBUG, INFO, WARNING, ERROR, CRITICAL"),
+        ({"LOG_FORMAT": "xml"}, "LOG_FORMAT must be one of text, json, not 'xml'"),
     ],
 )
 def test_without_debug_the_site_refuses_a_risky_setting(change, message):
@@ -81,6 +92,25 @@ def test_without_debug_the_site_refuses_a_risky_setting(change, message):
 def test_the_documented_production_settings_start():
     result = run_django_check(**PRODUCTION)
     assert result.returncode == 0, result.stderr
+
+
+def test_a_plain_http_site_and_words_in_any_case_are_taken():
+    code = (
+        "from django.conf import settings; import logging; "
+        "print('RESULT', settings.LOG_FORMAT, logging.getLogger().level, "
+        "settings.SESSION_COOKIE_SECURE)"
+    )
+    plain_http = {"SITE_URL": "http://lightmysky.example.org", "SECURE_SSL_REDIRECT": "off"}
+    result = run_django_check(
+        "shell",
+        "-c",
+        code,
+        **PRODUCTION | plain_http,
+        LOG_FORMAT="JSON",
+        LOG_LEVEL="debug",
+        SECURE_COOKIES="No",
+    )
+    assert "RESULT json 10 False" in result.stdout, result.stderr
 
 
 def test_earlier_secret_keys_are_read_as_fallbacks():

@@ -112,6 +112,7 @@ def test_pages_carry_strict_security_headers(prod_db):
 
 def test_https_is_enforced_unless_a_proxy_ends_tls(prod_db):
     env = {k: v for k, v in prod_db.items() if k not in {"SECURE_SSL_REDIRECT", "SECURE_COOKIES"}}
+    env["SITE_URL"] = "https://127.0.0.1"
     status, headers = headers_of(env, "/", ["Location"])
     assert status == 301 and headers["Location"].startswith("https://")
     code = (
