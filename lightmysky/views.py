@@ -29,7 +29,13 @@ def robots_txt(request: HttpRequest) -> HttpResponse:
     # Only the admin is kept out. /review and /progress show a crawler (which has no session)
     # what they show any new browser, and blocking them would fail Lighthouse's SEO check on
     # pages the performance budget asks 100 of; they are not in the sitemap.
-    lines = ["User-agent: *", f"Disallow: {reverse('admin:index')}", ""]
+    lines = [
+        "User-agent: *",
+        f"Disallow: {reverse('admin:index')}",
+        "",
+        f"Sitemap: {settings.SITE_URL}{reverse('sitemap')}",
+        "",
+    ]
     return HttpResponse("\n".join(lines), content_type="text/plain; charset=utf-8")
 
 

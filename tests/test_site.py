@@ -90,6 +90,7 @@ def test_robots_txt_keeps_crawlers_out_of_private_pages(client, db):
     assert response.status_code == 200
     assert response["Content-Type"] == "text/plain; charset=utf-8"
     assert "Disallow: /admin/" in response.content.decode()
+    assert "\nSitemap: http://127.0.0.1:8000/sitemap.xml\n" in response.content.decode()
     # A learner's own pages hold nothing private for a crawler, which has no session.
     assert "/review" not in response.content.decode()
     assert "/progress" not in response.content.decode()
