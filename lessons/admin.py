@@ -16,7 +16,7 @@ from django.contrib.admin.models import LogEntry
 from django.contrib.admin.utils import unquote
 from django.contrib.admin.widgets import AutocompleteSelect
 from django.contrib.contenttypes.models import ContentType
-from django.core.exceptions import PermissionDenied, RequestDataTooBig
+from django.core.exceptions import PermissionDenied
 from django.db import models
 from django.db.models import F
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
@@ -549,12 +549,8 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
             return HttpResponseNotAllowed(["POST"], "Send the text to preview with POST.")
         if not (self.has_change_permission(request) or self.has_add_permission(request)):
             raise PermissionDenied
-        try:
-            form = MarkdownPreviewForm(request.POST)
-            valid = form.is_valid()
-        except RequestDataTooBig:
-            return _preview_refused("the text is longer than a lesson's text may be.")
-        if not valid:
+        form = MarkdownPreviewForm(request.POST)  # over the form limit: lightmysky.views.bad_request
+        if not form.is_valid():
             return _preview_refused(
                 "; ".join(f"{name}: {' '.join(map(str, e))}" for name, e in form.errors.items())
             )

@@ -12,7 +12,14 @@ from ninja import Field, Query, Router, Schema
 from ninja.errors import HttpError
 
 from lessons import search as lesson_search
-from lessons.models import PUBLIC_ID_PATTERN, AnswerNotAccepted, Lesson, Question, Subject
+from lessons.models import (
+    PUBLIC_ID_PATTERN,
+    AnswerNotAccepted,
+    Grade,
+    Lesson,
+    Question,
+    Subject,
+)
 from lightmysky.ratelimit import retry_after
 
 router = Router(tags=["lessons"])
@@ -160,6 +167,20 @@ def _question(lesson: Lesson, number: int) -> Question:
     if question is None:
         raise HttpError(404, f"Lesson {lesson.public_id} has no question {number}.")
     return question
+
+
+def _grade_letters_or_ids(question: Question, answer: list[str]) -> Grade:
+    """A choice named by its letter, or else by its id (an id may look like a letter: "b")."""
+    letters = {choice["letter"] for choice in question.labelled_choices}
+    letter_of_id = {choice["id"]: choice["letter"] for choice in question.labelled_choices}
+    named = [
+        given if given.strip().upper() in letters else letter_of_id.get(given.strip(), given)
+        for given in answer
+    ]
+    try:
+        return question.grade_letters(named)
+    except AnswerNotAccepted as error:
+        raise HttpError(400, str(error)) from None
 
 
 def _question_out(question: Question) -> dict:
@@ -353,11 +374,7 @@ def check_answer(request: HttpRequest, public_id: str, number: int, body: Answer
     if wait := retry_after(request, "api_check"):
         raise RateLimited(wait)
     question = _question(_published_lesson(public_id), number)
-    letter_of_id = {choice["id"]: choice["letter"] for choice in question.labelled_choices}
-    try:
-        grade = question.grade_letters(letter_of_id.get(x.strip(), x) for x in body.answer)
-    except AnswerNotAccepted as error:
-        raise HttpError(400, str(error)) from None
+    grade = _grade_letters_or_ids(question, body.answer)
     out = _question_out(question)
     return {
         "correct": grade.correct,

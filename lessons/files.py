@@ -291,8 +291,13 @@ def markdown_to_lesson(text: str, *, source: str = "the file") -> dict[str, Any]
         if not ok:
             problem(number, name, f"expected {expected}, not {raw}")
             continue
-        if name == "video" and value and (trouble := _video_trouble(value)):
-            problem(number, name, trouble)
+        if name == "video" and value and not VIDEO_NAME.fullmatch(value):
+            problem(
+                number,
+                name,
+                f'expected the name of a video uploaded in the admin, like "videos/stars.mp4", '
+                f"not {json.dumps(value, ensure_ascii=False)}",
+            )
             continue
         lesson[name] = value
         if isinstance(value, str) and "\\" in raw and not invisible_characters(line):
@@ -485,7 +490,7 @@ def markdown_to_lesson(text: str, *, source: str = "the file") -> dict[str, Any]
                 )
     if problems:
         raise LessonFileError(sorted(problems, key=lambda p: p.line))
-    lesson["warnings"] = _markdown_warnings(blocks, source)
+    lesson["warnings"] = _video_warnings(lesson, source) + _markdown_warnings(blocks, source)
     lesson["revision_of_file"] = content_revision(
         {name: lesson[name] for name in FRONT_MATTER if name in lesson},
         "".join(_block(h, "\n".join(b)) for h, _, b in blocks),
@@ -493,23 +498,35 @@ def markdown_to_lesson(text: str, *, source: str = "the file") -> dict[str, Any]
     return lesson
 
 
-# A video named in a file is one already uploaded in the admin: its stored name, videos/NAME.
-VIDEO_NAME = re.compile(r"videos/[^/\\.][^/\\]*\.(mp4|webm|ogv)")
+# A video named in a file is one uploaded in the admin: its stored name, videos/NAME (any case,
+# as the admin stores the uploaded name). Never a path out of that folder.
+VIDEO_NAME = re.compile(r"videos/[^/\\.][^/\\]*\.(mp4|webm|ogv)", re.IGNORECASE)
 
 
-def _video_trouble(name: str) -> str | None:
-    """Why a file's `video:` cannot be used, if it cannot: not an uploaded video's name."""
-    if not VIDEO_NAME.fullmatch(name):
-        return (
-            f'expected the name of a video uploaded in the admin, like "videos/stars.mp4", '
-            f"not {json.dumps(name, ensure_ascii=False)}"
-        )
-    if not default_storage.exists(name):
-        return (
-            f"no uploaded video is called {json.dumps(name, ensure_ascii=False)}: upload it on "
-            "the lesson's admin page first, or leave the video out"
-        )
-    return None
+def _video_warnings(lesson: dict[str, Any], source: str) -> list[Problem]:
+    """A video the site does not have yet is shown broken until it is uploaded: said, not
+    refused, as lessons move between sites before their videos do."""
+    name = lesson.get("video")
+    if not name:
+        return []
+    try:
+        missing = not default_storage.exists(name)
+    except Exception as error:  # a storage that cannot answer (S3 down) is no reason to refuse
+        return [
+            Problem(
+                source,
+                lesson["lines"]["video"],
+                "video",
+                f"could not be looked up ({type(error).__name__})",
+            )
+        ]
+    if not missing:
+        return []
+    message = (
+        f"no uploaded video is called {json.dumps(name, ensure_ascii=False)} on this site: the "
+        "lesson shows a broken video until it is uploaded on the lesson's admin page"
+    )
+    return [Problem(source, lesson["lines"]["video"], "video", message)]
 
 
 def _markdown_warnings(blocks: list[tuple[str, int, list[str]]], source: str) -> list[Problem]:

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.contrib import admin
 from django.http import (
     HttpRequest,
@@ -11,6 +12,7 @@ from django.http import (
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.templatetags.static import static
+from django.utils.html import format_html
 from django.urls import Resolver404, resolve, reverse
 from django.views import defaults
 from django.views.decorators.cache import cache_control
@@ -20,7 +22,7 @@ from lessons.models import ContentVersion, Lesson
 from lessons.selectors import lesson_page
 from lightmysky.api import error_response
 from lightmysky.lib.negotiation import MARKDOWN_TYPE, markdown_response
-from lightmysky.middleware import API_PREFIX
+from lightmysky.middleware import ADMIN_PREFIX, API_PREFIX
 
 
 @require_safe
@@ -122,6 +124,12 @@ def ai_catalog(request: HttpRequest) -> JsonResponse:
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     if request.path.startswith(API_PREFIX):
         return error_response("The request is not valid.", 400)
+    if isinstance(exception, RequestDataTooBig) and request.path.startswith(ADMIN_PREFIX):
+        # Raised where the CSRF check first reads the form, before any admin view. The admin's
+        # Markdown preview swaps this paragraph in where the preview goes.
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE // 1024
+        message = f"Cannot do this: the form sent more than the {limit} KB of text a form may send."
+        return HttpResponse(format_html('<p class="errornote">{}</p>', message), status=400)
     return defaults.bad_request(request, exception)
 
 

@@ -74,6 +74,18 @@ def test_checking_an_answer_explains_it_and_stores_nothing(client, demo):
     assert by_id == body
 
 
+def test_a_letter_is_a_letter_even_where_a_choice_has_that_letter_for_its_id(client, demo):
+    question = demo.questions.get(position=2)
+    choices = question.labelled_choices
+    # Lesson files allow ids of one hex digit: the first choice's id is "b", another's letter B.
+    question.choices = [c | {"id": "b"} if n == 0 else c for n, c in enumerate(question.choices)]
+    question.save()
+    url = f"/api/v1/lessons/{SEED}/questions/2/check"
+    picked = client.post(url, {"answer": ["b"]}, content_type="application/json").json()
+    assert [c["letter"] for c in picked["choices"] if c["picked"]] == ["B"]
+    assert choices[0]["letter"] == "A"
+
+
 @pytest.mark.parametrize(
     ("url", "body", "status", "message"),
     [

@@ -238,14 +238,30 @@ def test_the_preview_is_for_editors_only(editor_client, db):
         ("post", {"format": "latex", "text": "x"}, 400, "Cannot preview this: format"),
         ("post", {"text": "x"}, 400, "Cannot preview this: format"),
         ("post", {"format": "block", "text": "x" * 100_001}, 400, "at most 100000 characters"),
-        # Over the site's 256 KB for a form (three bytes a character), said in the same place.
-        ("post", {"format": "block", "text": "€" * 99_000}, 400, "is longer than a lesson"),
     ],
 )
 def test_bad_preview_requests_get_a_clear_4xx(editor_client, method, data, status, message):
     response = getattr(editor_client, method)(PREVIEW, data)
     assert response.status_code == status
     assert message in response.content.decode()
+
+
+def test_a_preview_over_the_form_limit_is_told_in_the_preview(editor, settings):
+    """Django refuses a form over DATA_UPLOAD_MAX_MEMORY_SIZE where the CSRF check first reads
+    it, before the view: a browser's request (CSRF checked) gets the admin's own message."""
+    browser = Client(enforce_csrf_checks=True)
+    browser.force_login(editor)
+    browser.get("/admin/")
+    token = browser.cookies["csrftoken"].value
+    text = "€" * 90_000  # under the preview's 100,000 characters, over 256 KB as UTF-8
+    response = browser.post(
+        PREVIEW, {"format": "block", "text": text}, headers={"X-CSRFToken": token}
+    )
+    assert response.status_code == 400
+    assert response.content.decode() == (
+        '<p class="errornote">Cannot do this: the form sent more than the 256 KB of text a form '
+        "may send.</p>"
+    )
 
 
 def test_prompts_choices_and_flashcards_show_inline_markdown_to_learners(editor_client, demo):
