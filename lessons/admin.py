@@ -549,7 +549,7 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
             return HttpResponseNotAllowed(["POST"], "Send the text to preview with POST.")
         if not (self.has_change_permission(request) or self.has_add_permission(request)):
             raise PermissionDenied
-        form = MarkdownPreviewForm(request.POST)  # over the form limit: lightmysky.views.bad_request
+        form = MarkdownPreviewForm(request.POST)  # over 256 KB: lightmysky.views.bad_request
         if not form.is_valid():
             return _preview_refused(
                 "; ".join(f"{name}: {' '.join(map(str, e))}" for name, e in form.errors.items())

@@ -1,8 +1,8 @@
 from __future__ import annotations
 
 from django.conf import settings
-from django.core.exceptions import RequestDataTooBig
 from django.contrib import admin
+from django.core.exceptions import RequestDataTooBig
 from django.http import (
     HttpRequest,
     HttpResponse,
@@ -12,8 +12,8 @@ from django.http import (
 from django.shortcuts import render
 from django.template.loader import render_to_string
 from django.templatetags.static import static
-from django.utils.html import format_html
 from django.urls import Resolver404, resolve, reverse
+from django.utils.html import format_html
 from django.views import defaults
 from django.views.decorators.cache import cache_control
 from django.views.decorators.http import require_safe
