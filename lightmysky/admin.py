@@ -64,5 +64,5 @@ class LimitedAdminSite(admin.AdminSite):
             response.status_code = 429
             response["Retry-After"] = str(form.wait)
         if request.method == "POST" and request.user.is_authenticated:
-            remember_known_browser(response, request.user.get_username())
+            remember_known_browser(response, request.user)
         return response

@@ -19,11 +19,13 @@ from functools import cache, wraps
 from typing import TYPE_CHECKING, NamedTuple, cast
 
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core import signing
 from django.db import connection
 from django.db.models import F
 from django.http import HttpRequest, HttpResponse
 from django.shortcuts import render
+from django.urls import reverse
 
 from lightmysky.lib.addresses import IPAddress, client_address
 from lightmysky.lib.http import SiteRequest
@@ -93,23 +95,27 @@ def sign_in_attempt_count(request: HttpRequest, *, username: str) -> SignInAttem
     """Count an admin sign-in against the failures allowed to the name typed and to the
     address (RATE_LIMITS["admin_login"]), before the password is checked, so that guesses sent
     at once cannot all slip in under the limit. A name is counted whether or not an account has
-    it: a locked name looks the same either way. A browser that has signed in with this name
-    before (its KNOWN_BROWSER_COOKIE) has a budget of its own instead of the name's, so that
-    someone failing on purpose cannot lock an editor out of their own browser."""
+    it: a locked name looks the same either way.
+
+    A browser that has signed in to this account before (KNOWN_BROWSER_COOKIE, made void by a
+    new password) is refused by a budget of its own instead of the name's, so that someone
+    failing on purpose cannot lock an editor out of their own browser. Its failures still count
+    against the name: a guesser holding such a cookie is locked out of every other browser, as
+    the editor would see."""
     per_account, per_address, seconds = settings.RATE_LIMITS["admin_login"]
     now = time.time()
     window_end = window_end_after(now, seconds)
-    name = sign_in_name_key(username)
-    known = known_browser(request, name)
-    budgets = {
-        f"admin_login:browser:{known}" if known else f"admin_login:account:{name}": per_account,
-        f"admin_login:ip:{address_key(client_address(request))}": per_address,
-    }
-    counts = counters_increment(keys=list(budgets), window_end=window_end)
+    name_key = f"admin_login:account:{sign_in_name_key(username)}"
+    address = f"admin_login:ip:{address_key(client_address(request))}"
+    known = known_browser(request, username)
+    own_key = f"admin_login:browser:{known}" if known else name_key
+    keys = list(dict.fromkeys([name_key, own_key, address]))
+    counts = counters_increment(keys=keys, window_end=window_end)
+    budgets = {own_key: per_account, address: per_address}
     if all(counts.get(key, 0) <= allowed for key, allowed in budgets.items()):
-        return SignInAttempt(list(budgets), window_end, wait=None)
+        return SignInAttempt(keys, window_end, wait=None)
     cast(SiteRequest, request).rate_limit_refused = "admin_login"
-    return SignInAttempt(list(budgets), window_end, wait=max(1, math.ceil(window_end - now)))
+    return SignInAttempt(keys, window_end, wait=max(1, math.ceil(window_end - now)))
 
 
 def sign_in_name_key(username: str) -> str:
@@ -117,14 +123,20 @@ def sign_in_name_key(username: str) -> str:
     return hashlib.sha256(username.casefold().encode()).hexdigest()[:24]
 
 
-# A signed cookie left by a successful admin sign-in: which name, and a random id of the browser.
+# A signed cookie left by a successful admin sign-in: for which name and password, and a random
+# id of the browser. Only /admin/ sees it.
 KNOWN_BROWSER_COOKIE = "admin_known_browser"
 KNOWN_BROWSER_SALT = "lightmysky.ratelimit.known_browser"
 KNOWN_BROWSER_SECONDS = 400 * 24 * 60 * 60
 
 
-def known_browser(request: HttpRequest, name: str) -> str | None:
-    """The id of this browser if it signed in with the name before, else None."""
+def _password_key(user) -> str:
+    """Changes when the account's password does (Django's session hash of it, hashed again)."""
+    return hashlib.sha256(user.get_session_auth_hash().encode()).hexdigest()[:24]
+
+
+def known_browser(request: HttpRequest, username: str) -> str | None:
+    """The id of this browser if it signed in to this account, with its present password, before."""
     value = request.COOKIES.get(KNOWN_BROWSER_COOKIE)
     if not value:
         return None
@@ -132,22 +144,30 @@ def known_browser(request: HttpRequest, name: str) -> str | None:
         signed = signing.loads(value, salt=KNOWN_BROWSER_SALT, max_age=KNOWN_BROWSER_SECONDS)
     except signing.BadSignature:
         return None
-    if not isinstance(signed, dict) or signed.get("name") != name:
+    if not isinstance(signed, dict) or signed.get("name") != sign_in_name_key(username):
+        return None
+    user_model = get_user_model()
+    user = user_model._default_manager.filter(**{user_model.USERNAME_FIELD: username}).first()
+    if user is None or signed.get("password") != _password_key(user):
         return None
     return str(signed.get("browser"))
 
 
-def remember_known_browser(response: HttpResponse, username: str) -> None:
-    """After a successful sign-in: this browser may sign in with this name despite a lock."""
+def remember_known_browser(response: HttpResponse, user) -> None:
+    """After a successful sign-in: this browser may sign in to this account despite a lock."""
     value = signing.dumps(
-        {"name": sign_in_name_key(username), "browser": secrets.token_urlsafe(12)},
+        {
+            "name": sign_in_name_key(user.get_username()),
+            "password": _password_key(user),
+            "browser": secrets.token_urlsafe(12),
+        },
         salt=KNOWN_BROWSER_SALT,
     )
     response.set_cookie(
         KNOWN_BROWSER_COOKIE,
         value,
         max_age=KNOWN_BROWSER_SECONDS,
-        path="/admin/",
+        path=reverse("admin:index"),
         secure=settings.SESSION_COOKIE_SECURE,
         httponly=True,
         samesite="Lax",

@@ -116,6 +116,27 @@ def test_someone_elses_failures_do_not_lock_an_editor_out_of_the_browser_they_us
         assert error_note(sign_in("grace", "wrong", browser=own)) == LOCKED
 
 
+def test_a_known_browsers_failures_still_count_against_the_name_and_a_new_password_voids_it(
+    editor,
+):
+    own = Client(REMOTE_ADDR="198.51.100.7")
+    with time_machine.travel(WINDOW_START - timedelta(days=3), tick=False):
+        assert sign_in("ada", PASSWORD, browser=own).status_code == 302
+        own.post("/admin/logout/")
+    with time_machine.travel(FIVE_MINUTES_IN, tick=False):
+        # Someone who once signed in guesses from that browser: the name locks for the others.
+        for n in range(5):
+            sign_in("ada", f"guess-{n}", browser=own)
+        assert error_note(sign_in("ada", PASSWORD, address="203.0.113.20")) == LOCKED
+    with time_machine.travel(FIVE_MINUTES_IN + timedelta(minutes=15), tick=False):
+        editor.set_password("a-new-long-password")
+        editor.save()
+        for n in range(6):
+            sign_in("ada", f"wrong-{n}", address=f"203.0.113.{n}")
+        # The cookie was for the old password: this browser meets the name's lock like any other.
+        assert error_note(sign_in("ada", "a-new-long-password", browser=own)) == LOCKED
+
+
 def test_a_sign_in_with_an_unsafe_next_address_lands_in_the_admin(editor):
     browser = Client()
     assert browser.get("/admin/login/").status_code == 200
