@@ -210,7 +210,8 @@ def search(query: str, *, page: int = 1, clamp_page: bool = True) -> Results:
     count = engine.count(terms)
     if count == 0:
         suggestion = engine.suggestion(terms)
-        return Results(query=query, terms=terms, suggestion=suggestion)
+        asked = 1 if clamp_page else page
+        return Results(query=query, terms=terms, suggestion=suggestion, page=asked)
     pages = max(1, -(-count // PER_PAGE))
     if page > pages and not clamp_page:
         return Results(query=query, terms=terms, count=count, page=page)

@@ -282,7 +282,7 @@ def carry_marks(live_url: str | None, scratch_url: str) -> None:
     if live_url is None:
         return
     try:
-        marks = manage(live_url, "restore_marks").strip().splitlines()[-1]
+        marks = (manage(live_url, "restore_marks").strip().splitlines() or [""])[-1]
     except Failed as error:
         why = (str(error).strip().splitlines() or ["?"])[-1]
         say(
@@ -292,7 +292,8 @@ def carry_marks(live_url: str | None, scratch_url: str) -> None:
             "page from before it is used"
         )
         return
-    say(manage(scratch_url, "restore_marks", "--raise-to", marks).strip().splitlines()[-1])
+    said = manage(scratch_url, "restore_marks", "--raise-to", marks).strip().splitlines()
+    say(said[-1] if said else "raised the copy's learner ids and content version")
 
 
 def restore_postgres(database: dict, dump: Path, migrate: bool, stamp: str, yes: bool) -> None:

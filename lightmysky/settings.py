@@ -42,7 +42,7 @@ def env_bool(name: str, default: bool = False) -> bool:
 
 
 def env_choice(name: str, default: str, choices: tuple[str, ...]) -> str:
-    value = env_str(name, default).strip()
+    value = env_str(name).strip() or default
     for choice in choices:
         if value.lower() == choice.lower():
             return choice
@@ -391,10 +391,12 @@ SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=SECURE_BY_DEFAULT)
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 60 * 60 * 24 * 365 if SECURE_BY_DEFAULT else 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=False)
-if SECURE_HSTS_PRELOAD and not (SECURE_HSTS_INCLUDE_SUBDOMAINS and SECURE_HSTS_SECONDS):
+if SECURE_HSTS_PRELOAD and not (
+    SECURE_HSTS_INCLUDE_SUBDOMAINS and SECURE_HSTS_SECONDS >= 60 * 60 * 24 * 365
+):
     raise ImproperlyConfigured(
-        "SECURE_HSTS_PRELOAD=1 needs SECURE_HSTS_INCLUDE_SUBDOMAINS=1 and SECURE_HSTS_SECONDS: "
-        "the browsers' preload list takes only a domain that sends both."
+        "SECURE_HSTS_PRELOAD=1 needs SECURE_HSTS_INCLUDE_SUBDOMAINS=1 and SECURE_HSTS_SECONDS of "
+        "a year (31536000) or more: the browsers' preload list takes only such a domain."
     )
 if SECURE_SSL_REDIRECT and _site.scheme != "https":
     raise ImproperlyConfigured(
@@ -484,9 +486,9 @@ RATE_LIMITS = {
 # without an admin page, and 14 days after sign-in at the latest (lightmysky.middleware.
 # staff_session_middleware); anonymous learners' sessions keep SESSION_COOKIE_AGE.
 STAFF_SESSION_IDLE_SECONDS = 12 * 60 * 60
-# Where a sign-in lands when its "next" address is missing or points off the site.
-LOGIN_REDIRECT_URL = "/admin/"
 STAFF_SESSION_MAX_SECONDS = 14 * 24 * 60 * 60
+# Where a sign-in lands when its "next" address is missing or points off the site.
+LOGIN_REDIRECT_URL = "admin:index"
 
 # Rate-limit counters live in a table of their own in the database: shared by every process,
 # never evicted, counted atomically; `manage.py prune_counters` deletes ended windows. With

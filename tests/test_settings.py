@@ -111,6 +111,9 @@ def test_a_plain_http_site_and_words_in_any_case_are_taken():
         SECURE_COOKIES="No",
     )
     assert "RESULT json 10 False" in result.stdout, result.stderr
+    # An empty value means the default, as for every other variable.
+    result = run_django_check("shell", "-c", code, **PRODUCTION, LOG_FORMAT="", LOG_LEVEL="")
+    assert "RESULT text 20 True" in result.stdout, result.stderr
 
 
 def test_earlier_secret_keys_are_read_as_fallbacks():

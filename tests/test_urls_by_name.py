@@ -35,8 +35,9 @@ MATCHED_BEFORE_ROUTING = {
 TEMPLATE_PATH = re.compile(r'=\s*"/(?!/)(?=[\w."?#])')
 # A path written after SITE_URL, unless it is a pattern with {placeholders} for agents to fill.
 AFTER_SITE_URL = re.compile(r"\{\{ *SITE_URL *\}\}/(?![^\s`)]*(?<!\{)\{\w+\}(?!\}))")
-# A lesson or subject page's address with a path added by hand instead of its get_*_url().
-ADDED_TO_URL = re.compile(r"get_absolute_url *(\}\}[/.]|\|add:)")
+# A lesson or subject page's address (or the twins' page_url) with a path added by hand instead
+# of its get_*_url().
+ADDED_TO_URL = re.compile(r"get_absolute_url *(\}\}[/.]|\|add:)|page_url *\}\}/")
 
 
 def site_segments() -> set[str]:

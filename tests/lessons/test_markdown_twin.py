@@ -106,6 +106,12 @@ def test_the_twin_counts_the_stars_the_lesson_page_counts(client, demo):
     )
 
 
+def test_a_lesson_without_flashcards_counts_its_questions_alone(client, db):
+    lesson = make_lesson(flashcards=0)
+    text = twin(client, lesson.get_absolute_url() + ".md")
+    assert "each question is a star of their sky" in text and "flashcard" not in text
+
+
 def test_neighbours_are_links_to_their_twins(client, demo):
     text = twin(client)
     needs = text[text.find("## Needs first") : text.find("## Opens up")]

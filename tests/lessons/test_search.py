@@ -266,6 +266,8 @@ def test_results_come_20_a_page(client, db):
     # stops there, not on a repeat of the last page.
     past = client.get("/api/v1/search", {"q": "meteor", "page": 3}).json()
     assert (past["page"], past["pages"], past["results"]) == (3, 2, [])
+    nothing = client.get("/api/v1/search", {"q": "nebulae", "page": 3}).json()
+    assert (nothing["count"], nothing["page"], nothing["results"]) == (0, 3, [])
 
 
 # ---- Odd input -----------------------------------------------------------------------------
