@@ -303,7 +303,8 @@ class SearchResults(Schema):
     "text and its questions. The search page's Markdown twin gives the same as Markdown.",
 )
 def search_lessons(request: HttpRequest, filters: Query[SearchFilters]):
-    found = lesson_search.search(filters.q, page=filters.page, clamp_page=False)
+    query = lesson_search.typed_query(filters.q)  # control characters read as spaces
+    found = lesson_search.search(query, page=filters.page, clamp_page=False)
     return {
         "query": found.query,
         "count": found.count,

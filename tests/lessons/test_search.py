@@ -340,6 +340,8 @@ def test_the_search_pages_never_echo_a_control_character(client, demo):
         text = client.get(path, {"q": "pipeline\x00bubble\x1b"}).content.decode()
         assert "\x00" not in text and "\x1b" not in text, path
         assert "pipeline bubble" in text, path
+    api = client.get("/api/v1/search", {"q": "pipeline\x00bubble"}).json()
+    assert api["query"] == "pipeline bubble" and api["count"]
 
 
 def test_more_than_2000_characters_are_cut_with_a_message(client, demo):
