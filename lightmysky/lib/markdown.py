@@ -143,9 +143,12 @@ _DEFINITION = re.compile(
     re.MULTILINE,
 )
 _INLINE_MARKUP = re.compile(r"([\\`*_\[\]()#<>|~&!])")
-# A number opens an ordered list only when a space or the line's end follows its "." or ")":
-# "5.2 GB" is shown as written.
-_BLOCK_START = re.compile(r"^(#+|[>+\-*=_`~])|^(\d+)([.)])(?=[ \t]|$)")
+# A bullet or a number opens a list only when a space or the line's end follows it, and a dash
+# or star otherwise only in a line of nothing else (a rule): "5.2 GB", "-5 °C" and "+3" are shown
+# as written.
+_BLOCK_START = re.compile(
+    r"^(#+|[>=_`~]|[+\-*](?=[ \t]|$)|[-*](?=[-*_ \t]*$))|^(\d+)([.)])(?=[ \t]|$)"
+)
 
 
 def link_allowed(url: str) -> bool:

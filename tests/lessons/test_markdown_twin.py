@@ -78,9 +78,11 @@ def test_the_twin_lists_every_question_with_choices_and_an_answer_key(client, de
         assert f"#### Question {question.position}: {letters}" in text
 
 
-def test_a_choice_with_a_number_is_written_as_typed_and_never_opens_a_list(client, db):
+@pytest.mark.parametrize(
+    "typed", [["5.2 GB", "1. Start here", "3) Three"], ["-5 °C", "+3 more", "- a dash", "---"]]
+)
+def test_a_choice_with_a_number_is_written_as_typed_and_never_opens_a_list(client, db, typed):
     lesson = make_lesson(questions=0)
-    typed = ["5.2 GB", "1. Start here", "3) Three"]
     make_question(
         lesson,
         choices=[
@@ -89,10 +91,10 @@ def test_a_choice_with_a_number_is_written_as_typed_and_never_opens_a_list(clien
         ],
     )
     text = twin(client, lesson.get_absolute_url() + ".md")
-    assert "5.2 GB" in text  # an agent quotes a choice by its words: no backslash in them
+    assert f"** {typed[0]}\n" in text  # an agent quotes a choice by its words: no backslash
     html = MarkdownIt().render(text)
     for shown in typed:
-        assert re.search(rf"<li><strong>[A-C]\.</strong> {re.escape(shown)}</li>", html), shown
+        assert re.search(rf"<li><strong>[A-D]\.</strong> {re.escape(shown)}</li>", html), shown
 
 
 def test_the_twin_counts_the_stars_the_lesson_page_counts(client, demo):
