@@ -551,8 +551,12 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
             raise PermissionDenied
         form = MarkdownPreviewForm(request.POST)  # over 256 KB: lightmysky.views.bad_request
         if not form.is_valid():
-            return _preview_refused(
-                "; ".join(f"{name}: {' '.join(map(str, e))}" for name, e in form.errors.items())
+            problems = "; ".join(
+                f"{name}: {' '.join(map(str, e))}" for name, e in form.errors.items()
+            )
+            return HttpResponse(
+                format_html('<p class="errornote">Cannot preview this: {}</p>', problems),
+                status=400,
             )
         inline = form.cleaned_data["format"] == "inline"
         text = form.cleaned_data["text"].replace("\r\n", "\n")
@@ -922,13 +926,6 @@ def uploaded_text(request: HttpRequest) -> tuple[str, str, Problem | None]:
         return name, lesson_file_text(upload.read(), source=name), None
     except LessonFileError as error:
         return name, "", error.problems[0]
-
-
-def _preview_refused(problems: str) -> HttpResponse:
-    """Said in the preview's place (htmx swaps a 400 in, as it does an answer)."""
-    return HttpResponse(
-        format_html('<p class="errornote">Cannot preview this: {}</p>', problems), status=400
-    )
 
 
 def upload_preview(name: str, text: str) -> dict:

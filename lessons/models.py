@@ -595,9 +595,9 @@ def choice_errors(choices: object) -> list[str]:
         if not isinstance(choice.get("id", ""), str):
             errors.append(f"Choice {number}'s id must be text.")
     if not errors:
-        right = {_as_read(c["text"]) for c in choices if c["correct"]}
+        right = {_told_apart(c["text"]) for c in choices if c["correct"]}
         for number, choice in enumerate(choices, start=1):
-            if not choice["correct"] and _as_read(choice["text"]) in right:
+            if not choice["correct"] and _told_apart(choice["text"]) in right:
                 errors.append(
                     f"Choice {number} is wrong but reads the same as a right choice: a learner "
                     "who picks it would be told the answer is the very text they chose."
@@ -605,7 +605,7 @@ def choice_errors(choices: object) -> list[str]:
     return errors
 
 
-def _as_read(text: str) -> str:
+def _told_apart(text: str) -> str:
     """A choice's text as a learner tells it apart: case and spacing aside."""
     return " ".join(text.split()).casefold()
 

@@ -23,8 +23,9 @@ TOO_MANY_FAILURES = "too_many_failures"
 class LimitedAuthenticationForm(AdminAuthenticationForm):
     """Each sign-in is counted before its password is checked; with a budget spent, the password
     is not checked at all, and the form says how long to wait. The message and the work done
-    are the same whether an account has the name or not. A browser that signed in with the
-    name before is counted on its own (lightmysky.ratelimit.known_browser)."""
+    are the same whether an account has the name or not. A browser that signed in to the
+    account before, with its present password, is refused only by its own budget
+    (lightmysky.ratelimit.sign_in_attempt_count)."""
 
     error_messages = {
         **AdminAuthenticationForm.error_messages,

@@ -391,6 +391,10 @@ SECURE_SSL_REDIRECT = env_bool("SECURE_SSL_REDIRECT", default=SECURE_BY_DEFAULT)
 SECURE_HSTS_SECONDS = env_int("SECURE_HSTS_SECONDS", 60 * 60 * 24 * 365 if SECURE_BY_DEFAULT else 0)
 SECURE_HSTS_INCLUDE_SUBDOMAINS = env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=False)
 SECURE_HSTS_PRELOAD = env_bool("SECURE_HSTS_PRELOAD", default=False)
+# Both are the operator's choice for the whole domain, not this site's (preload is a submission to
+# the browsers' list that takes months to undo): off by default, and `check --deploy` does not
+# insist on them. docs/deploy.md says when to turn them on.
+SILENCED_SYSTEM_CHECKS = ["security.W005", "security.W021"]
 if SECURE_HSTS_PRELOAD and not (
     SECURE_HSTS_INCLUDE_SUBDOMAINS and SECURE_HSTS_SECONDS >= 60 * 60 * 24 * 365
 ):
@@ -404,10 +408,6 @@ if SECURE_SSL_REDIRECT and _site.scheme != "https":
         "(SECURE_SSL_REDIRECT): links, agent files and QR codes would name http. Make SITE_URL "
         "https://, or set SECURE_SSL_REDIRECT=0 for a site served over plain http."
     )
-# Both are the operator's choice for the whole domain, not this site's (preload is a submission to
-# the browsers' list that takes months to undo): off by default, and `check --deploy` does not
-# insist on them. docs/deploy.md says when to turn them on.
-SILENCED_SYSTEM_CHECKS = ["security.W005", "security.W021"]
 SESSION_COOKIE_SECURE = env_bool("SECURE_COOKIES", default=SECURE_BY_DEFAULT)
 CSRF_COOKIE_SECURE = SESSION_COOKIE_SECURE
 if env_bool("SECURE_PROXY_SSL_HEADER"):
