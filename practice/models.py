@@ -276,6 +276,10 @@ class Review(LearnerItem):
     # it is lit, and for practice and imported answers.
     answers_to_light = models.PositiveSmallIntegerField(null=True, blank=True)
     lights_from = models.DateTimeField(null=True, blank=True)
+    # When this answer brings its item back (the memory's due it set), so that the verdict names
+    # the day the item is asked again, not only the moment it could first light. None for
+    # practice and imported answers.
+    comes_back_at = models.DateTimeField(null=True, blank=True)
     # Set when the answer is recorded, so each of the editors' statistics is a count over one
     # range of one index, however many reviews there are.
     answer_kind = models.CharField(
@@ -305,9 +309,17 @@ class Review(LearnerItem):
         return f"{self.kind} review rated {self.rating} at {self.reviewed_at:%Y-%m-%d %H:%M}"
 
     @property
+    def comes_back_later(self) -> datetime | None:
+        """When this answer brings its item back, if later than the answer itself."""
+        if self.comes_back_at and self.comes_back_at > self.reviewed_at:
+            return self.comes_back_at
+        return None
+
+    @property
     def lights_later_from(self) -> datetime | None:
-        """When the last answer that lights its star may come, if later than this answer."""
-        if self.lights_from and self.lights_from > self.reviewed_at:
+        """When the last answer that lights its star may come, if later than when the item
+        comes back (what the verdict says first), and later than this answer."""
+        if self.lights_from and self.lights_from > (self.comes_back_later or self.reviewed_at):
             return self.lights_from
         return None
 

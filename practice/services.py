@@ -456,6 +456,7 @@ def _writes_for(
     review.star_change = sky.star_change(level_before, memory.evidence)
     review.answers_to_light = sky.answers_to_light(memory.evidence_now, guess_rate)
     review.lights_from = sky.lights_from(memory.evidence_now)
+    review.comes_back_at = memory.due
     return _Writes(round_, review, memory, finishes_round and round_ is not None)
 
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any
+from typing import Any, cast
 
 from django.db import connection
 from django.db.models import Count
@@ -195,13 +195,13 @@ SITTING_WORDS = {
 }
 
 
-def sitting_stars(reviews: list[Review]) -> dict[str, Any]:
+def sitting_stars(reviews: list[Review], names: dict[tuple[str, int], str]) -> dict[str, Any]:
     """How many stars a sitting's answers lit, kindled and put out (left unlit after a wrong
     answer or a guess), a star changed twice in it counted by its last change; how many of
     the stars it answered are left kindled, and the answer that left the one nearest to lit
-    (what it still needs); how many of its answers were to questions and to flashcards, and
-    the words for them (SITTING_WORDS); and how many were practice, given within an hour of
-    seeing the item's answer (sky.SITTING)."""
+    (what it still needs) with that star's name from `names` (by kind and pk); how many of its
+    answers were to questions and to flashcards, and the words for them (SITTING_WORDS); and
+    how many were practice, given within an hour of seeing the item's answer (sky.SITTING)."""
     changes: dict[tuple, str] = {}
     last_scheduled: dict[tuple, Review] = {}
     for review in sorted(reviews, key=lambda r: r.reviewed_at):
@@ -219,7 +219,10 @@ def sitting_stars(reviews: list[Review]) -> dict[str, Any]:
     ]
     nearest = min(
         kindled,
-        key=lambda r: (r.answers_to_light, r.lights_later_from or r.reviewed_at),
+        key=lambda r: (
+            r.answers_to_light,
+            r.lights_later_from or r.comes_back_later or r.reviewed_at,
+        ),
         default=None,
     )
     cards = sum(1 for review in reviews if review.flashcard_id)
@@ -232,6 +235,7 @@ def sitting_stars(reviews: list[Review]) -> dict[str, Any]:
         "all_practice": bool(reviews) and practised == len(reviews),
         "left_kindled": len(kindled),
         "nearest": nearest,
+        "nearest_name": nearest and names.get(_item_of(nearest)),
         "words": SITTING_WORDS[kinds],
     }
 
@@ -254,15 +258,24 @@ def sitting_summary(*, learner: Learner, reviews: list[Review], now: datetime) -
         for pk in lesson_ids
         if pk in lessons
     ]
-    answered = {
-        ("question", r.question_id) if r.question_id else ("flashcard", r.flashcard_id)
-        for r in reviews
-    }
+    answered = {_item_of(review) for review in reviews}
     dues = [memories[item][0].due for item in answered if item in memories]
-    return sitting_stars(reviews) | {
+    names = {
+        (item.kind, item.pk): f"the star of {item.kind} {item.number} of “{lessons[pk].title}”"
+        for pk, lesson_items in items.items()
+        if pk in lessons
+        for item in lesson_items
+    }
+    return sitting_stars(reviews, names) | {
         "comes_back": _comes_back(dues, now),
         "constellations": constellations,
     }
+
+
+def _item_of(review: Review) -> tuple[str, int]:
+    if review.question_id:
+        return ("question", review.question_id)
+    return ("flashcard", cast(int, review.flashcard_id))
 
 
 def _comes_back(dues: list[datetime], now: datetime) -> list[tuple[str, int]]:
@@ -283,7 +296,8 @@ def round_outcome(progress: RoundProgress, constellation: Constellation, now: da
         if (star := stars.get(question.key)) and star.state.due
     ]
     first_pass = progress.reviews[: len(progress.questions)]  # the retries are practice
-    return sitting_stars(first_pass) | {
+    names = {("question", q.pk): f"the star of question {q.position}" for q in progress.questions}
+    return sitting_stars(first_pass, names) | {
         "comes_back": _comes_back(dues, now),
         "practice_until": practice_until(progress.reviews, now),
     }

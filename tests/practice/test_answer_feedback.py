@@ -12,7 +12,7 @@ from django.utils import dateformat, timezone
 from django.utils.html import escape
 
 from practice import sky
-from practice.models import Review
+from practice.models import Memory, Review
 from tests.practice.helpers import (
     answer,
     asked_question_or_none,
@@ -73,11 +73,11 @@ def test_the_live_region_says_the_verdict_the_star_and_the_progress(client, demo
     # and what lighting the star still takes: a new one needs three right answers in a row,
     # the last a day after the first
     more = sky.right_answers_to_light(sky.guess_rate(4, several=False)) - 1
-    a_day_on = dateformat.format(start + sky.CONFIRMATION_GAP, "l j F, H:i")
+    comes_back = shown_time(Memory.objects.get().due)
     assert live_region(right) == (
         True,
-        f"Right. Star kindled. {more} more right answers in a row light this star; it can light "
-        f"from {a_day_on} UTC. 1 of 8 answered.",
+        f"Right. Star kindled. {more} more right answers in a row light this star; it comes "
+        f"back on {comes_back}. 1 of 8 answered.",
     )
     client.get(practice_url(demo) + "?q=2", headers={"HX-Request": "true"})
     wrong = answer(client, demo, right=False, htmx=True).content.decode()
@@ -85,14 +85,55 @@ def test_the_live_region_says_the_verdict_the_star_and_the_progress(client, demo
     question = Review.objects.latest("pk").question
     right_text = next(c["text"] for c in question.choices if c["correct"])
     assert oob and text.startswith("Not quite. The answer is ") and right_text in text
+    comes_back = shown_time(Memory.objects.get(question=question).due)
     assert text.endswith(
-        "right answers in a row light this star, spread over a day or more. "
-        "2 of 8 answered, 1 to retry."
+        "right answers in a row light this star, spread over a day or more; it comes back on "
+        f"{comes_back}. 2 of 8 answered, 1 to retry."
     )
     assert "Star" not in text  # a miss kindles nothing
     # The live region is outside the card the answer replaces, so it stays where it is.
     full = client.get(practice_url(demo) + "?answered=2").content.decode()
     assert full.index('id="answer-status"') < full.index('id="practice-card"')
+
+
+def test_a_verdict_names_the_day_review_asks_its_question_again(client, demo):
+    """The moment a verdict gives is when /review brings the question back, not an earlier
+    one from which it could light if the learner came back unasked."""
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        response = answer(client, demo, right=True)
+        verdict = re.sub(r"<[^>]+>", "", client.get(response["Location"]).content.decode())
+    memory = Memory.objects.get()
+    assert memory.due > start + sky.CONFIRMATION_GAP  # so no second moment is named
+    assert f"light this star; it comes back on {shown_time(memory.due)}." in verdict
+    assert "can light from" not in verdict
+    with time_machine.travel(memory.due - timedelta(minutes=1), tick=False):
+        assert asked_question_or_none(client.get("/review")) is None
+    with time_machine.travel(memory.due, tick=False):
+        assert asked_question_or_none(client.get("/review")) == memory.question
+
+
+def test_a_verdict_says_when_a_star_can_light_if_its_question_comes_back_sooner(
+    client, demo, settings
+):
+    """With learning steps set, a right answer brings its question back within minutes, and
+    a right answer then cannot light its star yet: the verdict gives both moments."""
+    settings.FSRS_LEARNING_STEPS = [60, 600]
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        response = answer(client, demo, right=True)
+        verdict = re.sub(r"<[^>]+>", "", client.get(response["Location"]).content.decode())
+    due = Memory.objects.get().due
+    assert due == start + timedelta(minutes=10)
+    assert (
+        f"light this star; it comes back on {shown_time(due)}, and can light from "
+        f"{shown_time(start + sky.CONFIRMATION_GAP)}."
+    ) in verdict
+
+
+def shown_time(moment) -> str:
+    """A moment as pages write it (before the browser puts it in the learner's time zone)."""
+    return dateformat.format(moment, "l j F, H:i") + " UTC"
 
 
 def test_review_verdicts_and_the_set_summary_name_the_stars_they_light(client, demo):
@@ -150,8 +191,10 @@ def test_each_flashcard_rating_tells_the_next_card_what_it_did(client, demo):
     oob, said = live_region(html)
     # and what the star now needs: a miss asks for more ratings of Hard or better
     assert oob and said.startswith("You rated the last card Again. ")
+    comes_back = shown_time(Memory.objects.get(flashcard=Review.objects.latest("pk").flashcard).due)
     assert said.endswith(
-        " ratings of Hard or better in a row light this star, spread over a day or more."
+        " ratings of Hard or better in a row light this star, spread over a day or more; it "
+        f"comes back on {comes_back}."
     )
     assert 'id="sky-counter"' in html  # the header's counts follow the rating
 
@@ -191,8 +234,12 @@ def test_a_rating_in_the_review_is_told_on_the_next_item(client, demo):
         assert "You rated the last card Good." in html
         said = f": star {review.star_change}." if review.star_change else "."
         more = review.answers_to_light
-        # (the run began a month ago: any later rating may light it)
-        to_light = f" {more} more ratings of Hard or better in a row light this star."
+        # (the run began a month ago: any later rating may light it, once the card is back)
+        comes_back = shown_time(Memory.objects.get(flashcard=card).due)
+        to_light = (
+            f" {more} more ratings of Hard or better in a row light this star; it comes back "
+            f"on {comes_back}."
+        )
         # with the set's progress, as after a question's answer
         progress = " 1 of 1 done in this set, 0 due."
         assert live_region(html) == (

@@ -147,10 +147,16 @@ def test_practising_again_within_the_hour_is_practice_and_lights_nothing(client,
         finish_round(client, demo, [True] * 8)
         day_two = client.get(practice_url(demo) + "?summary=1").content.decode()
         sky = client.get("/sky").content.decode()
-    assert (
-        "No star lit or kindled this round; <strong>8 of its stars</strong> are kindled. The "
-        "nearest to lit: 1 more right answer lights it."
-    ) in day_two
+    said = re.search(
+        r"No star lit or kindled this round; <strong>8 of its stars</strong> are kindled\. The "
+        r"nearest to lit: 1 more right answer lights the star of question (\d); it comes back "
+        r"on (.+?) UTC\.",
+        re.sub(r"<(?!/?strong)[^>]+>", "", day_two),
+    )
+    assert said, "the round's end names the kindled star nearest to lit, and when it is back"
+    nearest = Memory.objects.get(question__lesson=demo, question__position=said[1])
+    assert said[2] == f"{nearest.due:%A %-d %B, %H:%M}"
+    assert nearest.due == min(m.due for m in Memory.objects.filter(question__lesson=demo))
     assert "<strong>0 lit · 8 kindled</strong>" in sky
 
 

@@ -568,6 +568,29 @@ def test_a_right_guess_shows_no_star_beside_the_verdict(client, demo):
     assert "Right" in html and 'class="reward reward-' not in html
 
 
+def test_the_guess_box_says_what_a_guess_does_to_a_kindled_star(client, demo):
+    """Ticked on a right answer, "I guessed" puts out the star that answer would have kept
+    kindled; the box says so before the learner chooses."""
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        answer(client, demo, right=True)
+    memory = Memory.objects.get()
+    assert memory.get_evidence_display() == "kindled"
+    with time_machine.travel(memory.due, tick=False):
+        page = client.get("/review")
+        assert "(a guess, even a right one, leaves its star unlit and comes back sooner)" in (
+            page.content.decode()
+        )
+        response = client.post(
+            "/review",
+            {"token": form_token(page), "choice": right_choices(memory.question), "guessed": "yes"},
+        )
+        verdict = client.get(response["Location"]).content.decode()
+    assert "Star unlit again" in verdict
+    memory.refresh_from_db()
+    assert memory.get_evidence_display() == "unlit"
+
+
 def test_the_round_lists_a_declared_guess_as_one_and_offers_no_guess_box_in_practice(client, demo):
     question, token = current_question(client, practice_url(demo))
     assert 'name="guessed"' in client.get(practice_url(demo)).content.decode()
