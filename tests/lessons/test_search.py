@@ -52,6 +52,13 @@ def test_pipeline_bubble_finds_the_seed_lesson_first(client, demo):
     assert 'class="lesson-state"' not in html and not response.cookies
 
 
+@pytest.mark.parametrize("words", ["KV cache", "quantization", "quantisation"])
+def test_the_everyday_names_find_the_serving_lesson(client, demo, words):
+    """The short name most learners meet, and the American spelling, as well as the lesson's."""
+    hits = hit_blocks(client.get("/search", {"q": words}).content.decode())
+    assert list(hits)[0].startswith("Serving a Model")
+
+
 def test_the_markdown_twin_finds_the_seed_lesson_first(client, demo):
     for response in (
         client.get("/search.md", {"q": "pipeline bubble"}),
