@@ -100,6 +100,14 @@ def fresh_cache():
         caches[name].clear()
 
 
+@pytest.fixture(autouse=True)
+def quick_password_hashing(settings):
+    """Passwords hashed in a blink, as Django's testing docs advise: the real hasher takes most
+    of a second a password on purpose, and hundreds of tests make an editor. The servers the
+    ops tests start run the production settings, real hasher included."""
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
 @pytest.fixture
 def demo(db) -> Lesson:
     """The demo content, loaded as `make setup` loads it; returns the seed lesson."""
