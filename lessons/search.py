@@ -17,7 +17,9 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
 from django.contrib.postgres.search import (
@@ -439,6 +441,37 @@ def refresh(lesson_ids: Iterable[int]) -> None:
         lessons = list(Lesson.objects.published().filter(pk__in=lesson_ids))
         if lessons:
             write_entries(SearchEntry, lessons, _questions_by_lesson(Question, lesson_ids))
+
+
+# The lessons changed inside refreshed_once(), re-indexed as it ends (None: outside one).
+_changed_lessons: ContextVar[set[int] | None] = ContextVar("changed_lessons", default=None)
+
+
+@contextmanager
+def refreshed_once() -> Iterator[None]:
+    """Re-index the lessons whose searched texts change within it once, as it ends, instead of
+    once for every row saved: a lesson file loads a lesson and its 8 questions row by row. If
+    it ends in an error, its transaction is undone and the index with it."""
+    if _changed_lessons.get() is not None:
+        yield  # an outer one re-indexes
+        return
+    changed: set[int] = set()
+    token = _changed_lessons.set(changed)
+    try:
+        yield
+    finally:
+        _changed_lessons.reset(token)
+    if changed:
+        refresh(changed)
+
+
+def lessons_changed(lesson_ids: Iterable[int]) -> None:
+    """Re-index these lessons now, or at the end of the refreshed_once() this runs within."""
+    changed = _changed_lessons.get()
+    if changed is None:
+        refresh(lesson_ids)
+    else:
+        changed.update(lesson_ids)
 
 
 def rebuild() -> int:

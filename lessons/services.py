@@ -15,7 +15,7 @@ from django.db import models, transaction
 from django.utils import timezone
 from django.utils.text import slugify
 
-from lessons import learner_data
+from lessons import learner_data, search
 from lessons.files import (
     LessonFileError,
     Problem,
@@ -190,6 +190,7 @@ def lessons_check(
 
 
 @transaction.atomic
+@search.refreshed_once()
 def lessons_load(
     *,
     lessons: list[dict[str, Any]],

@@ -32,7 +32,7 @@ def searched_content_changed(sender, instance, **kwargs) -> None:
     )
     if sender is Question and deleting_a_lesson:
         return  # its lesson is going, and its entry with it (on_delete=CASCADE)
-    search.refresh([instance.pk if sender is Lesson else instance.lesson_id])
+    search.lessons_changed([instance.pk if sender is Lesson else instance.lesson_id])
 
 
 def connect() -> None:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from django.core.management import call_command
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 from lessons import search
 from lessons.models import Lesson, Question
@@ -169,6 +170,18 @@ def test_an_import_updates_the_index(client, demo, tmp_path: Path):
     assert "pipeline hiccup" in path.read_text()
     call_command("import_lessons", str(tmp_path), stdout=io.StringIO())
     assert found(client, "hiccup") == [demo.title]
+
+
+def test_an_import_indexes_each_lesson_once_however_many_rows_it_saves(demo, tmp_path: Path):
+    """Not once a question: a lesson file whose every question changed writes its entry once."""
+    call_command("export_lessons", str(tmp_path), stdout=io.StringIO())
+    path = tmp_path / f"{SEED_ID}.md"
+    path.write_text(path.read_text().replace("?\n", " ?\n"))
+    with CaptureQueriesContext(connection) as queries:
+        call_command("import_lessons", str(tmp_path), stdout=io.StringIO())
+    assert demo.questions.filter(prompt__endswith=" ?").count() == 8
+    entries_written = [q for q in queries if 'INSERT INTO "lessons_searchentry"' in q["sql"]]
+    assert len(entries_written) == 1
 
 
 def test_a_bulk_load_is_found_once_the_index_is_rebuilt(client, demo):
