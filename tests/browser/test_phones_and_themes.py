@@ -75,6 +75,22 @@ def test_stars_twinkle_and_kindle_only_without_reduced_motion(browser, live_serv
     }
 
 
+def test_a_visitors_links_take_one_row_of_a_phones_header(browser, live_server, seed):
+    """Lessons, Review, Progress and Your sky side by side at 360 px: the fourth on a row of
+    its own made the header a quarter of the screen."""
+    context = browser.new_context(viewport={"width": 360, "height": 740})
+    page = context.new_page()
+    page.goto(live_server.url + "/")
+    tops = page.evaluate(
+        "[...document.querySelectorAll('.nav-list a')]"
+        ".map(link => Math.round(link.getBoundingClientRect().top))"
+    )
+    height = page.locator(".site-header").evaluate("header => header.offsetHeight")
+    context.close()
+    assert len(tops) == 4 and len(set(tops)) == 1, tops
+    assert height <= 740 / 5
+
+
 @pytest.mark.parametrize("width", [1024, 1280])
 def test_a_long_sky_counter_keeps_a_wide_header_on_one_row(browser, live_server, seed, width):
     """The search box gives way before the sky counter wraps the navigation to a second row
