@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from lessons import search
 from lessons.models import Area, Flashcard, Lesson, Question, Subject
 
 
@@ -18,6 +19,7 @@ def make_area(subject: Subject | None = None, **overrides: Any) -> Area:
     return Area.objects.get_or_create(subject=subject, slug=values["slug"], defaults=values)[0]
 
 
+@search.refreshed_once()  # as a lesson file loads: indexed once, not once a question
 def make_lesson(*, questions: int = 8, flashcards: int = 4, **overrides: Any) -> Lesson:
     area = overrides.pop("area", None) or make_area(overrides.get("subject"))
     values: dict[str, Any] = {
