@@ -450,19 +450,20 @@ _changed_lessons: ContextVar[set[int] | None] = ContextVar("changed_lessons", de
 @contextmanager
 def refreshed_once() -> Iterator[None]:
     """Re-index the lessons whose searched texts change within it once, as it ends, instead of
-    once for every row saved: a lesson file loads a lesson and its 8 questions row by row. If
-    it ends in an error, its transaction is undone and the index with it."""
+    once for every row saved: a lesson file loads a lesson and its 8 questions row by row. It
+    is one transaction, so an error undoes the rows and leaves the index as it was."""
     if _changed_lessons.get() is not None:
         yield  # an outer one re-indexes
         return
     changed: set[int] = set()
     token = _changed_lessons.set(changed)
     try:
-        yield
+        with transaction.atomic():
+            yield
+            if changed:
+                refresh(changed)
     finally:
         _changed_lessons.reset(token)
-    if changed:
-        refresh(changed)
 
 
 def lessons_changed(lesson_ids: Iterable[int]) -> None:

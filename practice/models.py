@@ -276,9 +276,9 @@ class Review(LearnerItem):
     # it is lit, and for practice and imported answers.
     answers_to_light = models.PositiveSmallIntegerField(null=True, blank=True)
     lights_from = models.DateTimeField(null=True, blank=True)
-    # When this answer brings its item back (the memory's due it set), so that the verdict names
-    # the day the item is asked again, not only the moment it could first light. None for
-    # practice and imported answers.
+    # When /review asks the item again after this answer (its due, and never within the
+    # sitting), so that the verdict names the day the item is due, not only the moment it could
+    # first light. None for practice and imported answers, and for answers before it was kept.
     comes_back_at = models.DateTimeField(null=True, blank=True)
     # Set when the answer is recorded, so each of the editors' statistics is a count over one
     # range of one index, however many reviews there are.

@@ -456,7 +456,8 @@ def _writes_for(
     review.star_change = sky.star_change(level_before, memory.evidence)
     review.answers_to_light = sky.answers_to_light(memory.evidence_now, guess_rate)
     review.lights_from = sky.lights_from(memory.evidence_now)
-    review.comes_back_at = memory.due
+    # /review holds an item back for a sitting after its answer was shown (first_due).
+    review.comes_back_at = max(memory.due, now + sky.SITTING)
     return _Writes(round_, review, memory, finishes_round and round_ is not None)
 
 

@@ -296,7 +296,10 @@ def round_outcome(progress: RoundProgress, constellation: Constellation, now: da
         if (star := stars.get(question.key)) and star.state.due
     ]
     first_pass = progress.reviews[: len(progress.questions)]  # the retries are practice
-    names = {("question", q.pk): f"the star of question {q.position}" for q in progress.questions}
+    names = {
+        ("question", q.pk): f"the star of question {q.position} of this lesson"
+        for q in progress.questions
+    }
     return sitting_stars(first_pass, names) | {
         "comes_back": _comes_back(dues, now),
         "practice_until": practice_until(progress.reviews, now),

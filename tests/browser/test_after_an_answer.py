@@ -74,8 +74,8 @@ def test_one_polite_live_region_says_each_verdict_star_and_progress(page: Page, 
     page.get_by_role("button", name="Check my answer").click()
     expect(region).to_have_text(
         re.compile(
-            r"^Right\. Star kindled\. 2 more right answers in a row light this star; it comes "
-            r"back on \w+day \d+ \w+ at \d\d:\d\d\. 2 of 8 answered, 1 to retry\.$"
+            r"^Right\. Star kindled\. 2 more right answers in a row light this star; it is "
+            r"due on \w+day \d+ \w+ at \d\d:\d\d\. 2 of 8 answered, 1 to retry\.$"
         )
     )
     # The same element all along (a region replaced is a region screen readers may not follow).
@@ -141,7 +141,7 @@ def test_a_flashcard_rating_is_told_on_the_next_card(page: Page, live_server, se
     expect(page.locator("#answer-status")).to_have_text(
         re.compile(
             r"^You rated the last card Good: star kindled\. 3 more ratings of Hard or better "
-            r"in a row light this star; it comes back on \w+day \d+ \w+ at \d\d:\d\d\.$"
+            r"in a row light this star; it is due on \w+day \d+ \w+ at \d\d:\d\d\.$"
         )
     )
 

@@ -13,6 +13,7 @@ from django.utils.html import escape
 
 from practice import sky
 from practice.models import Memory, Review
+from practice.selectors.stars import sitting_stars
 from tests.practice.helpers import (
     answer,
     asked_question_or_none,
@@ -76,8 +77,8 @@ def test_the_live_region_says_the_verdict_the_star_and_the_progress(client, demo
     comes_back = shown_time(Memory.objects.get().due)
     assert live_region(right) == (
         True,
-        f"Right. Star kindled. {more} more right answers in a row light this star; it comes "
-        f"back on {comes_back}. 1 of 8 answered.",
+        f"Right. Star kindled. {more} more right answers in a row light this star; it is due "
+        f"on {comes_back}. 1 of 8 answered.",
     )
     client.get(practice_url(demo) + "?q=2", headers={"HX-Request": "true"})
     wrong = answer(client, demo, right=False, htmx=True).content.decode()
@@ -87,7 +88,7 @@ def test_the_live_region_says_the_verdict_the_star_and_the_progress(client, demo
     assert oob and text.startswith("Not quite. The answer is ") and right_text in text
     comes_back = shown_time(Memory.objects.get(question=question).due)
     assert text.endswith(
-        "right answers in a row light this star, spread over a day or more; it comes back on "
+        "right answers in a row light this star, spread over a day or more; it is due on "
         f"{comes_back}. 2 of 8 answered, 1 to retry."
     )
     assert "Star" not in text  # a miss kindles nothing
@@ -97,15 +98,15 @@ def test_the_live_region_says_the_verdict_the_star_and_the_progress(client, demo
 
 
 def test_a_verdict_names_the_day_review_asks_its_question_again(client, demo):
-    """The moment a verdict gives is when /review brings the question back, not an earlier
-    one from which it could light if the learner came back unasked."""
+    """The moment a verdict gives is when /review brings the question back (it is due), not
+    an earlier one from which it could light if the learner came back unasked."""
     start = timezone.now()
     with time_machine.travel(start, tick=False):
         response = answer(client, demo, right=True)
         verdict = re.sub(r"<[^>]+>", "", client.get(response["Location"]).content.decode())
     memory = Memory.objects.get()
     assert memory.due > start + sky.CONFIRMATION_GAP  # so no second moment is named
-    assert f"light this star; it comes back on {shown_time(memory.due)}." in verdict
+    assert f"light this star; it is due on {shown_time(memory.due)}." in verdict
     assert "can light from" not in verdict
     with time_machine.travel(memory.due - timedelta(minutes=1), tick=False):
         assert asked_question_or_none(client.get("/review")) is None
@@ -113,22 +114,55 @@ def test_a_verdict_names_the_day_review_asks_its_question_again(client, demo):
         assert asked_question_or_none(client.get("/review")) == memory.question
 
 
-def test_a_verdict_says_when_a_star_can_light_if_its_question_comes_back_sooner(
-    client, demo, settings
-):
-    """With learning steps set, a right answer brings its question back within minutes, and
-    a right answer then cannot light its star yet: the verdict gives both moments."""
+def test_a_verdict_says_when_a_star_can_light_if_its_question_is_due_sooner(client, demo, settings):
+    """With learning steps set, a right answer is due again within minutes, which /review
+    holds back for the sitting; a right answer then cannot light its star yet: the verdict
+    gives both moments, the first the one /review asks it at."""
     settings.FSRS_LEARNING_STEPS = [60, 600]
     start = timezone.now()
     with time_machine.travel(start, tick=False):
         response = answer(client, demo, right=True)
         verdict = re.sub(r"<[^>]+>", "", client.get(response["Location"]).content.decode())
-    due = Memory.objects.get().due
-    assert due == start + timedelta(minutes=10)
+    memory = Memory.objects.get()
+    assert memory.due == start + timedelta(minutes=10)
+    asked_at = start + sky.SITTING
     assert (
-        f"light this star; it comes back on {shown_time(due)}, and can light from "
+        f"light this star; it is due on {shown_time(asked_at)}, and can light from "
         f"{shown_time(start + sky.CONFIRMATION_GAP)}."
     ) in verdict
+    with time_machine.travel(asked_at - timedelta(minutes=1), tick=False):
+        assert asked_question_or_none(client.get("/review")) is None
+    with time_machine.travel(asked_at + timedelta(seconds=1), tick=False):
+        assert asked_question_or_none(client.get("/review")) == memory.question
+
+
+def test_a_sittings_end_names_the_kindled_star_that_can_light_first():
+    """The nearest to lit needs the fewest answers, then is due first, or, if later, can
+    light first; an answer kept before the due was (comes_back_at empty) goes by when it
+    can light."""
+    now = timezone.now()
+
+    def kindled(pk: int, *, needs: int, due_in=None, lights_in=1) -> Review:
+        return Review(
+            question_id=pk,
+            rating=3,
+            reviewed_at=now - timedelta(minutes=10 - pk),  # the later answered, the less near
+            answers_to_light=needs,
+            lights_from=now + timedelta(days=lights_in),
+            comes_back_at=due_in and now + timedelta(days=due_in),
+        )
+
+    def nearest(*reviews: Review) -> str:
+        names = {("question", review.question_id): f"q{review.question_id}" for review in reviews}
+        return sitting_stars(list(reviews), names)["nearest_name"]
+
+    assert nearest(kindled(1, needs=1, due_in=3), kindled(2, needs=1, due_in=2)) == "q2"
+    assert nearest(kindled(1, needs=2, due_in=1), kindled(2, needs=1, due_in=5)) == "q2"
+    # due first, but it cannot light until a day later than the other can
+    assert (
+        nearest(kindled(1, needs=1, due_in=1, lights_in=4), kindled(2, needs=1, due_in=2)) == "q2"
+    )
+    assert nearest(kindled(1, needs=1, due_in=3), kindled(2, needs=1, lights_in=2)) == "q2"
 
 
 def shown_time(moment) -> str:
@@ -194,7 +228,7 @@ def test_each_flashcard_rating_tells_the_next_card_what_it_did(client, demo):
     comes_back = shown_time(Memory.objects.get(flashcard=Review.objects.latest("pk").flashcard).due)
     assert said.endswith(
         " ratings of Hard or better in a row light this star, spread over a day or more; it "
-        f"comes back on {comes_back}."
+        f"is due on {comes_back}."
     )
     assert 'id="sky-counter"' in html  # the header's counts follow the rating
 
@@ -237,8 +271,8 @@ def test_a_rating_in_the_review_is_told_on_the_next_item(client, demo):
         # (the run began a month ago: any later rating may light it, once the card is back)
         comes_back = shown_time(Memory.objects.get(flashcard=card).due)
         to_light = (
-            f" {more} more ratings of Hard or better in a row light this star; it comes back "
-            f"on {comes_back}."
+            f" {more} more ratings of Hard or better in a row light this star; it is due on "
+            f"{comes_back}."
         )
         # with the set's progress, as after a question's answer
         progress = " 1 of 1 done in this set, 0 due."

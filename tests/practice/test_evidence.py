@@ -143,13 +143,15 @@ def test_practising_again_within_the_hour_is_practice_and_lights_nothing(client,
     ) in re.sub(r"<[^>]+>", "", end)
     assert {m.pk: m.memory_state for m in Memory.objects.all()} == kindled
     # A day on, one more right answer each: two that count, which lights no star.
-    with time_machine.travel(start + timedelta(days=1, minutes=30), tick=False):
+    # (the clock running, so that each is due at its own moment, and one is due first)
+    with time_machine.travel(start + timedelta(days=1, minutes=30), tick=True):
         finish_round(client, demo, [True] * 8)
         day_two = client.get(practice_url(demo) + "?summary=1").content.decode()
         sky = client.get("/sky").content.decode()
     said = re.search(
         r"No star lit or kindled this round; <strong>8 of its stars</strong> are kindled\. The "
-        r"nearest to lit: 1 more right answer lights the star of question (\d); it comes back "
+        r"nearest to lit: 1 more right answer lights the star of question (\d) of this "
+        r"lesson; it is due "
         r"on (.+?) UTC\.",
         re.sub(r"<(?!/?strong)[^>]+>", "", day_two),
     )

@@ -143,7 +143,7 @@ def test_a_set_that_lights_nothing_says_what_its_one_kindled_star_still_needs(cl
     assert (
         "No star lit or kindled this set; <strong>1 of its stars</strong> is kindled: 1 more "
         f"right answer lights the star of question {question.position} of "
-        f"“{html_module.escape(demo.title)}”; it comes back on {due:%A %-d %B, %H:%M} UTC."
+        f"“{html_module.escape(demo.title)}”; it is due on {due:%A %-d %B, %H:%M} UTC."
     ) in re.sub(r"<(?!/?strong)[^>]+>", "", end)
 
 

@@ -578,8 +578,9 @@ def test_the_guess_box_says_what_a_guess_does_to_a_kindled_star(client, demo):
     assert memory.get_evidence_display() == "kindled"
     with time_machine.travel(memory.due, tick=False):
         page = client.get("/review")
-        assert "(a guess, even a right one, leaves its star unlit and comes back sooner)" in (
-            page.content.decode()
+        assert (
+            "(a guess, even a right one, leaves its star unlit and brings the question back sooner)"
+            in (page.content.decode())
         )
         response = client.post(
             "/review",
