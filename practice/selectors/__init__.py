@@ -4,7 +4,7 @@ across lessons in `learning`."""
 
 from __future__ import annotations
 
-from datetime import datetime, timedelta
+from datetime import datetime
 from typing import cast
 
 from django.contrib.sessions.backends.base import SessionBase
@@ -368,7 +368,7 @@ def flashcard_set_left_off(
 
 def due_answers_seen(*, learner: Learner, now: datetime) -> tuple[int, datetime | None]:
     """How many due items the learner answered within the sitting (first_due leaves them out),
-    and from when the first of them can be asked, to the next whole minute."""
+    and from when the first of them can be asked (pages show it at the next whole minute)."""
     due = (
         Memory.objects.filter(learner_id=learner.pk, due__lte=now)
         .in_published_lessons()
@@ -377,9 +377,7 @@ def due_answers_seen(*, learner: Learner, now: datetime) -> tuple[int, datetime 
     seen = [memory.answer_seen_at for memory in due.only("pk") if memory.answer_seen_at]
     if not seen:
         return 0, None
-    until = min(seen) + sky.SITTING
-    whole_minute = until.replace(second=0, microsecond=0)
-    return len(seen), whole_minute if whole_minute == until else whole_minute + timedelta(minutes=1)
+    return len(seen), min(seen) + sky.SITTING
 
 
 def first_due_by_orm(*, learner: Learner, now: datetime) -> Memory | None:

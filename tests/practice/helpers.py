@@ -118,6 +118,18 @@ def exported(client: Client) -> dict:
     return json.loads(b"".join(response.streaming_content))
 
 
+def minute_shown(moment: datetime) -> datetime:
+    """The minute pages give for a moment: the next whole one, so that it is never early."""
+    if moment.second or moment.microsecond:
+        return moment.replace(second=0, microsecond=0) + timedelta(minutes=1)
+    return moment
+
+
+def shown_moment(moment: datetime) -> str:
+    """A moment as pages write it, in UTC (before the browser puts it in the learner's zone)."""
+    return f"{minute_shown(moment):%A %-d %B, %H:%M} UTC"
+
+
 def iso(moment: datetime) -> str:
     return moment.isoformat().replace("+00:00", "Z")
 

@@ -5,10 +5,10 @@ screen readers announce, in the round, in /review and on the flashcards page."""
 from __future__ import annotations
 
 import re
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 import time_machine
-from django.utils import dateformat, timezone
+from django.utils import timezone
 from django.utils.html import escape
 
 from practice import sky
@@ -21,6 +21,7 @@ from tests.practice.helpers import (
     form_token,
     practice_url,
     right_choices,
+    shown_moment,
     shows_a_form,
 )
 
@@ -100,17 +101,20 @@ def test_the_live_region_says_the_verdict_the_star_and_the_progress(client, demo
 def test_a_verdict_names_the_day_review_asks_its_question_again(client, demo):
     """The moment a verdict gives is when /review brings the question back (it is due), not
     an earlier one from which it could light if the learner came back unasked."""
-    start = timezone.now()
+    start = timezone.now().replace(second=20)  # shown to the minute: which one matters
     with time_machine.travel(start, tick=False):
         response = answer(client, demo, right=True)
-        verdict = re.sub(r"<[^>]+>", "", client.get(response["Location"]).content.decode())
+        html = client.get(response["Location"]).content.decode()
+    verdict = re.sub(r"<[^>]+>", "", html)
     memory = Memory.objects.get()
     assert memory.due > start + sky.CONFIRMATION_GAP  # so no second moment is named
     assert f"light this star; it is due on {shown_time(memory.due)}." in verdict
     assert "can light from" not in verdict
     with time_machine.travel(memory.due - timedelta(minutes=1), tick=False):
         assert asked_question_or_none(client.get("/review")) is None
-    with time_machine.travel(memory.due, tick=False):
+    # A learner who comes at the very minute the verdict gives is asked it.
+    shown = datetime.fromisoformat(re.search(r'is due on <time datetime="([^"]+)"', html)[1])
+    with time_machine.travel(shown, tick=False):
         assert asked_question_or_none(client.get("/review")) == memory.question
 
 
@@ -167,7 +171,7 @@ def test_a_sittings_end_names_the_kindled_star_that_can_light_first():
 
 def shown_time(moment) -> str:
     """A moment as pages write it (before the browser puts it in the learner's time zone)."""
-    return dateformat.format(moment, "l j F, H:i") + " UTC"
+    return shown_moment(moment)
 
 
 def test_review_verdicts_and_the_set_summary_name_the_stars_they_light(client, demo):

@@ -19,6 +19,7 @@ from tests.practice.helpers import (
     form_token,
     practice_url,
     right_choices,
+    shown_moment,
     wrong_choices,
 )
 
@@ -139,7 +140,7 @@ def test_practising_again_within_the_hour_is_practice_and_lights_nothing(client,
     until = start + timedelta(minutes=20, hours=1)
     assert (
         "for an hour after each, answering the question again is practice (until "
-        f"{until:%A %-d %B, %H:%M} UTC for the last)"
+        f"{shown_moment(until)} for the last)"
     ) in re.sub(r"<[^>]+>", "", end)
     assert {m.pk: m.memory_state for m in Memory.objects.all()} == kindled
     # A day on, one more right answer each: two that count, which lights no star.
@@ -157,7 +158,7 @@ def test_practising_again_within_the_hour_is_practice_and_lights_nothing(client,
     )
     assert said, "the round's end names the kindled star nearest to lit, and when it is back"
     nearest = Memory.objects.get(question__lesson=demo, question__position=said[1])
-    assert said[2] == f"{nearest.due:%A %-d %B, %H:%M}"
+    assert f"{said[2]} UTC" == shown_moment(nearest.due)
     assert nearest.due == min(m.due for m in Memory.objects.filter(question__lesson=demo))
     assert "<strong>0 lit · 8 kindled</strong>" in sky
 

@@ -7,7 +7,13 @@ import time_machine
 from django.utils import timezone
 
 from practice.models import Learner, Memory, Review
-from tests.practice.helpers import answer, form_token, learn_everything_in, rate_every_card
+from tests.practice.helpers import (
+    answer,
+    form_token,
+    learn_everything_in,
+    rate_every_card,
+    shown_moment,
+)
 
 
 def flashcards_url(lesson) -> str:
@@ -188,7 +194,7 @@ def first_back() -> str:
     """The star of the flashcard that comes back first, and when, as a sitting's end says it."""
     memory = Memory.objects.filter(flashcard__isnull=False).earliest("due")
     star = f"the star of flashcard {memory.flashcard.position} of “{memory.lesson.title}”"
-    return f"{star}; it is due on {memory.due:%A %-d %B, %H:%M} UTC"
+    return f"{star}; it is due on {shown_moment(memory.due)}"
 
 
 def test_going_through_the_cards_again_sums_up_that_set_only(client, demo):
@@ -264,7 +270,7 @@ def test_cards_gone_through_again_within_the_hour_are_practice_and_move_nothing(
     until = start + timedelta(minutes=40) + timedelta(hours=1)
     assert (
         "for an hour after each, rating the card again is practice (until "
-        f"{until:%A %-d %B, %H:%M} UTC for the last)"
+        f"{shown_moment(until)} for the last)"
     ) in re.sub(r"<[^>]+>", "", again)
     assert {m.pk: (m.memory_state, m.evidence_now) for m in Memory.objects.all()} == memories
     assert Review.objects.filter(practice=False).count() == cards

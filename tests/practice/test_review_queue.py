@@ -20,9 +20,11 @@ from tests.practice.helpers import (
     current_question,
     finish_round,
     form_token,
+    minute_shown,
     practice_url,
     rate_every_card,
     right_choices,
+    shown_moment,
     shows_a_form,
 )
 
@@ -63,7 +65,7 @@ def test_nothing_due_says_when_the_next_item_comes_due(client, demo):
     html = client.get("/review").content.decode()
     assert "Nothing is due right now" in html
     due = Memory.objects.get().due
-    assert f'datetime="{due.isoformat()}"' in html
+    assert f'datetime="{minute_shown(due).isoformat()}"' in html
 
 
 def test_due_items_come_back_lowest_retrievability_first(client, demo):
@@ -143,7 +145,7 @@ def test_a_set_that_lights_nothing_says_what_its_one_kindled_star_still_needs(cl
     assert (
         "No star lit or kindled this set; <strong>1 of its stars</strong> is kindled: 1 more "
         f"right answer lights the star of question {question.position} of "
-        f"“{html_module.escape(demo.title)}”; it is due on {due:%A %-d %B, %H:%M} UTC."
+        f"“{html_module.escape(demo.title)}”; it is due on {shown_moment(due)}."
     ) in re.sub(r"<(?!/?strong)[^>]+>", "", end)
 
 
@@ -293,8 +295,7 @@ def test_a_due_item_whose_answer_was_just_seen_waits_out_the_hour(client, demo):
     text = re.sub(r"<[^>]+>", "", html_module.unescape(waiting.content.decode()))
     assert "1 item is due, but you saw its answer less than an hour ago" in text
     # from the next whole minute after the hour, so that it is never shown too soon
-    from_minute = (day_two + timedelta(hours=1, minutes=1)).replace(second=0, microsecond=0)
-    assert f"back here from {from_minute:%A %-d %B, %H:%M} UTC" in text
+    assert f"back here from {shown_moment(day_two + timedelta(hours=1))}" in text
     with time_machine.travel(day_two + timedelta(minutes=61), tick=False):
         asked, token = current_question(client, "/review")
         client.post("/review", {"token": token, "choice": right_choices(asked)})

@@ -12,7 +12,7 @@ from django.utils import timezone
 
 from practice.models import Memory, Review
 from tests.conftest import SEED_PATH
-from tests.practice.helpers import finish_round, form_token
+from tests.practice.helpers import finish_round, form_token, shown_moment
 
 URL = SEED_PATH + "/worksheet/answers"
 
@@ -153,7 +153,7 @@ def test_a_sheet_typed_in_soon_after_the_questions_on_screen_is_told_it_is_pract
         assert (
             "You answered some of these questions within the last hour: for an hour after each "
             "answer, answering it again is practice, on paper as on screen, and changes no star "
-            f"(the last until {until:%A %-d %B, %H:%M} UTC)"
+            f"(the last until {shown_moment(until)})"
         ) in form
         mistyped = paper(client, demo, {1: "Z"})  # and still says so after a mistake in it
         assert mistyped.status_code == 400
