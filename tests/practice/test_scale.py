@@ -98,9 +98,14 @@ def build_a_million_reviews() -> Learner:
 
 
 def timed(call) -> tuple[float, object]:
-    started = time.perf_counter()
-    result = call()
-    return time.perf_counter() - started, result
+    """The fastest of a few calls, and the last one's result: what the page costs, not how
+    busy the machine was (the suite runs on every core, beside other tests)."""
+    fastest, result = float("inf"), None
+    for _ in range(3):
+        started = time.perf_counter()
+        result = call()
+        fastest = min(fastest, time.perf_counter() - started)
+    return fastest, result
 
 
 def test_a_million_reviews_keep_the_editors_pages_and_the_export_fast(demo):
