@@ -78,6 +78,11 @@ class LearnerItem(models.Model):
         return ItemKind.QUESTION if self.question_id else ItemKind.FLASHCARD
 
     @property
+    def item_ref(self) -> tuple[str, int]:
+        """The item as memories are keyed: ("question", pk) or ("flashcard", pk)."""
+        return self.kind, cast(int, self.question_id or self.flashcard_id)
+
+    @property
     def item(self) -> Question | Flashcard:
         item = self.question if self.question_id else self.flashcard
         if item is None:  # the table's check constraint rules this out
@@ -309,17 +314,10 @@ class Review(LearnerItem):
         return f"{self.kind} review rated {self.rating} at {self.reviewed_at:%Y-%m-%d %H:%M}"
 
     @property
-    def comes_back_later(self) -> datetime | None:
-        """When this answer brings its item back, if later than the answer itself."""
-        if self.comes_back_at and self.comes_back_at > self.reviewed_at:
-            return self.comes_back_at
-        return None
-
-    @property
     def lights_later_from(self) -> datetime | None:
         """When the last answer that lights its star may come, if later than when the item
         comes back (what the verdict says first), and later than this answer."""
-        if self.lights_from and self.lights_from > (self.comes_back_later or self.reviewed_at):
+        if self.lights_from and self.lights_from > (self.comes_back_at or self.reviewed_at):
             return self.lights_from
         return None
 

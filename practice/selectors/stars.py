@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Any, cast
+from typing import Any
 
 from django.db import connection
 from django.db.models import Count
@@ -221,7 +221,7 @@ def sitting_stars(reviews: list[Review], names: dict[tuple[str, int], str]) -> d
         kindled,
         key=lambda r: (
             r.answers_to_light,
-            r.lights_later_from or r.comes_back_later or r.reviewed_at,
+            r.lights_later_from or r.comes_back_at or r.reviewed_at,
         ),
         default=None,
     )
@@ -235,7 +235,7 @@ def sitting_stars(reviews: list[Review], names: dict[tuple[str, int], str]) -> d
         "all_practice": bool(reviews) and practised == len(reviews),
         "left_kindled": len(kindled),
         "nearest": nearest,
-        "nearest_name": nearest and names.get(_item_of(nearest)),
+        "nearest_name": nearest and names.get(nearest.item_ref),
         "words": SITTING_WORDS[kinds],
     }
 
@@ -258,7 +258,7 @@ def sitting_summary(*, learner: Learner, reviews: list[Review], now: datetime) -
         for pk in lesson_ids
         if pk in lessons
     ]
-    answered = {_item_of(review) for review in reviews}
+    answered = {review.item_ref for review in reviews}
     dues = [memories[item][0].due for item in answered if item in memories]
     names = {
         (item.kind, item.pk): f"the star of {item.kind} {item.number} of “{lessons[pk].title}”"
@@ -270,12 +270,6 @@ def sitting_summary(*, learner: Learner, reviews: list[Review], now: datetime) -
         "comes_back": _comes_back(dues, now),
         "constellations": constellations,
     }
-
-
-def _item_of(review: Review) -> tuple[str, int]:
-    if review.question_id:
-        return ("question", review.question_id)
-    return ("flashcard", cast(int, review.flashcard_id))
 
 
 def _comes_back(dues: list[datetime], now: datetime) -> list[tuple[str, int]]:

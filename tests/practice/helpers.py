@@ -13,6 +13,7 @@ from django.test import Client
 from django.utils import timezone
 
 from lessons.models import Lesson, Question
+from practice.templatetags.moments import to_the_minute
 
 TOKEN_FIELD = re.compile(r'<input type="hidden" name="token" value="([^"]*)">')
 CHOICE_FIELD = re.compile(r'name="choice" value="([^"]*)"')
@@ -118,16 +119,10 @@ def exported(client: Client) -> dict:
     return json.loads(b"".join(response.streaming_content))
 
 
-def minute_shown(moment: datetime) -> datetime:
-    """The minute pages give for a moment: the next whole one, so that it is never early."""
-    if moment.second or moment.microsecond:
-        return moment.replace(second=0, microsecond=0) + timedelta(minutes=1)
-    return moment
-
-
 def shown_moment(moment: datetime) -> str:
-    """A moment as pages write it, in UTC (before the browser puts it in the learner's zone)."""
-    return f"{minute_shown(moment):%A %-d %B, %H:%M} UTC"
+    """A moment as pages write it: at the next whole minute (to_the_minute), in UTC (before
+    the browser puts it in the learner's zone)."""
+    return f"{to_the_minute(moment):%A %-d %B, %H:%M} UTC"
 
 
 def iso(moment: datetime) -> str:

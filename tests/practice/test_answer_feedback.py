@@ -75,7 +75,7 @@ def test_the_live_region_says_the_verdict_the_star_and_the_progress(client, demo
     # and what lighting the star still takes: a new one needs three right answers in a row,
     # the last a day after the first
     more = sky.right_answers_to_light(sky.guess_rate(4, several=False)) - 1
-    comes_back = shown_time(Memory.objects.get().due)
+    comes_back = shown_moment(Memory.objects.get().due)
     assert live_region(right) == (
         True,
         f"Right. Star kindled. {more} more right answers in a row light this star; it is due "
@@ -87,7 +87,7 @@ def test_the_live_region_says_the_verdict_the_star_and_the_progress(client, demo
     question = Review.objects.latest("pk").question
     right_text = next(c["text"] for c in question.choices if c["correct"])
     assert oob and text.startswith("Not quite. The answer is ") and right_text in text
-    comes_back = shown_time(Memory.objects.get(question=question).due)
+    comes_back = shown_moment(Memory.objects.get(question=question).due)
     assert text.endswith(
         "right answers in a row light this star, spread over a day or more; it is due on "
         f"{comes_back}. 2 of 8 answered, 1 to retry."
@@ -108,7 +108,7 @@ def test_a_verdict_names_the_day_review_asks_its_question_again(client, demo):
     verdict = re.sub(r"<[^>]+>", "", html)
     memory = Memory.objects.get()
     assert memory.due > start + sky.CONFIRMATION_GAP  # so no second moment is named
-    assert f"light this star; it is due on {shown_time(memory.due)}." in verdict
+    assert f"light this star; it is due on {shown_moment(memory.due)}." in verdict
     assert "can light from" not in verdict
     with time_machine.travel(memory.due - timedelta(minutes=1), tick=False):
         assert asked_question_or_none(client.get("/review")) is None
@@ -131,8 +131,8 @@ def test_a_verdict_says_when_a_star_can_light_if_its_question_is_due_sooner(clie
     assert memory.due == start + timedelta(minutes=10)
     asked_at = start + sky.SITTING
     assert (
-        f"light this star; it is due on {shown_time(asked_at)}, and can light from "
-        f"{shown_time(start + sky.CONFIRMATION_GAP)}."
+        f"light this star; it is due on {shown_moment(asked_at)}, and can light from "
+        f"{shown_moment(start + sky.CONFIRMATION_GAP)}."
     ) in verdict
     with time_machine.travel(asked_at - timedelta(minutes=1), tick=False):
         assert asked_question_or_none(client.get("/review")) is None
@@ -167,11 +167,6 @@ def test_a_sittings_end_names_the_kindled_star_that_can_light_first():
         nearest(kindled(1, needs=1, due_in=1, lights_in=4), kindled(2, needs=1, due_in=2)) == "q2"
     )
     assert nearest(kindled(1, needs=1, due_in=3), kindled(2, needs=1, lights_in=2)) == "q2"
-
-
-def shown_time(moment) -> str:
-    """A moment as pages write it (before the browser puts it in the learner's time zone)."""
-    return shown_moment(moment)
 
 
 def test_review_verdicts_and_the_set_summary_name_the_stars_they_light(client, demo):
@@ -229,7 +224,9 @@ def test_each_flashcard_rating_tells_the_next_card_what_it_did(client, demo):
     oob, said = live_region(html)
     # and what the star now needs: a miss asks for more ratings of Hard or better
     assert oob and said.startswith("You rated the last card Again. ")
-    comes_back = shown_time(Memory.objects.get(flashcard=Review.objects.latest("pk").flashcard).due)
+    comes_back = shown_moment(
+        Memory.objects.get(flashcard=Review.objects.latest("pk").flashcard).due
+    )
     assert said.endswith(
         " ratings of Hard or better in a row light this star, spread over a day or more; it "
         f"is due on {comes_back}."
@@ -273,7 +270,7 @@ def test_a_rating_in_the_review_is_told_on_the_next_item(client, demo):
         said = f": star {review.star_change}." if review.star_change else "."
         more = review.answers_to_light
         # (the run began a month ago: any later rating may light it, once the card is back)
-        comes_back = shown_time(Memory.objects.get(flashcard=card).due)
+        comes_back = shown_moment(Memory.objects.get(flashcard=card).due)
         to_light = (
             f" {more} more ratings of Hard or better in a row light this star; it is due on "
             f"{comes_back}."

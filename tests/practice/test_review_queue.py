@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from practice import scheduling
 from practice.models import Memory, Review
+from practice.templatetags.moments import to_the_minute
 from tests.factories import make_lesson
 from tests.practice.helpers import (
     REVIEW_PAGE_QUERIES,
@@ -20,7 +21,6 @@ from tests.practice.helpers import (
     current_question,
     finish_round,
     form_token,
-    minute_shown,
     practice_url,
     rate_every_card,
     right_choices,
@@ -65,7 +65,7 @@ def test_nothing_due_says_when_the_next_item_comes_due(client, demo):
     html = client.get("/review").content.decode()
     assert "Nothing is due right now" in html
     due = Memory.objects.get().due
-    assert f'datetime="{minute_shown(due).isoformat()}"' in html
+    assert f'datetime="{to_the_minute(due).isoformat()}"' in html
 
 
 def test_due_items_come_back_lowest_retrievability_first(client, demo):

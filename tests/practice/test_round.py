@@ -14,6 +14,7 @@ from lessons.models import Lesson
 from practice import services
 from practice.models import Learner, Memory, Review, Round, RoundProgress
 from practice.selectors.stars import day_words
+from practice.templatetags.moments import to_the_minute
 from tests.conftest import SEED_PATH
 from tests.factories import make_lesson
 from tests.practice.helpers import (
@@ -25,7 +26,6 @@ from tests.practice.helpers import (
     exported,
     finish_round,
     form_token,
-    minute_shown,
     practice_url,
     right_choices,
     wrong_choices,
@@ -497,7 +497,7 @@ def test_a_round_begun_within_the_hour_of_answers_says_before_its_first_question
     assert notice in first
     until = re.search(r'<time datetime="([^"]+)"', first[first.index(notice) :]).group(1)
     last_answer = Review.objects.latest("reviewed_at").reviewed_at
-    assert datetime.fromisoformat(until) == minute_shown(last_answer + timedelta(hours=1))
+    assert datetime.fromisoformat(until) == to_the_minute(last_answer + timedelta(hours=1))
     with time_machine.travel(start + timedelta(hours=2), tick=False):
         later = client.get(practice_url(demo) + "?new=1").content.decode()
     assert "Question 1 of 8" in later and notice not in later
