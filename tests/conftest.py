@@ -5,10 +5,12 @@ import os
 
 import psycopg
 import pytest
+import time_machine
 from django.contrib.auth.models import User
 from django.core.management import call_command
 from django.db import connection
 from django.test import Client
+from django.utils import timezone
 
 from lessons.models import Lesson
 
@@ -106,6 +108,15 @@ def quick_password_hashing(settings):
     of a second a password on purpose, and hundreds of tests make an editor. The servers the
     ops tests start run the production settings, real hasher included."""
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+@pytest.fixture
+def window_start():
+    """Rate limits count in fixed windows (a minute, ten, an hour) that all turn on the hour:
+    a test that counts to a budget starts at a turn, or its counters may reset halfway (as
+    they did in one CI run). Ask for it before the fixtures that make rows."""
+    with time_machine.travel(timezone.now().replace(minute=0, second=0, microsecond=0)):
+        yield
 
 
 @pytest.fixture

@@ -32,7 +32,7 @@ def guess_a_transfer_code(browser: Client) -> int:
     return browser.post("/progress/adopt", {"code": "ABCD-EFGH"}).status_code
 
 
-def test_a_flood_of_answers_gets_429_with_retry_after(client, demo, settings):
+def test_a_flood_of_answers_gets_429_with_retry_after(window_start, client, demo, settings):
     settings.RATE_LIMITS = settings.RATE_LIMITS | {"answer": Limit(5, 50, 60)}
     statuses = []
     for _ in range(8):
@@ -43,7 +43,7 @@ def test_a_flood_of_answers_gets_429_with_retry_after(client, demo, settings):
     assert Review.objects.count() == 5
 
 
-def test_a_browser_naming_a_session_that_is_gone_is_still_counted(demo, settings):
+def test_a_browser_naming_a_session_that_is_gone_is_still_counted(window_start, demo, settings):
     # On PostgreSQL the count is sent with the session's read: it must not depend on a row.
     settings.RATE_LIMITS = settings.RATE_LIMITS | {"answer": Limit(3, 50, 60)}
     browser = browser_at("198.51.100.20")
@@ -59,7 +59,7 @@ def test_a_browser_naming_a_session_that_is_gone_is_still_counted(demo, settings
     assert not Review.objects.exists()
 
 
-def test_the_address_budget_is_shared_by_browsers_behind_it(demo, settings):
+def test_the_address_budget_is_shared_by_browsers_behind_it(window_start, demo, settings):
     settings.RATE_LIMITS = settings.RATE_LIMITS | {"answer": Limit(100, 3, 60)}
     statuses = []
     for _ in range(5):
@@ -73,7 +73,9 @@ def test_the_address_budget_is_shared_by_browsers_behind_it(demo, settings):
     assert statuses == [302, 302, 302, 429, 429]
 
 
-def test_api_checks_are_limited_per_address_with_a_json_message(client, demo, settings):
+def test_api_checks_are_limited_per_address_with_a_json_message(
+    window_start, client, demo, settings
+):
     settings.RATE_LIMITS = settings.RATE_LIMITS | {"api_check": Limit(0, 2, 60)}
     url = "/api/v1/lessons/mt__e-JwIxHek/questions/1/check"
     codes = [client.post(url, {"answer": ["A"]}, content_type="application/json") for _ in range(3)]
@@ -82,7 +84,7 @@ def test_api_checks_are_limited_per_address_with_a_json_message(client, demo, se
     assert codes[-1]["Retry-After"]
 
 
-def test_transfer_codes_cannot_be_guessed_by_brute_force(client, db, settings):
+def test_transfer_codes_cannot_be_guessed_by_brute_force(window_start, client, db, settings):
     settings.RATE_LIMITS = settings.RATE_LIMITS | {"adopt": Limit(3, 30, 3600)}
     client.get("/progress")  # a browser posts from the page that gave it its CSRF cookie
     codes = [
@@ -91,7 +93,7 @@ def test_transfer_codes_cannot_be_guessed_by_brute_force(client, db, settings):
     assert codes == [400, 400, 400, 429, 429]
 
 
-def test_a_scanned_codes_check_counts_as_a_guess(client, db, settings):
+def test_a_scanned_codes_check_counts_as_a_guess(window_start, client, db, settings):
     """The page a QR code opens says whether its code works: guessing through it is limited
     like guessing through the form."""
     settings.RATE_LIMITS = settings.RATE_LIMITS | {"adopt": Limit(3, 30, 3600)}

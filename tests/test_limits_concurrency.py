@@ -20,7 +20,7 @@ ATTEMPTS = 120
 CONNECTIONS = 60
 
 
-def test_concurrent_attempts_from_one_address_never_exceed_its_budget(settings):
+def test_concurrent_attempts_from_one_address_never_exceed_its_budget(window_start, settings):
     settings.RATE_LIMITS = settings.RATE_LIMITS | {"adopt": Limit(10, 30, 3600)}
     barrier = threading.Barrier(ATTEMPTS)
     connections = threading.BoundedSemaphore(CONNECTIONS)

@@ -113,7 +113,7 @@ def test_metrics_answer_before_host_validation_and_the_https_redirect(db, settin
 
 
 def test_answers_and_rate_limit_refusals_are_counted(
-    client, demo, settings, own_counts, django_capture_on_commit_callbacks
+    window_start, client, demo, settings, own_counts, django_capture_on_commit_callbacks
 ):
     settings.RATE_LIMITS = settings.RATE_LIMITS | {"answer": Limit(2, 50, 60)}
     before = scrape(client)

@@ -61,7 +61,7 @@ def test_bad_reports_are_refused_clearly_and_store_nothing(client, demo, data, m
     assert not ProblemReport.objects.exists()
 
 
-def test_a_flood_of_reports_gets_429_with_retry_after(client, demo, settings):
+def test_a_flood_of_reports_gets_429_with_retry_after(window_start, client, demo, settings):
     from lightmysky.ratelimit import Limit
 
     settings.RATE_LIMITS = settings.RATE_LIMITS | {"report": Limit(3, 30, 600)}

@@ -230,7 +230,7 @@ def test_the_progress_page_says_how_much_a_file_and_a_browser_may_hold(client, d
     assert "A file may be up to 5 MB. A browser keeps up to 40,000 answers" in html
 
 
-def test_a_loop_of_exports_is_stopped_with_a_429(client, demo, settings):
+def test_a_loop_of_exports_is_stopped_with_a_429(window_start, client, demo, settings):
     answer(client, demo, right=True)
     allowed = Limit(*settings.RATE_LIMITS["export"]).per_browser
     for _ in range(allowed):
