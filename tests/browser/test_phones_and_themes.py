@@ -75,20 +75,21 @@ def test_stars_twinkle_and_kindle_only_without_reduced_motion(browser, live_serv
     }
 
 
-def test_a_visitors_links_take_one_row_of_a_phones_header(browser, live_server, seed):
-    """Lessons, Review, Progress and Your sky side by side at 360 px: the fourth on a row of
-    its own made the header a quarter of the screen."""
+def test_a_visitors_phone_header_is_two_rows(browser, live_server, seed):
+    """At 360 px the brand and the search share a row, and Lessons, Review, Progress and Your
+    sky the next: the search on a row of its own and the fourth link on another made the
+    header a quarter of the screen (184 px), and every page began that much lower."""
     context = browser.new_context(viewport={"width": 360, "height": 740})
     page = context.new_page()
     page.goto(live_server.url + "/")
     tops = page.evaluate(
-        "[...document.querySelectorAll('.nav-list a')]"
-        ".map(link => Math.round(link.getBoundingClientRect().top))"
+        "[...document.querySelectorAll('.brand, .site-search, .nav-list a')]"
+        ".map(element => Math.round(element.getBoundingClientRect().top / 20))"
     )
     height = page.locator(".site-header").evaluate("header => header.offsetHeight")
     context.close()
-    assert len(tops) == 4 and len(set(tops)) == 1, tops
-    assert height <= 740 / 5
+    assert len(tops) == 6 and len(set(tops[:2])) == 1 and len(set(tops[2:])) == 1, tops
+    assert height <= 740 / 7
 
 
 @pytest.mark.parametrize("width", [1024, 1280])
