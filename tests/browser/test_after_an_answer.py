@@ -56,6 +56,26 @@ def test_after_a_miss_the_right_answer_and_why_are_on_screen_without_scrolling(
     assert not problems, problems
 
 
+def test_on_a_phone_a_guess_note_is_shown_whole(browser, live_server, seed):
+    """The verdict's bar cuts a miss's explanation short (the whole of it is under "Why"), but
+    the note on a right answer marked "I guessed" is said nowhere else: it was cut mid-sentence."""
+    context = browser.new_context(viewport=SIZES["phone"], is_mobile=True, has_touch=True)
+    page = context.new_page()
+    page.goto(live_server.url + seed.get_absolute_url() + "/practice")
+    prompt = page.locator("legend.prompt").inner_text().strip()
+    question = next(q for q in seed.questions.all() if q.prompt == prompt)
+    for choice_id in sorted(question.correct_ids):
+        page.locator(f'input[name=choice][value="{choice_id}"]').check()
+    page.get_by_text("I guessed").click()
+    page.get_by_role("button", name="Check my answer").click()
+    note = page.locator(".verdict-bar .verdict-answer")
+    expect(note).to_contain_text("comes back as soon as a missed one would.")
+    cut = note.evaluate("(element) => element.scrollHeight > element.clientHeight + 1")
+    on_screen = note.evaluate(ON_SCREEN)
+    context.close()
+    assert not cut and on_screen
+
+
 def test_one_polite_live_region_says_each_verdict_star_and_progress(page: Page, live_server, seed):
     page.goto(live_server.url + seed.get_absolute_url() + "/practice")
     region = page.locator("#answer-status")

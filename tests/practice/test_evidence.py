@@ -58,8 +58,8 @@ def test_a_right_answer_the_learner_says_they_guessed_is_scheduled_as_a_lapse(de
     verdict_bar = feedback[feedback.index('class="action-bar verdict-bar"') :]
     verdict_bar = verdict_bar[: verdict_bar.index('<p class="prompt">')]
     guess_note = (
-        "You said you guessed, so this answer does not count as knowing it: only right answers "
-        "you did not guess kindle and light the star"
+        "You said you guessed, so this answer does not count as knowing it: a guess, even a "
+        "right one, leaves its star unlit"
     )
     assert guess_note in verdict_bar
     said = "Right, but you said you guessed, so it does not count as knowing it."
