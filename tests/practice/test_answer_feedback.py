@@ -39,7 +39,7 @@ def live_region(html: str) -> tuple[bool, str]:
 
 
 def verdict_answer(html: str) -> str:
-    found = re.search(r'<p class="verdict-answer">(.*?)</p>', html, re.S)
+    found = re.search(r'<p class="verdict-answer[^"]*">(.*?)</p>', html, re.S)
     return re.sub(r"<[^>]+>", "", found[1]) if found else ""
 
 
@@ -55,7 +55,7 @@ def test_a_miss_shows_the_right_answer_and_the_start_of_why_beside_the_verdict(c
     assert question.explanation_lead.endswith((".", "!", "?"))
     # Before the full explanation, inside the verdict's bar.
     bar = html[html.find('class="action-bar verdict-bar"') : html.find('<p class="prompt">')]
-    assert 'class="verdict-answer"' in bar
+    assert 'class="verdict-answer verdict-lead"' in bar
 
 
 def test_a_right_answer_needs_no_answer_beside_its_verdict(client, demo):
@@ -186,6 +186,11 @@ def test_review_verdicts_and_the_set_summary_name_the_stars_they_light(client, d
                 verdicts.append(re.findall(r"Star (lit|kindled)</p>", posted))
                 announced = live_region(posted)[1]
                 assert announced.startswith("Right.")
+                if verdicts[-1] == ["lit"]:  # and when it is next asked, as every verdict says
+                    asked_next = Review.objects.latest("pk").comes_back_at
+                    said = f"Star lit. It is due on {shown_moment(asked_next)}."
+                    assert said in announced
+                    assert said[10:] in re.sub(r"<[^>]+>", "", posted)
                 # the set's progress, and how many are still due (a set can end before 8)
                 done = len(verdicts)
                 assert announced.endswith(f" {done} of 8 done in this set, {8 - done} due.")
