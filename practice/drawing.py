@@ -33,8 +33,8 @@ class Star:
 
     @property
     def opacity(self) -> str:
-        """Lit stars fade with retrievability, to their dimmest when due; the others are drawn
-        by shape instead."""
+        """Lit stars fade with retrievability, to their dimmest when due (their light only:
+        the ring that says due stays bright); the others are drawn by shape instead."""
         return f"{0.45 + 0.55 * self.state.brightness:.2f}" if self.state.word == sky.LIT else "1"
 
     @property
@@ -119,7 +119,7 @@ class Constellation(StarCounts):
         return mark_safe(
             "".join(
                 f'<circle class="{s.css_class}" cx="{s.x}" cy="{s.y}" r="{s.radius}" '
-                f'opacity="{s.opacity}" role="img"><title>{escape(s.label)}</title></circle>'
+                f'fill-opacity="{s.opacity}" role="img"><title>{escape(s.label)}</title></circle>'
                 for s in self.stars
             )
         )

@@ -907,7 +907,7 @@ def _star_words() -> list[tuple[str, str, str, float]]:
 def star_words(request: LearnerRequest, markdown: bool = False) -> HttpResponse:
     """The one page that says what each of a star's five words means, and the rule."""
     context = {
-        "star_words": [(word, sky.MEANINGS[word], *STAR_DRAWINGS[word]) for word in sky.MEANINGS],
+        "star_words": _star_words(),
         "rule": sky.RULE,
     }
     return page_or_twin(

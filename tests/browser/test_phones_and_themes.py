@@ -3,7 +3,10 @@ dark mode and reduced motion are honoured."""
 
 from __future__ import annotations
 
+from datetime import timedelta
+
 import pytest
+from django.utils import timezone
 
 from lessons.models import Lesson
 from practice import scheduling, sky
@@ -94,6 +97,32 @@ def test_stars_twinkle_and_kindle_only_without_reduced_motion(browser, live_serv
         ("reduce", "kindled"): "none",
         ("reduce", "lit"): "none",
     }
+
+
+def test_a_due_star_is_told_from_a_lit_one_in_the_sky_and_its_legend(browser, live_server, seed):
+    """A lit star that comes due is drawn dimmed inside a bright ring of its own colour: the
+    legend drew "due" as a full gold star with a gold ring, the same at a glance as "lit"."""
+    page = browser.new_page()
+    answer_first_question(page, live_server.url)
+    two_weeks_ago = timezone.now() - timedelta(days=14)
+    Memory.objects.update(
+        evidence=sky.CONFIRMED,
+        missed=False,
+        last_rating=scheduling.GOOD,
+        stability=3.0,
+        last_review=two_weeks_ago,
+        due=two_weeks_ago + timedelta(days=3),
+    )
+    page.goto(live_server.url + "/sky")
+    look = "el => { const s = getComputedStyle(el); return [s.stroke, s.fillOpacity]; }"
+    lit, due = (
+        page.locator(f".legend circle.star.{classes}").evaluate(look)
+        for classes in ("lit:not(.due)", "lit.due")
+    )
+    in_the_sky = page.locator("circle.star.lit.due[role=img]").first.evaluate(look)
+    page.close()
+    assert due[0] != lit[0] and float(due[1]) <= 0.5 and float(lit[1]) == 1, (lit, due)
+    assert in_the_sky == due, (in_the_sky, due)
 
 
 def test_a_visitors_phone_header_is_two_rows(browser, live_server, seed):
