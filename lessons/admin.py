@@ -672,7 +672,10 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
                 for question_form in changed:
                     if id(question_form) in replacing:
                         replaced = history_row(question_form, answers)
-                        if replaced["answers"] or replaced["remembering"]:
+                        # Calling a rewritten question new, on a page that said what that
+                        # retires, is the confirmation: it is not asked a second time.
+                        called_new = request.POST.get(f"{REWRITTEN}{replaced['pk']}") == "new"
+                        if (replaced["answers"] or replaced["remembering"]) and not called_new:
                             pending.replaced.append(replaced)
                     elif question_form.looks_rewritten and question_form.instance.pk in answers:
                         rewritten = history_row(question_form, answers)

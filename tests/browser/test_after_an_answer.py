@@ -12,7 +12,7 @@ import time_machine
 from django.utils import timezone
 from playwright.sync_api import Page, expect
 
-from lessons.models import Lesson
+from lessons.models import Lesson, Question
 from tests.browser.test_one_screen import SIZES
 
 ON_SCREEN = """(el) => { const box = el.getBoundingClientRect();
@@ -20,12 +20,27 @@ ON_SCREEN = """(el) => { const box = el.getBoundingClientRect();
 BOX = "(element) => element.getBoundingClientRect()"
 
 
-def answer_wrong(page: Page, lesson: Lesson) -> None:
+def question_on_screen(page: Page, lesson: Lesson) -> Question:
     prompt = page.locator("legend.prompt").inner_text().strip()
-    question = next(q for q in lesson.questions.all() if q.prompt == prompt)
+    return next(q for q in lesson.questions.all() if q.prompt == prompt)
+
+
+def answer_wrong(page: Page, lesson: Lesson) -> Question:
+    question = question_on_screen(page, lesson)
     wrong = next(c["id"] for c in question.choices if not c["correct"])
     page.locator(f'input[name=choice][value="{wrong}"]').check()
     page.get_by_role("button", name="Check my answer").click()
+    return question
+
+
+def answer_right(page: Page, lesson: Lesson, *, guessed: bool = False) -> Question:
+    question = question_on_screen(page, lesson)
+    for choice_id in sorted(question.correct_ids):
+        page.locator(f'input[name=choice][value="{choice_id}"]').check()
+    if guessed:
+        page.get_by_text("I guessed").click()
+    page.get_by_role("button", name="Check my answer").click()
+    return question
 
 
 @pytest.mark.parametrize("size", list(SIZES))
@@ -40,9 +55,7 @@ def test_after_a_miss_the_right_answer_and_why_are_on_screen_without_scrolling(
     problems = []
     for number in range(1, 9):
         expect(page.get_by_role("heading", name=f"Question {number} of 8")).to_be_visible()
-        prompt = page.locator("legend.prompt").inner_text().strip()
-        question = next(q for q in seed.questions.all() if q.prompt == prompt)
-        answer_wrong(page, seed)
+        question = answer_wrong(page, seed)
         shown = page.locator(".verdict-bar .verdict-answer")
         expect(shown).to_contain_text("The answer is")
         right = next(c["text"] for c in question.choices if c["correct"])
@@ -62,12 +75,7 @@ def test_on_a_phone_a_guess_note_is_shown_whole(browser, live_server, seed):
     context = browser.new_context(viewport=SIZES["phone"], is_mobile=True, has_touch=True)
     page = context.new_page()
     page.goto(live_server.url + seed.get_absolute_url() + "/practice")
-    prompt = page.locator("legend.prompt").inner_text().strip()
-    question = next(q for q in seed.questions.all() if q.prompt == prompt)
-    for choice_id in sorted(question.correct_ids):
-        page.locator(f'input[name=choice][value="{choice_id}"]').check()
-    page.get_by_text("I guessed").click()
-    page.get_by_role("button", name="Check my answer").click()
+    answer_right(page, seed, guessed=True)
     note = page.locator(".verdict-bar .verdict-answer")
     expect(note).to_contain_text("comes back as soon as a missed one would.")
     cut = note.evaluate("(element) => element.scrollHeight > element.clientHeight + 1")
@@ -87,11 +95,7 @@ def test_one_polite_live_region_says_each_verdict_star_and_progress(page: Page, 
     expect(region).to_contain_text("1 of 8 answered, 1 to retry.")
     page.locator("[data-continue]").click()
     expect(page.get_by_role("heading", name="Question 2 of 8")).to_be_visible()
-    prompt = page.locator("legend.prompt").inner_text().strip()
-    question = next(q for q in seed.questions.all() if q.prompt == prompt)
-    for choice_id in sorted(question.correct_ids):
-        page.locator(f'input[name=choice][value="{choice_id}"]').check()
-    page.get_by_role("button", name="Check my answer").click()
+    answer_right(page, seed)
     expect(region).to_have_text(
         re.compile(
             r"^Right\. Star kindled\. 2 more right answers in a row light this star; it is "
@@ -172,11 +176,7 @@ def test_on_a_phone_a_star_put_out_is_said_in_full_beside_the_verdict(browser, l
     context = browser.new_context(viewport=SIZES["phone"], is_mobile=True, has_touch=True)
     page = context.new_page()
     page.goto(live_server.url + seed.get_absolute_url() + "/practice")
-    prompt = page.locator("legend.prompt").inner_text().strip()
-    question = next(q for q in seed.questions.all() if q.prompt == prompt)
-    for choice_id in sorted(question.correct_ids):
-        page.locator(f'input[name=choice][value="{choice_id}"]').check()
-    page.get_by_role("button", name="Check my answer").click()
+    prompt = answer_right(page, seed).prompt
     expect(page.locator(".verdict-bar .reward")).to_have_text("Star kindled")
     with time_machine.travel(timezone.now() + timedelta(days=3), tick=True):
         page.goto(live_server.url + "/review")

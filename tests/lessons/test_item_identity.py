@@ -6,6 +6,7 @@ editors' review of 2026-12-05, D2 and D3.)"""
 from __future__ import annotations
 
 import re
+from html import unescape
 
 from django.test import Client
 
@@ -156,13 +157,22 @@ def test_another_question_typed_over_an_answered_one_is_asked_about(editor_clien
 
 
 def test_a_rewritten_question_called_new_is_retired_like_a_replaced_one(editor_client, demo):
+    """Through the pages as a browser sends them: the question page's "A new question: retire
+    the old one" and its "Yes, save" save it (they led to a second page, asking to confirm the
+    replacement, whose form lost the first answer and led back: a loop)."""
     finish_round(Client(), demo, [True] * 8)
     eighth = demo.questions.get(position=8)
     data = change_page_data(editor_client, demo)
     index = next(n for n in range(8) if data[f"questions-{n}-id"] == eighth.pk)
     data = replaced_question_data(data, index)
-    answers = data | {f"_rewritten_{eighth.pk}": "new", "_replace": "yes"}
-    page = editor_client.post(CHANGE.format(demo.pk), answers)
+    asked = editor_client.post(CHANGE.format(demo.pk), data).content.decode()
+    assert "Is this the same question, reworded, or a new one?" in asked
+    form = asked[asked.index('<form method="post" action="" id="confirm-save">') :]
+    sent: dict[str, list[str]] = {}
+    for name, value in re.findall(r'<input type="hidden" name="([^"]+)" value="([^"]*)"', form):
+        sent.setdefault(name, []).append(unescape(value))
+    sent |= {f"_rewritten_{eighth.pk}": ["new"], "_confirmed": ["yes"]}
+    page = editor_client.post(CHANGE.format(demo.pk), sent)
     assert page.status_code == 302, page.content.decode()[:3000]
     assert Question.everything.get(pk=eighth.pk).retired_at is not None
     assert demo.questions.get(position=8).prompt.startswith("How many requests")
