@@ -449,7 +449,7 @@ def _refuse_conflict(lesson: Lesson, item: dict[str, Any], problems: _Problems) 
         "revision",
         f"the lesson was changed in the admin{who} since this file was exported, and "
         "importing it would undo that change. Export the lesson again and redo your edits "
-        "there, or import with --force to overwrite it.",
+        "there; to overwrite that change anyway, delete this revision line from the file.",
     )
 
 

@@ -560,6 +560,31 @@ def test_an_uploaded_lesson_file_is_checked_and_shown_before_it_is_applied(edito
     assert LogEntry.objects.latest("pk").user.username == "ada"
 
 
+def test_an_upload_that_would_undo_an_admin_save_says_how_to_overwrite_it_from_here(
+    editor_client, demo
+):
+    """The refusal told an editor at the upload page to "import with --force", a command-line
+    flag this page does not have; what it says now works here."""
+    from lessons.files import lesson_to_markdown
+
+    text = lesson_to_markdown(demo).replace(demo.heading, "The file's heading")
+    data = change_page_data(editor_client, demo) | {"heading": "The admin's heading"}
+    assert editor_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data).status_code == 302
+    name = f"{demo.public_id}.md"
+    refused = upload(editor_client, text, name).content.decode()
+    assert "importing it would undo that change" in refused and "--force" not in refused
+    assert "delete this revision line from the file" in refused
+    without_revision = re.sub(r"^revision: .*\n", "", text, flags=re.MULTILINE)
+    assert (
+        "+The file&#x27;s heading" in upload(editor_client, without_revision, name).content.decode()
+    )
+    applied = editor_client.post(
+        "/admin/lessons/lesson/upload/", {"name": name, "text": without_revision, "apply": "yes"}
+    )
+    assert applied.status_code == 302
+    assert Lesson.objects.get(pk=demo.pk).heading == "The file's heading"
+
+
 def test_an_uploaded_file_with_slips_lists_each_with_its_line(editor_client, demo):
     from lessons.files import lesson_to_markdown
 
