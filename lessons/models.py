@@ -582,24 +582,25 @@ def choice_errors(choices: object) -> list[str]:
     """What is wrong with the shape of a question's choices, in words an editor understands."""
     if not isinstance(choices, list) or not all(isinstance(c, dict) for c in choices):
         return ["Choices must be a list of choices."]
-    errors = []
     if len(choices) > 6:
-        errors.append("A question has at most 6 choices.")
-    for number, choice in enumerate(choices, start=1):
+        return ["A question has at most 6 choices."]
+    errors = []
+    # Named by letter, as the admin's form, lesson files and learners' pages name them.
+    for letter, choice in zip(string.ascii_uppercase, choices, strict=False):
         if not isinstance(choice.get("text"), str) or not choice["text"].strip():
-            errors.append(f"Choice {number} has no text.")
+            errors.append(f"Choice {letter} has no text.")
         if not isinstance(choice.get("correct"), bool):
-            errors.append(f"Choice {number} must say whether it is correct (true or false).")
+            errors.append(f"Choice {letter} must say whether it is correct (true or false).")
         if not isinstance(choice.get("explanation", ""), str):
-            errors.append(f"Choice {number}'s explanation must be text.")
+            errors.append(f"Choice {letter}'s explanation must be text.")
         if not isinstance(choice.get("id", ""), str):
-            errors.append(f"Choice {number}'s id must be text.")
+            errors.append(f"Choice {letter}'s id must be text.")
     if not errors:
         right = {_told_apart(c["text"]) for c in choices if c["correct"]}
-        for number, choice in enumerate(choices, start=1):
+        for letter, choice in zip(string.ascii_uppercase, choices, strict=False):
             if not choice["correct"] and _told_apart(choice["text"]) in right:
                 errors.append(
-                    f"Choice {number} is wrong but reads the same as a right choice: a learner "
+                    f"Choice {letter} is wrong but reads the same as a right choice: a learner "
                     "who picks it would be told the answer is the very text they chose."
                 )
     return errors

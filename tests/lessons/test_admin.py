@@ -298,7 +298,8 @@ def test_a_wrong_choice_that_reads_as_a_right_one_is_refused(editor_client, demo
     page = editor_client.post(f"/admin/lessons/question/{question.pk}/change/", data)
     assert page.status_code == 200
     assert (
-        f"Choice {wrong + 1} is wrong but reads the same as a right choice" in page.content.decode()
+        f"Choice {'ABCDEF'[wrong]} is wrong but reads the same as a right choice"
+        in page.content.decode()
     )
     assert Question.objects.get(pk=question.pk).choices == question.choices
 

@@ -96,7 +96,7 @@ def test_two_questions_cannot_share_a_position(db):
     ("choices", "message"),
     [
         ([{"text": str(n), "correct": True} for n in range(7)], "at most 6 choices"),
-        ([{"text": "", "correct": True}, {"text": "B", "correct": False}], "Choice 1 has no text"),
+        ([{"text": "", "correct": True}, {"text": "B", "correct": False}], "Choice A has no text"),
         ([{"text": "A", "correct": "yes"}], "must say whether it is correct"),
         ("not a list", "must be a list"),
     ],
