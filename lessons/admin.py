@@ -617,9 +617,22 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
                     context |= upload_preview(name, text)
                 else:
                     lesson = services.existing_lesson(document)
-                    done = f"{name}: {result.created} created, {result.updated} updated."
-                    said = [f"{line.where}: {line.past}" for line in result.plan]
-                    self.message_user(request, " ".join([done, *said]))
+                    # A line each, under words of its own (the admin capitalises a message's
+                    # first letter, which would rename the file).
+                    self.message_user(
+                        request,
+                        format_html(
+                            "Uploaded {}: {} created, {} updated.<ul>{}</ul>",
+                            name,
+                            result.created,
+                            result.updated,
+                            format_html_join(
+                                "",
+                                "<li>{}: {}</li>",
+                                ((step.where, step.past) for step in result.plan),
+                            ),
+                        ),
+                    )
                     target = (
                         reverse("admin:lessons_lesson_change", args=[lesson.pk])
                         if lesson

@@ -559,6 +559,12 @@ def test_an_uploaded_lesson_file_is_checked_and_shown_before_it_is_applied(edito
     assert applied.status_code == 302
     assert Lesson.objects.get(pk=demo.pk).heading == "A better heading"
     assert LogEntry.objects.latest("pk").user.username == "ada"
+    # What was done, a line each, with the file's name as it is (not "Mt_…").
+    said = editor_client.get(applied["Location"]).content.decode()
+    assert (
+        f"Uploaded {demo.public_id}.md: 0 created, 1 updated.<ul><li>lesson: changed: heading</li>"
+        in said
+    )
 
 
 def test_an_upload_that_would_undo_an_admin_save_says_how_to_overwrite_it_from_here(
