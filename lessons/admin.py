@@ -21,6 +21,7 @@ from django.db import models
 from django.db.models import F
 from django.http import Http404, HttpRequest, HttpResponse, HttpResponseNotAllowed
 from django.shortcuts import redirect
+from django.template.defaultfilters import pluralize
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
@@ -1160,11 +1161,12 @@ def move_reports(status: str, label: str, description: str = "", name: str = "")
         moved, skipped = services.reports_move(
             reports=queryset, status=status, user_id=request.user.pk
         )
-        modeladmin.message_user(request, f"{moved} report(s) marked {label}.")
+        modeladmin.message_user(request, f"{moved} report{pluralize(moved)} marked {label}.")
         if skipped:
             modeladmin.message_user(
                 request,
-                f"{skipped} report(s) left as they were: reports move new → accepted → "
+                f"{skipped} report{pluralize(skipped)} left as "
+                f"{pluralize(skipped, 'it was,they were')}: reports move new → accepted → "
                 "fixed or dismissed, and a fixed or dismissed one is reopened as accepted.",
                 messages.WARNING,
             )
@@ -1176,7 +1178,7 @@ def move_reports(status: str, label: str, description: str = "", name: str = "")
 @admin.action(description="Assign selected reports to me")
 def assign_to_me(modeladmin, request, queryset) -> None:
     count = services.reports_assign(reports=queryset, user=request.user)
-    modeladmin.message_user(request, f"{count} report(s) assigned to you.")
+    modeladmin.message_user(request, f"{count} report{pluralize(count)} assigned to you.")
 
 
 class ReportStateFilter(admin.SimpleListFilter):

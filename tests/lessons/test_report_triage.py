@@ -73,13 +73,16 @@ def test_bulk_changes_are_logged_for_each_report(editor_client, editor, demo):  
     third.status = "dismissed"
     third.save()
 
-    def act(action: str, *reports: ProblemReport):
+    def act(action: str, *reports: ProblemReport) -> str:
         selected = [r.pk for r in reports]
         data = {"action": action, "_selected_action": selected}
-        assert editor_client.post(LIST + "?state=all", data).status_code == 302
+        response = editor_client.post(LIST + "?state=all", data)
+        assert response.status_code == 302
+        return editor_client.get(response["Location"]).content.decode()
 
-    act("assign_to_me", first, second)
-    act("mark_fixed", first, second, third)
+    assert "2 reports assigned to you." in act("assign_to_me", first, second)
+    said = act("mark_fixed", first, second, third)
+    assert "2 reports marked fixed." in said and "1 report left as it was: " in said
     act("reopen", first, third)
     statuses = dict(ProblemReport.objects.values_list("pk", "status"))
     assert statuses == {first.pk: "accepted", second.pk: "fixed", third.pk: "accepted"}
