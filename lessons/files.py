@@ -182,6 +182,18 @@ def lesson_file_text(data: bytes, *, source: str) -> str:
     """A lesson file's bytes as text. Refused (LessonFileError) over MAX_FILE_BYTES, or when it
     is not UTF-8, naming the line of the first byte that is not."""
     refuse_large_file(len(data), source=source)
+    if b"\x00" in data[:8192]:  # an image, a PDF, a zip: no text file has a NUL byte
+        raise LessonFileError(
+            [
+                Problem(
+                    source,
+                    1,
+                    "file",
+                    "is not a text file (an image or a document?): a lesson file is Markdown "
+                    "text, like the .md file the admin's download gives.",
+                )
+            ]
+        )
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:

@@ -604,6 +604,9 @@ def test_an_uploaded_file_with_slips_lists_each_with_its_line(editor_client, dem
         "bad.md:1: file: is not UTF-8 text: the byte 0xFF at the start of the line is not "
         "UTF-8. Save the file as UTF-8"
     ) in html
+    png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR"  # not told to save it as UTF-8
+    html = upload(editor_client, png, "diagram.png").content.decode()
+    assert "diagram.png:1: file: is not a text file (an image or a document?)" in html
 
 
 def listed_questions(client, term: str) -> set[int]:
