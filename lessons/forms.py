@@ -296,6 +296,9 @@ class FlashcardAdminForm(forms.ModelForm):
         refuse_invisible_characters_in(self)
         self.fields["position"].required = False
         self.fields["position"].help_text = "Left empty, after the others."
+        # A row of the admin's table, under column headings that name no box: each says its own.
+        for field in self.fields.values():
+            field.widget.attrs.setdefault("aria-label", f"Flashcard {field.label.lower()}")
 
     def has_changed(self) -> bool:
         # A new card's position comes filled in: a card with only that is still blank.
@@ -517,6 +520,11 @@ class QuestionInlineFormSet(NumberedInlineFormSet):
 class FlashcardInlineFormSet(NumberedInlineFormSet):
     """A published lesson needs at least four flashcards. Each has its own position: new cards
     left empty, or given one another card holds, take the next ones in the order written."""
+
+    def add_fields(self, form, index) -> None:
+        super().add_fields(form, index)
+        if "DELETE" in form.fields:
+            form.fields["DELETE"].widget.attrs["aria-label"] = "Delete this flashcard"
 
     def clean(self) -> None:
         super().clean()

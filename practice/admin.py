@@ -79,12 +79,15 @@ class LessonWithAnalyticsAdmin(LessonAdmin):
                 (
                     row.question.position,
                     percent_of(row.right, row.learners),
-                    format_html_join(
-                        "",
-                        "<li>{}{}: {}</li>",
-                        (
-                            (c.letter, " (right)" if c.correct else "", f"{c.share:.0%}")
-                            for c in row.choices
+                    format_html(
+                        '<ul class="shares">{}</ul>',
+                        format_html_join(
+                            "",
+                            "<li>{}{}: {}</li>",
+                            (
+                                (c.letter, " (right)" if c.correct else "", f"{c.share:.0%}")
+                                for c in row.choices
+                            ),
                         ),
                     ),
                     "-" if row.median_seconds is None else f"{row.median_seconds:.0f} s",
