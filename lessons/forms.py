@@ -297,8 +297,8 @@ class FlashcardAdminForm(forms.ModelForm):
         self.fields["position"].required = False
         self.fields["position"].help_text = "Left empty, after the others."
         # A row of the admin's table, under column headings that name no box: each says its own.
-        for field in self.fields.values():
-            field.widget.attrs.setdefault("aria-label", f"Flashcard {field.label.lower()}")
+        for name, box in self.fields.items():
+            box.widget.attrs.setdefault("aria-label", f"Flashcard {name}")
 
     def has_changed(self) -> bool:
         # A new card's position comes filled in: a card with only that is still blank.
