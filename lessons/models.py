@@ -586,7 +586,8 @@ def choice_errors(choices: object) -> list[str]:
         return ["A question has at most 6 choices."]
     errors = []
     # Named by letter, as the admin's form, lesson files and learners' pages name them.
-    for letter, choice in zip(string.ascii_uppercase, choices, strict=False):
+    for index, choice in enumerate(choices):
+        letter = choice_letter(index)
         if not isinstance(choice.get("text"), str) or not choice["text"].strip():
             errors.append(f"Choice {letter} has no text.")
         if not isinstance(choice.get("correct"), bool):
@@ -597,11 +598,12 @@ def choice_errors(choices: object) -> list[str]:
             errors.append(f"Choice {letter}'s id must be text.")
     if not errors:
         right = {_told_apart(c["text"]) for c in choices if c["correct"]}
-        for letter, choice in zip(string.ascii_uppercase, choices, strict=False):
+        for index, choice in enumerate(choices):
             if not choice["correct"] and _told_apart(choice["text"]) in right:
                 errors.append(
-                    f"Choice {letter} is wrong but reads the same as a right choice: a learner "
-                    "who picks it would be told the answer is the very text they chose."
+                    f"Choice {choice_letter(index)} is wrong but reads the same as a right "
+                    "choice: a learner who picks it would be told the answer is the very text "
+                    "they chose."
                 )
     return errors
 

@@ -314,6 +314,12 @@ class Review(LearnerItem):
         return f"{self.kind} review rated {self.rating} at {self.reviewed_at:%Y-%m-%d %H:%M}"
 
     @property
+    def says_what_comes_next(self) -> bool:
+        """Whether its verdict can say what lights the star or when the item is due
+        (practice and imported answers have neither)."""
+        return bool(self.answers_to_light or self.comes_back_at)
+
+    @property
     def lights_later_from(self) -> datetime | None:
         """When the last answer that lights its star may come, if later than when the item
         comes back (what the verdict says first), and later than this answer."""
