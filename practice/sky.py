@@ -411,3 +411,13 @@ def forecast(dues: list[datetime], now: datetime, days: int = 14) -> list[tuple[
         if 0 <= index < days:
             counts[index] += 1
     return [(start + timedelta(days=i), counts[i]) for i in range(days)]
+
+
+def forecast_moments(
+    dues: list[datetime], now: datetime, days: int = 14
+) -> tuple[int, list[datetime]]:
+    """What the forecast counts, for the page's script to count again by the learner's own days
+    (the forecast's days are UTC's): how many are due already, and when each of the rest falls
+    due within reach of the forecast's last day in any time zone."""
+    overdue = sum(due <= now for due in dues)
+    return overdue, sorted(due for due in dues if now < due <= now + timedelta(days=days))

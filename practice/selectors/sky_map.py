@@ -27,6 +27,9 @@ class SkyView(StarCounts):
     regions: list[tuple[str, sky.Region]]
     links: list[tuple[float, float, float, float]]
     forecast: list[tuple[datetime, int]]
+    # The same dues for the page's script, which counts them by the learner's own days
+    overdue: int = 0
+    coming_due: list[datetime] = field(default_factory=list)
     subjects: list[SubjectInSky] = field(default_factory=list)
     region_names: list[tuple[list[str], sky.Region]] = field(default_factory=list)
     # A large catalogue's lessons not started are not drawn one by one (see NAMED_OUTLINES_UP_TO)
@@ -257,12 +260,15 @@ def sky_for(*, learner: Learner | None, now: datetime, version: int) -> SkyView:
         if layout.named or first in started_ids or later in started_ids
     ]
     dues = [memory.due for memory, *_ in memories.values()]
+    overdue, coming_due = sky.forecast_moments(dues, now)
     return SkyView(
         constellations=constellations,
         regions=layout.regions,
         region_names=layout.region_names,
         links=links,
         forecast=sky.forecast(dues, now),
+        overdue=overdue,
+        coming_due=coming_due,
         subjects=[
             SubjectInSky(
                 slug=place.slug,

@@ -266,19 +266,21 @@ def sitting_summary(*, learner: Learner, reviews: list[Review], now: datetime) -
         if pk in lessons
         for item in lesson_items
     }
-    return sitting_stars(reviews, names) | {
-        "comes_back": _comes_back(dues, now),
-        "constellations": constellations,
-    }
+    return (
+        sitting_stars(reviews, names) | _comes_back(dues, now) | {"constellations": constellations}
+    )
 
 
-def _comes_back(dues: list[datetime], now: datetime) -> list[tuple[str, int]]:
-    """How many come back on each day ahead: [('tomorrow', 2), ('in 3 days', 5)]."""
+def _comes_back(dues: list[datetime], now: datetime) -> dict:
+    """How many come back on each day ahead, "comes_back": [('tomorrow', 2), ('in 3 days', 5)],
+    and when each does, "comes_back_at", for the page's script to count again by the learner's
+    own days (these are UTC's)."""
+    ahead = sorted(due for due in dues if due > now)
     comes_back: dict[str, int] = {}
-    for due in sorted(due for due in dues if due > now):
+    for due in ahead:
         day = day_words(due, now)
         comes_back[day] = comes_back.get(day, 0) + 1
-    return list(comes_back.items())
+    return {"comes_back": list(comes_back.items()), "comes_back_at": ahead}
 
 
 def round_outcome(progress: RoundProgress, constellation: Constellation, now: datetime) -> dict:
@@ -294,10 +296,13 @@ def round_outcome(progress: RoundProgress, constellation: Constellation, now: da
         ("question", q.pk): f"the star of question {q.position} of this lesson"
         for q in progress.questions
     }
-    return sitting_stars(first_pass, names) | {
-        "comes_back": _comes_back(dues, now),
-        "practice_until": practice_until(progress.reviews, now),
-    }
+    return (
+        sitting_stars(first_pass, names)
+        | _comes_back(dues, now)
+        | {
+            "practice_until": practice_until(progress.reviews, now),
+        }
+    )
 
 
 def practice_until(reviews: list[Review], now: datetime) -> datetime | None:

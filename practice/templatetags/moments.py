@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+from collections.abc import Iterable
 from datetime import datetime, timedelta
 
 from django import template
@@ -14,3 +15,10 @@ def to_the_minute(moment: datetime) -> datetime:
     if moment.second or moment.microsecond:
         return moment.replace(second=0, microsecond=0) + timedelta(minutes=1)
     return moment
+
+
+@register.filter
+def in_minutes(moments: Iterable[datetime]) -> str:
+    """Moments as whole minutes since 1970 (UTC), for the page's script, which counts them by
+    the learner's own days: every time zone's midnight falls on a whole minute."""
+    return " ".join(str(int(moment.timestamp()) // 60) for moment in moments)

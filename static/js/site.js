@@ -159,17 +159,116 @@ const localTime = new Intl.DateTimeFormat(document.documentElement.lang || undef
 function showLocalTimes(root) {
   for (const time of root.querySelectorAll("time[data-local]")) {
     const moment = new Date(time.dateTime);
-    if (!Number.isNaN(moment.getTime())) time.textContent = localTime.format(moment);
+    if (!Number.isNaN(moment.getTime())) write(time, localTime.format(moment));
   }
 }
+// Text changed only where it differs: every htmx swap writes the page's times again, and a
+// rewrite inside the live region would be read out again.
+function write(element, text) {
+  if (element.textContent !== String(text)) element.textContent = text;
+}
+
+// Days as the learner lives them. The server counts days in UTC, as it does not know the
+// learner's time zone; where a figure depends on the day a moment falls on, the page carries
+// the moments (minutes since 1970, UTC) and this counts them again by the browser's own days.
+const lang = document.documentElement.lang || undefined;
+const localDate = new Intl.DateTimeFormat(lang, { day: "numeric", month: "short", year: "numeric" });
+const dayParts = new Intl.DateTimeFormat(lang, { weekday: "short", day: "numeric", month: "short" });
+function partsOf(moment) {
+  return Object.fromEntries(dayParts.formatToParts(moment).map((part) => [part.type, part.value]));
+}
+function momentsIn(text) {
+  return (text || "").split(" ").filter(Boolean).map((minutes) => new Date(Number(minutes) * 60000));
+}
+// When the page was made (a page kept for visitors may be hours old, so never before the
+// browser's own now).
+function madeAt(element) {
+  return new Date(Math.max(Number(element.dataset.now) * 1000 || 0, Date.now()));
+}
+function startOfDay(moment) {
+  return new Date(moment.getFullYear(), moment.getMonth(), moment.getDate());
+}
+function daysFrom(now, moment) {
+  return Math.round((startOfDay(moment) - startOfDay(now)) / 86400000); // a day may have 23 or 25 hours
+}
+// As practice/selectors/stars.py's day_words says it.
+function dayWords(moment, now) {
+  const days = daysFrom(now, moment);
+  if (days <= 0) return "later today";
+  if (days === 1) return "tomorrow";
+  if (days < 14) return `in ${days} days`;
+  const { weekday, day, month } = partsOf(moment);
+  return `on ${weekday} ${day} ${month}${days > 300 ? ` ${moment.getFullYear()}` : ""}`;
+}
+
+function showLocalDays(root) {
+  for (const time of root.querySelectorAll("time[data-local-date]")) {
+    const moment = new Date(time.dateTime);
+    if (!Number.isNaN(moment.getTime())) write(time, localDate.format(moment));
+  }
+  for (const line of root.querySelectorAll("[data-comes-back]")) {
+    const now = madeAt(line);
+    const days = new Map();
+    for (const due of momentsIn(line.dataset.comesBack)) {
+      const words = dayWords(due, now);
+      days.set(words, (days.get(words) || 0) + 1);
+    }
+    if (days.size) write(line, `Coming back: ${Array.from(days, ([words, count]) => `${count} ${words}`).join(", ")}.`);
+  }
+  for (const forecast of root.querySelectorAll("[data-forecast]")) showForecast(forecast);
+}
+
+// The "Coming due" chart and its table, one bar and row a day from today. The bars are drawn
+// as lightmysky/lib/charts.py draws them: standing on y = 112, the busiest 96 high.
+function showForecast(forecast) {
+  const now = madeAt(forecast);
+  const bars = forecast.querySelectorAll("[data-bar]");
+  const rows = forecast.querySelectorAll("tbody tr");
+  const counts = new Array(bars.length).fill(0);
+  counts[0] = Number(forecast.dataset.overdue) || 0;
+  for (const due of momentsIn(forecast.dataset.dues)) {
+    const day = Math.max(daysFrom(now, due), 0);
+    if (day < counts.length) counts[day] += 1;
+  }
+  const busiest = Math.max(...counts, 1);
+  bars.forEach((bar, index) => {
+    const day = startOfDay(now);
+    day.setDate(day.getDate() + index);
+    const { weekday, month } = partsOf(day);
+    const count = counts[index];
+    const height = count ? Math.round((96 * count) / busiest) : 0;
+    const rect = bar.querySelector("rect");
+    rect.setAttribute("y", 112 - height);
+    rect.setAttribute("height", height);
+    const value = bar.querySelector(".bar-value");
+    value.setAttribute("y", 108 - height);
+    write(value, count ? count : "");
+    write(bar.querySelector("[data-weekday]"), index ? weekday : "Today");
+    write(bar.querySelector("[data-day]"), day.getDate());
+    write(bar.querySelector("[data-month]"), index === 0 || day.getDate() === 1 ? month : "");
+    const row = rows[index];
+    if (!row) return;
+    if (index) write(row.cells[0], `${weekday} ${day.getDate()} ${month}`);
+    write(row.cells[1], count);
+  });
+}
+
 document.addEventListener("htmx:afterSettle", (event) => {
   showKeyHints(document);
   showLocalTimes(document);
+  showLocalDays(document);
+});
+// The live region comes in out of band: its times are written the learner's way before it goes
+// in, so a screen reader is told once, not the UTC text and then the local one.
+document.addEventListener("htmx:oobBeforeSwap", (event) => {
+  showLocalTimes(event.detail.fragment);
+  showLocalDays(event.detail.fragment);
 });
 
 document.addEventListener("DOMContentLoaded", () => {
   showKeyHints(document);
   showLocalTimes(document);
+  showLocalDays(document);
   // Start where the page's news is: on a practice page in the card, so its keys work at once;
   // on a one-time code, its heading; after moving progress, the notice that says so.
   const start = document.querySelector("[data-autofocus]");

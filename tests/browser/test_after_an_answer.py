@@ -18,6 +18,10 @@ from tests.browser.test_one_screen import SIZES
 ON_SCREEN = """(el) => { const box = el.getBoundingClientRect();
   return box.top >= 0 && box.bottom <= window.innerHeight && box.height > 0; }"""
 BOX = "(element) => element.getBoundingClientRect()"
+# Each text the live region holds after a change, as a screen reader would be told it.
+HEARD = """() => { window.__heard = []; const region = document.getElementById('answer-status');
+  new MutationObserver(() => window.__heard.push(region.textContent)).observe(
+    region, { childList: true, subtree: true, characterData: true }); }"""
 
 
 def question_on_screen(page: Page, lesson: Lesson) -> Question:
@@ -95,6 +99,7 @@ def test_one_polite_live_region_says_each_verdict_star_and_progress(page: Page, 
     expect(region).to_contain_text("1 of 8 answered, 1 to retry.")
     page.locator("[data-continue]").click()
     expect(page.get_by_role("heading", name="Question 2 of 8")).to_be_visible()
+    page.evaluate(HEARD)
     answer_right(page, seed)
     expect(region).to_have_text(
         re.compile(
@@ -102,6 +107,10 @@ def test_one_polite_live_region_says_each_verdict_star_and_progress(page: Page, 
             r"due on \w+day \d+ \w+ at \d\d:\d\d\. 2 of 8 answered, 1 to retry\.$"
         )
     )
+    # Said once: its time is written in the learner's zone before it goes in, not put in
+    # in UTC and then rewritten (a second update a screen reader may read again).
+    heard = page.evaluate("window.__heard")
+    assert len(heard) == 1 and "UTC" not in heard[0], heard
     # The same element all along (a region replaced is a region screen readers may not follow).
     assert page.evaluate("(old) => old === document.getElementById('answer-status')", handle)
     assert page.locator("[role=status], [aria-live]").count() == 1
