@@ -10,6 +10,7 @@ from typing import cast
 
 from django.conf import settings
 from django.http import HttpRequest, HttpResponse, JsonResponse
+from django.utils.cache import patch_cache_control
 
 from lightmysky import metrics
 from lightmysky.lib.http import SiteRequest
@@ -155,6 +156,22 @@ def open_reads_middleware(get_response: Handler) -> Handler:
             path.startswith(OPEN_READ_PREFIXES) or path.endswith(".md")
         ):
             response["Access-Control-Allow-Origin"] = "*"
+        return response
+
+    return middleware
+
+
+def private_for_learners_middleware(get_response: Handler) -> Handler:
+    """A page made for a browser with a session (a learner's stars, "Continue", their counts) is
+    marked private, so no shared cache keeps it for others: `Vary: Cookie` alone is a promise
+    that some CDNs and proxy caches ignore. Views that say how they are cached keep their say."""
+
+    def middleware(request: HttpRequest) -> HttpResponse:
+        response = get_response(request)
+        if settings.SESSION_COOKIE_NAME in request.COOKIES and not response.has_header(
+            "Cache-Control"
+        ):
+            patch_cache_control(response, private=True)
         return response
 
     return middleware

@@ -321,6 +321,7 @@ MIDDLEWARE = [
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
     "lightmysky.middleware.open_reads_middleware",
+    "lightmysky.middleware.private_for_learners_middleware",
 ]
 
 ROOT_URLCONF = "lightmysky.urls"

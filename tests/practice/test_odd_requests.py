@@ -106,4 +106,9 @@ def test_learner_pages_are_not_cached_by_anyone(client, demo):
     answer(client, demo, right=True)
     for path in (practice_url(demo), "/review", "/sky", "/progress", "/progress/export"):
         assert "no-store" in client.get(path)["Cache-Control"], path
-    assert "Cookie" in client.get(SEED_PATH)["Vary"]
+    # Pages that read the same to every visitor but show a learner their own stars and
+    # "Continue" are private for a learner, even behind a cache that ignores Vary.
+    for path in ("/", SEED_PATH, SEED_PATH + ".md", "/learn/computing/", "/search?q=cache"):
+        response = client.get(path)
+        assert "Cookie" in response["Vary"] and response["Cache-Control"] == "private", path
+        assert not Client().get(path).has_header("Cache-Control"), path
