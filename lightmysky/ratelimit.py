@@ -62,8 +62,9 @@ class Limit(NamedTuple):
     seconds: int
 
 
-def retry_after(request: HttpRequest, scope: str) -> int | None:
-    """Count this request against its scope's limit: None while within it, else the seconds
+def retry_after(request: HttpRequest, scope: str, *, weight: int = 1) -> int | None:
+    """Count this request against its scope's limit, as `weight` requests (a scope may count
+    what a request writes rather than the request): None while within it, else the seconds
     until the window turns. Addresses get a larger budget: a school shares one."""
     limit = Limit(*settings.RATE_LIMITS[scope])
     now = time.time()
@@ -71,7 +72,7 @@ def retry_after(request: HttpRequest, scope: str) -> int | None:
     budgets = {f"{scope}:ip:{address_key(client_address(request))}": limit.per_address}
     if limit.per_browser:
         budgets[f"{scope}:browser:{browser_key(request)}"] = limit.per_browser
-    counts = counters_increment(keys=list(budgets), window_end=window_end)
+    counts = counters_increment(keys=list(budgets), window_end=window_end, by=weight)
     if all(counts.get(key, 0) <= allowed for key, allowed in budgets.items()):
         return None
     cast(SiteRequest, request).rate_limit_refused = scope  # the request log counts it
@@ -179,8 +180,8 @@ def sign_in_attempt_take_back(attempt: SignInAttempt) -> None:
     counters_decrement(keys=attempt.keys, window_end=attempt.window_end)
 
 
-def counters_increment(*, keys: list[str], window_end: int) -> dict[str, int]:
-    """Add one to each key's counter for the window ending at `window_end` (Unix time), at
+def counters_increment(*, keys: list[str], window_end: int, by: int = 1) -> dict[str, int]:
+    """Add `by` to each key's counter for the window ending at `window_end` (Unix time), at
     once for all concurrent requests; return the new counts by key. With the Redis of
     CACHE_URL down, count nothing and let the request through (/readyz reports the outage):
     a missing limit for a while is better than refusing every answer."""
@@ -188,11 +189,11 @@ def counters_increment(*, keys: list[str], window_end: int) -> dict[str, int]:
         import redis  # the `redis` extra: only a site with CACHE_URL=redis:// needs it
 
         try:
-            return _increment_in_redis(keys, window_end)
+            return _increment_in_redis(keys, window_end, by)
         except redis.RedisError as error:
             cache_failed(error, consequence="rate limits not counted")
             return {}
-    return _increment_in_database(keys, window_end)
+    return _increment_in_database(keys, window_end, by)
 
 
 # Failures of the shared cache: each one counted (/metrics), one warning a minute in the log.
@@ -239,17 +240,17 @@ def counters_decrement(*, keys: list[str], window_end: int) -> None:
     )
 
 
-def _increment_in_database(keys: list[str], window_end: int) -> dict[str, int]:
+def _increment_in_database(keys: list[str], window_end: int, by: int) -> dict[str, int]:
     # One upsert, so concurrent requests queue on the row instead of all reading the same
     # count. SQLite (3.35 or newer) and PostgreSQL both speak it; the ORM cannot return the count.
     table = connection.ops.quote_name(RateLimitCounter._meta.db_table)
-    rows = ", ".join(["(%s, %s, 1)"] * len(keys))
+    rows = ", ".join(["(%s, %s, %s)"] * len(keys))
     sql = (
         f'INSERT INTO {table} ("key", "window_end", "count") VALUES {rows} '
-        f'ON CONFLICT ("key", "window_end") DO UPDATE SET "count" = {table}."count" + 1 '
+        f'ON CONFLICT ("key", "window_end") DO UPDATE SET "count" = {table}."count" + %s '
         'RETURNING "key", "count"'
     )
-    params = [value for key in keys for value in (key, window_end)]
+    params = [value for key in keys for value in (key, window_end, by)] + [by]
     with connection.cursor() as cursor:
         cursor.execute(sql, params)
         return dict(cursor.fetchall())
@@ -263,11 +264,11 @@ def redis_client(url: str) -> redis.Redis:
     return redis.Redis.from_url(url, socket_connect_timeout=1, socket_timeout=1)
 
 
-def _increment_in_redis(keys: list[str], window_end: int) -> dict[str, int]:
+def _increment_in_redis(keys: list[str], window_end: int, by: int) -> dict[str, int]:
     pipeline = redis_client(settings.RATE_LIMIT_REDIS_URL).pipeline()  # MULTI…EXEC: atomic
     for key in keys:
         name = f"{settings.CACHE_KEY_PREFIX}:ratelimit:{key}:{window_end}"
-        pipeline.incr(name)
+        pipeline.incrby(name, by)
         pipeline.expireat(name, window_end + 1)
     replies = pipeline.execute()
     return dict(zip(keys, replies[::2], strict=True))

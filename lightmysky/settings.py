@@ -474,6 +474,9 @@ RATE_LIMITS = {
     "answer": (60 * _scale, 600 * _scale, 60),
     "report": (5 * _scale, 30 * _scale, 600),
     "import": (10 * _scale, 60 * _scale, 3600),
+    # Answers imported from files, per address in a day: a class moving its progress fits, a
+    # loop of fresh browsers cannot fill the database (each file may hold 40,000 answers).
+    "imported_answers": (0, 100_000 * _scale, 24 * 3600),
     "adopt": (10 * _scale, 30 * _scale, 3600),
     "api_check": (0, 300 * _scale, 60),
     # Downloading one's progress is rare; a loop of the largest exports would tie up workers.

@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import math
 import re
 from datetime import datetime, timedelta
 from functools import wraps
@@ -10,6 +11,7 @@ from django.db import IntegrityError
 from django.http import Http404, HttpResponse, HttpResponseRedirect, StreamingHttpResponse
 from django.middleware.csrf import get_token
 from django.shortcuts import redirect, render
+from django.template.defaultfilters import pluralize
 from django.template.loader import render_to_string
 from django.urls import reverse
 from django.utils import timezone
@@ -965,6 +967,9 @@ def progress_import(request: LearnerRequest) -> HttpResponse:
     now = timezone.now()
     try:
         items = progress_file.read_upload(request.FILES.get("file"), now=now)
+        answers = sum(len(item.reviews) for item in items)
+        if wait := retry_after(request, "imported_answers", weight=answers):
+            return _imports_spent(request, wait)
         result = progress_file.merge(learner=_learner_or_create(request, now), items=items)
     except progress_file.ImportUnderWay as error:
         return _progress_page(request, status=409, import_error=str(error))
@@ -975,6 +980,19 @@ def progress_import(request: LearnerRequest) -> HttpResponse:
     outcome = render_to_string("practice/_import_result.txt", {"import_result": result})
     request.session[IMPORT_OUTCOME_SESSION_KEY] = outcome.strip()
     return redirect(reverse("practice:progress") + "#import-outcome")
+
+
+def _imports_spent(request: LearnerRequest, wait: int) -> HttpResponse:
+    """The answers this address may import in a day are spent (RATE_LIMITS["imported_answers"])."""
+    hours = math.ceil(wait / 3600)
+    response = _progress_page(
+        request,
+        status=429,
+        import_error="This network has imported as many answers as it may in a day. "
+        f"Try again in {hours} hour{pluralize(hours)}.",
+    )
+    response["Retry-After"] = str(wait)
+    return response
 
 
 @require_POST

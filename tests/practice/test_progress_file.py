@@ -239,6 +239,27 @@ def test_a_loop_of_exports_is_stopped_with_a_429(window_start, client, demo, set
     assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
 
 
+def test_a_network_imports_a_bounded_number_of_answers_a_day(window_start, client, demo, settings):
+    """Each file and browser is capped, but fresh browsers are free: without a budget per
+    address, a loop of them filled the database with imported answers (security review)."""
+    finish_round(client, demo, [True] * 8)
+    document = exported(client)
+    answers = sum(len(item["reviews"]) for item in document["items"])
+    settings.RATE_LIMITS = settings.RATE_LIMITS | {"imported_answers": Limit(0, answers, 86400)}
+    first, second = Client(), Client()
+    assert upload(first, document).status_code == 200
+    assert Review.objects.filter(learner=learner_of(first)).count() == answers
+    refused = upload(second, document)
+    assert refused.status_code == 429 and int(refused["Retry-After"]) > 0
+    assert "This network has imported as many answers as it may in a day" in unescape(
+        refused.content.decode()
+    )
+    assert (
+        "learner" not in second.session
+        or not Review.objects.filter(learner=learner_of(second)).exists()
+    )
+
+
 def test_a_file_is_matched_to_the_lessons_in_batches_and_loses_no_item(client, demo, monkeypatch):
     # Each query names at most two batches' values, whatever the file's size: SQLite refuses a
     # statement with more than 32,766 and PostgreSQL one with more than 65,535.
