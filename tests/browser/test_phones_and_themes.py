@@ -161,3 +161,20 @@ def test_a_long_sky_counter_keeps_a_wide_header_on_one_row(browser, live_server,
     height = page.locator(".site-header").evaluate("header => header.offsetHeight")
     context.close()
     assert height == one_row and len(set(tops)) == 1, (height, one_row, tops)
+
+
+def test_in_forced_colours_a_phone_shows_which_choice_is_picked(browser, live_server, seed):
+    """On a phone the radio is hidden and the letter's fill shows the pick; forced colours
+    (Windows' contrast themes) drop fills, and every card looked the same."""
+    context = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True)
+    page = context.new_page()
+    page.emulate_media(forced_colors="active")
+    page.goto(live_server.url + SEED_PATH + "/practice")
+    page.locator(".choice").nth(1).click()
+    look = "el => { const s = getComputedStyle(el); return [s.backgroundColor, s.borderColor]; }"
+    picked = page.locator(".choice:has(input:checked)").evaluate(look)
+    letters = [page.locator(".choice .letter").nth(n).evaluate(look) for n in (0, 1)]
+    other = page.locator(".choice").nth(0).evaluate(look)
+    context.close()
+    assert letters[1][0] != letters[0][0], letters
+    assert picked[1] != other[1], (picked, other)
