@@ -30,3 +30,20 @@ def test_the_form_works_without_javascript(browser, live_server, seed):
     expect(page.locator(".search-hit h2 a").first).to_have_text(seed.title)
     expect(page.get_by_role("searchbox", name="Search lessons")).to_have_value("pipeline bubble")
     context.close()
+
+
+def test_typing_names_the_page_and_says_how_many_were_found(page, live_server, seed):
+    """The title follows the results, and the count is said by a live region the swap does not
+    replace (the one inside the results was made anew at every key, and went unread)."""
+    page.goto(live_server.url + "/sky")
+    region = page.locator("#search-status")
+    handle = region.element_handle()
+    page.get_by_role("searchbox", name="Search lessons").press_sequentially("pipeline", delay=30)
+    expect(page.locator(".search-hit").first).to_be_visible()
+    expect(page).to_have_title("“pipeline” · Search · LightMySky")
+    found = page.locator(".search-hit").count()
+    expect(region).to_have_text(f"{found} lesson{'s' if found > 1 else ''}, best match first.")
+    assert region.get_attribute("role") == "status"
+    assert page.evaluate("(old) => old === document.getElementById('search-status')", handle)
+    assert region.locator("a").count() == 0  # hidden links would be hidden tab stops
+    assert page.locator("#main [role=status]").count() == 0
