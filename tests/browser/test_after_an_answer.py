@@ -200,3 +200,30 @@ def test_on_a_phone_a_star_put_out_is_said_in_full_beside_the_verdict(browser, l
         box = reward.bounding_box()
         assert box and button and box["x"] + box["width"] <= button["x"], (box, button)
     context.close()
+
+
+# The share of the screen the bars that stay put take, wherever the page is scrolled to.
+BARS_COVER = """() => {
+  const bars = [...document.querySelectorAll(".practice-strip, .verdict-bar")];
+  const covered = bars.map((bar) => { const box = bar.getBoundingClientRect();
+    return Math.max(0, Math.min(box.bottom, innerHeight) - Math.max(box.top, 0)); });
+  return covered.reduce((a, b) => a + b, 0) / innerHeight; }"""
+
+
+@pytest.mark.parametrize("size", [{"width": 640, "height": 400}, {"width": 740, "height": 360}])
+def test_on_a_short_screen_the_bars_scroll_away_and_the_verdict_comes_first(
+    browser, live_server, seed, size
+):
+    """A page zoomed to 200 % or a phone on its side: the strip and the verdict's bar took half
+    the screen, wherever one scrolled to read the choices and why."""
+    context = browser.new_context(viewport=size)
+    page = context.new_page()
+    page.goto(live_server.url + seed.get_absolute_url() + "/practice")
+    answer_wrong(page, seed)
+    verdict = page.locator(".verdict-bar .verdict")
+    expect(verdict).to_be_focused()
+    assert verdict.evaluate(ON_SCREEN)
+    page.locator(".explanation").scroll_into_view_if_needed()
+    covered = page.evaluate(BARS_COVER)
+    context.close()
+    assert covered <= 0.25, covered
