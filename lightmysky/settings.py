@@ -741,8 +741,8 @@ elif _media.scheme not in {"", "file"}:
 
 # Lesson videos are uploaded in /admin/ only: there a request may carry a real video (a few
 # minutes of 720p is 20 to 60 MB); everywhere else the small MAX_REQUEST_BYTES above holds.
-# A larger video gets a form error saying so; nginx's /admin/ location must allow at least
-# ADMIN_MAX_REQUEST_BYTES (docs/deploy.md, section 6).
+# A larger video gets a form error saying so; nginx's location for a lesson's add and change
+# pages must allow at least ADMIN_MAX_REQUEST_BYTES (docs/deploy.md, section 6).
 LESSON_VIDEO_MAX_MB = env_int("LESSON_VIDEO_MAX_MB", 200)
 LESSON_VIDEO_MAX_BYTES = LESSON_VIDEO_MAX_MB * 1024 * 1024
 # Twice the video limit, so that a video somewhat too large still reaches the form's message.
