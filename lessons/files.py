@@ -31,6 +31,7 @@ The format, with a commented example, is documented in docs/lesson-files.md.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import json
 import math
@@ -194,6 +195,7 @@ def lesson_file_text(data: bytes, *, source: str) -> str:
                 )
             ]
         )
+    data = data.removeprefix(codecs.BOM_UTF8)  # Windows' Notepad starts UTF-8 files with one
     try:
         return data.decode("utf-8")
     except UnicodeDecodeError as error:

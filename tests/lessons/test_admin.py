@@ -567,6 +567,17 @@ def test_an_uploaded_lesson_file_is_checked_and_shown_before_it_is_applied(edito
     )
 
 
+def test_a_file_saved_with_a_byte_order_mark_reads_as_the_same_lesson(editor_client, demo):
+    """Windows' Notepad starts a UTF-8 file with a byte order mark: the diff showed its first
+    line as changed, beside "It changes nothing"."""
+    from lessons.files import lesson_to_markdown
+
+    text = lesson_to_markdown(demo)
+    html = upload(editor_client, b"\xef\xbb\xbf" + text.encode(), "notepad.md").content.decode()
+    assert "It changes nothing." in html
+    assert "\ufeff" not in html
+
+
 def test_an_upload_that_would_undo_an_admin_save_says_how_to_overwrite_it_from_here(
     editor_client, demo
 ):
