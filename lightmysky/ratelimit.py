@@ -37,14 +37,19 @@ if TYPE_CHECKING:
 logger = logging.getLogger(__name__)
 
 
-def address_key(address: IPAddress | None) -> str:
+def address_key(address: IPAddress | None, *, ipv6_prefix: int = 64) -> str:
     """What an address is counted as: an IPv4 address, or the /64 an IPv6 address is in (one
     subscriber is handed a whole /64 and may use any address in it)."""
     if address is None:
         return "unknown"
     if address.version == 6:
-        return str(ipaddress.IPv6Network((address, 64), strict=False))
+        return str(ipaddress.IPv6Network((address, ipv6_prefix), strict=False))
     return str(address)
+
+
+# Guesses at transfer codes count an IPv6 client by its /48, the block a tunnel broker hands
+# anyone for free: counted by its /64, one such block was 65,536 budgets of guesses.
+IPV6_PREFIXES = {"adopt": 48}
 
 
 def browser_key(request: HttpRequest) -> str:
@@ -69,7 +74,8 @@ def retry_after(request: HttpRequest, scope: str, *, weight: int = 1) -> int | N
     limit = Limit(*settings.RATE_LIMITS[scope])
     now = time.time()
     window_end = window_end_after(now, limit.seconds)
-    budgets = {f"{scope}:ip:{address_key(client_address(request))}": limit.per_address}
+    address = address_key(client_address(request), ipv6_prefix=IPV6_PREFIXES.get(scope, 64))
+    budgets = {f"{scope}:ip:{address}": limit.per_address}
     if limit.per_browser:
         budgets[f"{scope}:browser:{browser_key(request)}"] = limit.per_browser
     counts = counters_increment(keys=list(budgets), window_end=window_end, by=weight)

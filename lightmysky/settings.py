@@ -467,7 +467,7 @@ FSRS_ENABLE_FUZZING = env_bool("FSRS_ENABLE_FUZZING", default=not TESTING)
 # Anonymous learners idle for longer than this are removed by `manage.py prune_learners`.
 LEARNER_IDLE_DAYS = env_int("LEARNER_IDLE_DAYS", 400)
 # Rate limits for writes: (per browser, per address, window in seconds); a whole school may
-# share one address, and an IPv6 address counts as its /64.
+# share one address, and an IPv6 address counts as its /64 (its /48 for "adopt": see ratelimit).
 # RATE_LIMIT_SCALE multiplies them, for load tests.
 _scale = env_int("RATE_LIMIT_SCALE", 1)
 RATE_LIMITS = {

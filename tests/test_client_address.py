@@ -1,5 +1,5 @@
 """Rate limits count a client by an address it cannot choose: the connection's, or the one the
-proxies in TRUSTED_PROXIES report; an IPv6 client by its /64."""
+proxies in TRUSTED_PROXIES report; an IPv6 client by its /64 (its /48 when guessing codes)."""
 
 from __future__ import annotations
 
@@ -33,10 +33,23 @@ def guess(peer: str, forwarded_for: str | None = None) -> int:
     )
 
 
-def test_an_ipv6_client_is_counted_by_its_64(db):
+def test_an_ipv6_client_guessing_codes_is_counted_by_its_48(db):
+    """A /48 is free from a tunnel broker: counted by /64, it held 65,536 budgets of guesses."""
     assert guess("2001:db8:1:2::1") == 400
     assert guess("2001:db8:1:2:ffff:ffff:ffff:fffe") == 429
-    assert guess("2001:db8:1:3::1") == 400  # the next /64: another subscriber
+    assert guess("2001:db8:1:3::1") == 429  # another /64 of the same /48
+    assert guess("2001:db8:2::1") == 400  # the next /48
+
+
+def test_an_ipv6_client_is_otherwise_counted_by_its_64(db, settings):
+    settings.RATE_LIMITS = settings.RATE_LIMITS | {"import": Limit(100, 1, 3600)}
+
+    def import_nothing(peer: str) -> int:
+        return browser_at(peer).post("/progress/import").status_code  # 400: no file
+
+    assert import_nothing("2001:db8:1:2::1") == 400
+    assert import_nothing("2001:db8:1:2:ffff:ffff:ffff:fffe") == 429
+    assert import_nothing("2001:db8:1:3::1") == 400  # the next /64: another subscriber
 
 
 def test_an_ipv4_address_in_ipv6_dress_is_that_ipv4_address_alone(db):
