@@ -474,6 +474,15 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
         ),
     ]
 
+    def get_fieldsets(self, request, obj=None):
+        if obj is not None:
+            return self.fieldsets
+        # A new lesson's public id is drawn when it is saved: one shown on the add page (drawn
+        # anew at each refused save) would not be the lesson's.
+        (name, options), *rest = self.fieldsets
+        fields = [field for field in options["fields"] if field != "public_id"]
+        return [(name, {**options, "fields": fields}), *rest]
+
     def render_change_form(self, request, context, add=False, change=False, form_url="", obj=None):
         form = context["adminform"].form
         formsets = [inline.formset for inline in context["inline_admin_formsets"]]

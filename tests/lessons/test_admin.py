@@ -117,12 +117,16 @@ def test_publishing_needs_eight_answerable_explained_questions(
     assert response.status_code == 200
     assert message in response.content.decode()
     assert not Lesson.objects.exists()
+    # The id is drawn when the lesson is saved: one shown here, new at each refusal, was not it.
+    assert "field-public_id" not in response.content.decode()
 
 
 def test_a_draft_can_be_saved_incomplete_and_previewed_by_staff_only(editor_client, db):
     data = new_lesson_form(make_area(), status="draft", questions=3)
     assert editor_client.post("/admin/lessons/lesson/add/", data).status_code == 302
     draft = Lesson.objects.get()
+    change_page = editor_client.get(f"/admin/lessons/lesson/{draft.pk}/change/").content.decode()
+    assert "field-public_id" in change_page and draft.public_id in change_page
     preview = editor_client.get(draft.get_absolute_url())
     assert preview.status_code == 200 and "Draft." in preview.content.decode()
     assert Client().get(draft.get_absolute_url()).status_code == 404
