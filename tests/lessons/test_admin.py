@@ -331,6 +331,19 @@ def test_create_editor_refuses_a_short_password(db):
     assert not User.objects.filter(username="bob").exists()
 
 
+def test_create_editor_asks_again_until_a_password_will_do(db, monkeypatch):
+    """It stopped at the first short password, and the editor's name had to be typed again."""
+    typed = iter(["short", "short", "a-long-password", "another-one"] + ["a-long-password"] * 2)
+    monkeypatch.setattr("getpass.getpass", lambda prompt: next(typed))
+    said = io.StringIO()
+    call_command("create_editor", "bob", stdout=io.StringIO(), stderr=said)
+    assert said.getvalue().splitlines() == [
+        "Use a password of at least 10 characters. Try again.",
+        "The two passwords differ; try again.",
+    ]
+    assert User.objects.get(username="bob").check_password("a-long-password")
+
+
 def test_the_lesson_change_page_links_reports_and_the_live_page(editor_client, demo):
     html = editor_client.get(f"/admin/lessons/lesson/{demo.pk}/change/").content.decode()
     assert "0 open" in html

@@ -27,18 +27,34 @@ class Command(BaseCommand):
         if group is None:
             raise CommandError("The Editors group is missing: run `manage.py migrate` first.")
         if password is None:
-            from getpass import getpass
-
-            password = getpass(f"Password for {username}: ")
-            if password != getpass("The same password again: "):
-                raise CommandError("The two passwords differ; nothing was created.")
-        if len(password) < 10:
-            raise CommandError("Use a password of at least 10 characters; nothing was created.")
-        try:
-            validate_password(password, User(username=username, email=email))
-        except ValidationError as error:
-            raise CommandError(" ".join(error.messages) + " Nothing was created.") from None
+            password = self.ask_for_password(username, email)
+        elif problem := password_problem(password, username, email):
+            raise CommandError(f"{problem} Nothing was created.")
         user = User.objects.create_user(username, email=email, password=password, is_staff=True)
         user.groups.add(group)
         sign_in = reverse("admin:index")
         self.stdout.write(f"Editor {username!r} created; they can sign in at {sign_in}.")
+
+    def ask_for_password(self, username: str, email: str) -> str:
+        """Ask until a password will do, saying what is wrong with each that does not."""
+        from getpass import getpass
+
+        while True:
+            password = getpass(f"Password for {username}: ")
+            if password != getpass("The same password again: "):
+                self.stderr.write("The two passwords differ; try again.")
+            elif problem := password_problem(password, username, email):
+                self.stderr.write(f"{problem} Try again.")
+            else:
+                return password
+
+
+def password_problem(password: str, username: str, email: str) -> str | None:
+    """What is wrong with a password for this account, if anything."""
+    if len(password) < 10:
+        return "Use a password of at least 10 characters."
+    try:
+        validate_password(password, User(username=username, email=email))
+    except ValidationError as error:
+        return " ".join(error.messages)
+    return None
