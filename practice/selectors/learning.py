@@ -264,6 +264,9 @@ class LearningRecord:
 
     lessons_started: int
     weeks: list[tuple[datetime, int]]  # the Monday starting each week, stars first lit
+    # When each of those stars first lit (and those a day either side of the weeks), for the
+    # page's script, which counts them by the learner's own weeks (these are UTC's).
+    lit_moments: list[datetime]
 
     @property
     def week_bars(self) -> list[charts.Bar]:
@@ -288,12 +291,15 @@ def learning_record(*, learner: Learner, now: datetime) -> LearningRecord:
     first_monday = max(_monday(began), earliest)
     counts = [0] * ((this_monday - first_monday) // timedelta(weeks=1) + 1)
     lessons = set()
+    lit_moments = []
     for lesson_id, lit_at, _ in rows:
         lessons.add(lesson_id)
+        if lit_at is not None and lit_at >= first_monday - timedelta(days=1):
+            lit_moments.append(lit_at)
         if lit_at is not None and lit_at >= first_monday:
             counts[min((lit_at - first_monday) // timedelta(weeks=1), len(counts) - 1)] += 1
     weeks = [(first_monday + timedelta(weeks=i), counts[i]) for i in range(len(counts))]
-    return LearningRecord(lessons_started=len(lessons), weeks=weeks)
+    return LearningRecord(lessons_started=len(lessons), weeks=weeks, lit_moments=lit_moments)
 
 
 def _monday(moment: datetime) -> datetime:

@@ -173,6 +173,7 @@ function write(element, text) {
 // the moments (minutes since 1970, UTC) and this counts them again by the browser's own days.
 const lang = document.documentElement.lang || undefined;
 const localDate = new Intl.DateTimeFormat(lang, { day: "numeric", month: "short", year: "numeric" });
+const longDate = new Intl.DateTimeFormat(lang, { day: "numeric", month: "long", year: "numeric" });
 const dayParts = new Intl.DateTimeFormat(lang, { weekday: "short", day: "numeric", month: "short" });
 function partsOf(moment) {
   return Object.fromEntries(dayParts.formatToParts(moment).map((part) => [part.type, part.value]));
@@ -202,6 +203,7 @@ function dayWords(moment, now) {
 }
 
 function showLocalDays(root) {
+  for (const note of root.querySelectorAll("[data-utc]")) note.remove(); // "(UTC)", said without the script
   for (const time of root.querySelectorAll("time[data-local-date]")) {
     const moment = new Date(time.dateTime);
     if (!Number.isNaN(moment.getTime())) write(time, localDate.format(moment));
@@ -215,11 +217,45 @@ function showLocalDays(root) {
     }
     if (days.size) write(line, `Coming back: ${Array.from(days, ([words, count]) => `${count} ${words}`).join(", ")}.`);
   }
+  for (const span of root.querySelectorAll("[data-date-span]")) {
+    const [first, last] = [span.dataset.first, span.dataset.last].map((moment) => longDate.format(new Date(moment)));
+    write(span, first === last ? `, all on ${first}` : `, from ${first} to ${last}`);
+  }
   for (const forecast of root.querySelectorAll("[data-forecast]")) showForecast(forecast);
+  for (const weeks of root.querySelectorAll("[data-weeks]")) showWeeks(weeks);
 }
 
-// The "Coming due" chart and its table, one bar and row a day from today. The bars are drawn
-// as lightmysky/lib/charts.py draws them: standing on y = 112, the busiest 96 high.
+// Bars as lightmysky/lib/charts.py draws them: standing on y = 112, the busiest 96 high.
+function drawCounts(bars, counts) {
+  const busiest = Math.max(...counts, 1);
+  bars.forEach((bar, index) => {
+    const count = counts[index];
+    const height = count ? Math.round((96 * count) / busiest) : 0;
+    const rect = bar.querySelector("rect");
+    rect.setAttribute("y", 112 - height);
+    rect.setAttribute("height", height);
+    const value = bar.querySelector(".bar-value");
+    value.setAttribute("y", 108 - height);
+    write(value, count ? count : "");
+  });
+}
+
+// /progress's stars first lit each week, by the learner's own Mondays (the same dates as
+// UTC's, so only the counts can change).
+function showWeeks(weeks) {
+  const bars = weeks.querySelectorAll("[data-bar]");
+  const [year, month, day] = weeks.dataset.firstMonday.split("-").map(Number);
+  const first = new Date(year, month - 1, day);
+  const counts = new Array(bars.length).fill(0);
+  for (const lit of momentsIn(weeks.dataset.lit)) {
+    const week = Math.floor(daysFrom(first, lit) / 7);
+    if (week >= 0) counts[Math.min(week, counts.length - 1)] += 1;
+  }
+  drawCounts(bars, counts);
+  weeks.querySelectorAll("tbody tr").forEach((row, index) => write(row.cells[1], counts[index]));
+}
+
+// The "Coming due" chart and its table, one bar and row a day from today.
 function showForecast(forecast) {
   const now = madeAt(forecast);
   const bars = forecast.querySelectorAll("[data-bar]");
@@ -230,19 +266,12 @@ function showForecast(forecast) {
     const day = Math.max(daysFrom(now, due), 0);
     if (day < counts.length) counts[day] += 1;
   }
-  const busiest = Math.max(...counts, 1);
+  drawCounts(bars, counts);
   bars.forEach((bar, index) => {
     const day = startOfDay(now);
     day.setDate(day.getDate() + index);
     const { weekday, month } = partsOf(day);
     const count = counts[index];
-    const height = count ? Math.round((96 * count) / busiest) : 0;
-    const rect = bar.querySelector("rect");
-    rect.setAttribute("y", 112 - height);
-    rect.setAttribute("height", height);
-    const value = bar.querySelector(".bar-value");
-    value.setAttribute("y", 108 - height);
-    write(value, count ? count : "");
     write(bar.querySelector("[data-weekday]"), index ? weekday : "Today");
     write(bar.querySelector("[data-day]"), day.getDate());
     write(bar.querySelector("[data-month]"), index === 0 || day.getDate() === 1 ? month : "");
@@ -253,8 +282,9 @@ function showForecast(forecast) {
   });
 }
 
-document.addEventListener("htmx:afterSettle", (event) => {
-  showKeyHints(document);
+document.addEventListener("htmx:afterSettle", () => showKeyHints(document));
+// Right after a swap, before the browser paints it: its times never show in UTC, even for a frame.
+document.addEventListener("htmx:afterSwap", () => {
   showLocalTimes(document);
   showLocalDays(document);
 });
