@@ -501,7 +501,9 @@ LOGIN_REDIRECT_URL = "admin:index"
 #
 # Two caches. "default" is per process, or shared through CACHE_URL (redis://, or db:// with
 # createcachetable). "pages" holds rendered pages and lesson data keyed by the content version:
-# each process keeps its own, which is always correct because an edit changes the key.
+# each process keeps its own, which is correct because an edit of the content changes the key
+# and a new release starts new processes. A developer's edit of a template or of code changes
+# neither, so under DEBUG (`make run`) pages are not kept; the tests keep them, to test them.
 CACHE_URL = env_str("CACHE_URL")
 CACHE_KEY_PREFIX = env_str("CACHE_KEY_PREFIX", "lightmysky")
 RATE_LIMIT_REDIS_URL = ""
@@ -545,7 +547,9 @@ CACHES = {
         "LOCATION": "pages",
         "KEY_PREFIX": CACHE_KEY_PREFIX,
         "OPTIONS": {"MAX_ENTRIES": PAGE_CACHE_ENTRIES},
-    },
+    }
+    if TESTING or not DEBUG
+    else {"BACKEND": "django.core.cache.backends.dummy.DummyCache"},
 }
 # The proxies in front of gunicorn, as comma-separated networks: nginx on this machine (the
 # default, loopback), and a load balancer in front of it if there is one. From a peer in them,

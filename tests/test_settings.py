@@ -265,3 +265,20 @@ def test_a_fallback_key_with_an_inline_comment_is_refused():
 def test_a_secret_key_may_hold_a_hash_sign_of_its_own():
     result = run_django_check(**PRODUCTION | {"SECRET_KEY": "k" * 30 + "#" + "k" * 30})
     assert result.returncode == 0, result.stderr
+
+
+KEPT = (
+    "from django.core.cache import caches; caches['pages'].set('page', 1); "
+    "print(caches['pages'].get('page'))"
+)
+
+
+def test_under_make_run_pages_are_not_kept_so_a_template_edit_shows_at_once():
+    """A newcomer's edit of a template did not show to a visitor: the page was kept, keyed by
+    the content's version, which a template edit does not change."""
+    developing = run_django_check(
+        "shell", "-v0", "-c", KEPT, DEBUG="1", DATABASE_URL=CHECK_DATABASE_URL
+    )
+    assert developing.stdout.strip() == "None", developing.stderr
+    production = run_django_check("shell", "-v0", "-c", KEPT, **PRODUCTION)
+    assert production.stdout.strip() == "1", production.stderr
