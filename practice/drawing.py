@@ -57,6 +57,14 @@ class Star:
 # Stars differ by shape and size, not colour alone: a small dot (unlit), a middling star in a halo
 # (kindled), a full star (lit); a due star wears a dashed ring, a missed one a red ring.
 STAR_RADIUS = {sky.UNLIT: 2.6, sky.KINDLED: 4.2, sky.LIT: 5.5}
+# How the legend draws each word: its classes and radius (a missed star's ring needs the room).
+LEGEND = {
+    sky.LIT: ("lit", STAR_RADIUS[sky.LIT]),
+    sky.KINDLED: ("kindled", STAR_RADIUS[sky.KINDLED]),
+    sky.UNLIT: ("unlit", STAR_RADIUS[sky.UNLIT]),
+    sky.DUE: ("lit due", STAR_RADIUS[sky.LIT]),
+    sky.MISSED: ("unlit missed", 3.4),
+}
 # A lesson not started is an outline this much smaller than a constellation the learner started.
 NOT_STARTED_SCALE = 0.55
 

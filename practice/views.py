@@ -891,18 +891,9 @@ def sky_page(request: LearnerRequest, table: bool = False) -> HttpResponse:
     return render(request, "practice/sky.html", context)
 
 
-STAR_DRAWINGS = {
-    sky.LIT: ("lit", 5.5),
-    sky.KINDLED: ("kindled", 4.2),
-    sky.UNLIT: ("unlit", 2.6),
-    sky.DUE: ("lit due", 5.5),
-    sky.MISSED: ("unlit missed", 3.4),
-}
-
-
 def _star_words() -> list[tuple[str, str, str, float]]:
     """Each word with its meaning and how its star is drawn in the legend."""
-    return [(word, sky.MEANINGS[word], *STAR_DRAWINGS[word]) for word in sky.MEANINGS]
+    return [(word, sky.MEANINGS[word], *drawing.LEGEND[word]) for word in sky.MEANINGS]
 
 
 @require_safe
