@@ -62,7 +62,7 @@ from practice.submissions import (
 )
 
 ROUND_TEMPLATE = "practice/round.html"
-REVIEW_BATCH_SESSION_KEY = "review_batch"
+REVIEW_SET_SESSION_KEY = "review_batch"  # its old name: sessions already hold it
 IMPORT_OUTCOME_SESSION_KEY = "import_outcome"  # the last import's result, until it is shown
 
 
@@ -650,22 +650,22 @@ def _interval(delta: timedelta) -> str:
 def review(request: LearnerRequest) -> HttpResponse:
     now = timezone.now()
     learner = selectors.learner_for_request(request)
-    batch = _review_batch(request, now)
+    review_set = _review_set(request, now)
     if request.method == "POST":
         if "more" in request.POST:
-            request.session.pop(REVIEW_BATCH_SESSION_KEY, None)
+            request.session.pop(REVIEW_SET_SESSION_KEY, None)
             return redirect("practice:review")
         return _review_answer(request, now)
 
-    batch_done = batch["done"] if learner else 0
+    set_done = review_set["done"] if learner else 0
     due_count = 0
-    context: dict = {"batch_size": selectors.REVIEW_BATCH_SIZE, "batch_done": batch_done}
+    context: dict = {"set_limit": selectors.REVIEW_SET_SIZE, "set_done": set_done}
     if learner:
         context["sky_counter"] = counter = stars.sky_counter(learner=learner, now=now)
         due_count = counter.due
     context |= {
         "due_count": due_count,
-        "set_size": _review_set_size(batch_done, due_count),
+        "set_size": _review_set_size(set_done, due_count),
         "next_set_size": _review_set_size(0, due_count),
     }
     reviewed = small_int(request.GET.get("reviewed"))
@@ -680,19 +680,19 @@ def review(request: LearnerRequest) -> HttpResponse:
         context |= {"rated": rated, "oob_updates": bool(request.htmx)}
     if "feedback" not in context:
         first = selectors.first_due(learner=learner, now=now) if learner else None
-        if first and batch_done < selectors.REVIEW_BATCH_SIZE:
+        if first and set_done < selectors.REVIEW_SET_SIZE:
             context |= _review_item_form(first)
-        elif learner and (retry := _first_still_missed(learner, batch["missed"])):
+        elif learner and (retry := _first_still_missed(learner, review_set["missed"])):
             context |= _review_item_form(retry, practice=True)
-        elif learner and batch_done:
+        elif learner and set_done:
             context["summary"] = stars.sitting_summary(
                 learner=learner,
                 reviews=selectors.review_set_answers(
-                    learner=learner, since=datetime.fromisoformat(batch["since"])
+                    learner=learner, since=datetime.fromisoformat(review_set["since"])
                 ),
                 now=now,
             )
-        if learner and due_count and (not first or batch_done >= selectors.REVIEW_BATCH_SIZE):
+        if learner and due_count and (not first or set_done >= selectors.REVIEW_SET_SIZE):
             # Due items answered within the sitting wait (asked now, they would be practice).
             seen, asked_from = selectors.due_answers_seen(learner=learner, now=now)
             if seen >= due_count:
@@ -718,24 +718,24 @@ def review(request: LearnerRequest) -> HttpResponse:
 
 def _review_set_size(done: int, due: int) -> int:
     """How many items this set holds: those done and those still due, up to a set's size."""
-    return min(selectors.REVIEW_BATCH_SIZE, done + due)
+    return min(selectors.REVIEW_SET_SIZE, done + due)
 
 
-def _review_batch(request: LearnerRequest, now) -> dict:
+def _review_set(request: LearnerRequest, now) -> dict:
     """This sitting's set: how many reviews are done, since when, and what was missed (to ask
     once more at the end). A set starts afresh a sitting (sky.SITTING) after it began."""
-    batch = request.session.get(REVIEW_BATCH_SESSION_KEY)
+    review_set = request.session.get(REVIEW_SET_SESSION_KEY)
     fresh = {"done": 0, "since": now.isoformat(), "missed": []}
-    if not isinstance(batch, dict):
+    if not isinstance(review_set, dict):
         return fresh
     try:
-        since = datetime.fromisoformat(batch["since"])
-        done, missed = int(batch.get("done", 0)), list(batch.get("missed", []))
+        since = datetime.fromisoformat(review_set["since"])
+        done, missed = int(review_set.get("done", 0)), list(review_set.get("missed", []))
     except (KeyError, TypeError, ValueError):
         return fresh
     if now - since >= sky.SITTING:
         return fresh
-    return {"done": done, "since": batch["since"], "missed": missed}
+    return {"done": done, "since": review_set["since"], "missed": missed}
 
 
 def _first_still_missed(learner: Learner, missed: list):
@@ -812,15 +812,15 @@ def _review_answer(request: LearnerRequest, now) -> HttpResponse:
         preview=request.user.is_staff,  # the review queue holds published lessons only
     )
     recorded(request, created)
-    batch, item = _review_batch(request, now), [attempt.kind, attempt.item_id]
+    review_set, item = _review_set(request, now), [attempt.kind, attempt.item_id]
     if attempt.practice:
-        batch["missed"] = [missed for missed in batch["missed"] if missed != item]
+        review_set["missed"] = [missed for missed in review_set["missed"] if missed != item]
     elif created:
-        batch["done"] += 1
+        review_set["done"] += 1
         if review.rating == scheduling.AGAIN:
-            batch["missed"].append(item)
+            review_set["missed"].append(item)
     if attempt.practice or created:
-        request.session[REVIEW_BATCH_SESSION_KEY] = batch
+        request.session[REVIEW_SET_SESSION_KEY] = review_set
     review_url = reverse("practice:review")
     if review.flashcard_id:  # the next item, told what the rating did
         return HttpResponseRedirect(f"{review_url}?rated={review.pk}")
@@ -831,10 +831,10 @@ def _review_answer(request: LearnerRequest, now) -> HttpResponse:
     context = {
         "feedback": feedback_for(review, question, differ_from=differ_from),
         "report_lesson": question.lesson,
-        "batch_done": batch["done"],
+        "set_done": review_set["done"],
         "sky_counter": counter,
         "due_count": counter.due,
-        "set_size": _review_set_size(batch["done"], counter.due),
+        "set_size": _review_set_size(review_set["done"], counter.due),
         "oob_updates": True,
     }
     response = render(request, "practice/review.html#review-card", context)

@@ -42,7 +42,7 @@ QUESTIONS_PER_LESSON = 8
 STARS = LESSONS * QUESTIONS_PER_LESSON
 CHOICES = 4
 GUESS_RATE = sky.guess_rate(CHOICES, several=False)
-REVIEW_SET_SIZE = 8  # /review's sets (practice.selectors.REVIEW_BATCH_SIZE)
+REVIEW_SET_SIZE = 8  # /review's sets (practice.selectors.REVIEW_SET_SIZE)
 
 # The truth the site cannot see.
 KNOWN_AFTER_READING = 0.7  # the typical chance that reading a lesson encodes one of its items

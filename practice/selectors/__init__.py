@@ -36,7 +36,7 @@ from practice.models import (
     question_order,
 )
 
-REVIEW_BATCH_SIZE = 8
+REVIEW_SET_SIZE = 8
 
 # A learner's memories as `memories_of` reads them: (memory state, missed, evidence, ever
 # lit) by (kind, item id).
