@@ -283,6 +283,13 @@ function showForecast(forecast) {
 }
 
 document.addEventListener("htmx:afterSettle", () => showKeyHints(document));
+// A swap that changes the address (the search's) moves the header's "current page" mark with it.
+document.addEventListener("htmx:pushedIntoHistory", () => {
+  for (const link of document.querySelectorAll(".nav-list a")) {
+    if (link.pathname === window.location.pathname) link.setAttribute("aria-current", "page");
+    else link.removeAttribute("aria-current");
+  }
+});
 // Right after a swap, before the browser paints it: its times never show in UTC, even for a frame.
 document.addEventListener("htmx:afterSwap", () => {
   showLocalTimes(document);

@@ -16,6 +16,8 @@ def test_results_follow_the_typing_without_leaving_the_page(page, live_server, s
     expect(first).to_have_text(seed.title)
     expect(page).to_have_url(re.compile(r"/search\?q=pipeline(\+|%20)bubble$"))
     expect(box).to_be_focused()  # the box was not swapped: the learner can keep typing
+    # The header no longer marks "Lessons" as the page the learner is on.
+    expect(page.locator("nav a[aria-current]")).to_have_count(0)
     expect(page.locator(".search-hit mark").first).to_have_text(re.compile("pipeline", re.I))
     first.click()
     expect(page.get_by_role("heading", level=1)).to_have_text(seed.title)
