@@ -1,3 +1,10 @@
+"""The editors' admin: subjects and areas, a whole lesson on one page (its texts, eight
+questions and its flashcards, with the checks and their checklist), lesson files uploaded and
+downloaded, questions on their own, and problem reports. A change that would lose learners'
+answers asks first (AsksBeforeLosingLearnerData). practice/admin.py registers the lesson and
+question admins again with the figures from learners' answers, so this module never imports
+practice."""
+
 from __future__ import annotations
 
 import dataclasses

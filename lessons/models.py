@@ -1,3 +1,7 @@
+"""The content: subjects, their areas, lessons with their eight questions and their flashcards,
+each lesson's kept revisions, learners' problem reports, the content version that keys every
+cached page, and the search index's entries."""
+
 from __future__ import annotations
 
 import functools

@@ -1,3 +1,7 @@
+"""Site-wide middleware: the request log, health checks answered before anything else, body
+size limits, staff session lifetimes, the Permissions-Policy header, open cross-origin reads of
+the API and agent files, and private caching of pages made for a learner."""
+
 from __future__ import annotations
 
 import logging

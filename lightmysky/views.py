@@ -1,3 +1,6 @@
+"""Site-wide pages outside the two apps: robots.txt, the favicon, the agent files (llms.txt,
+llms-full.txt, the AI catalogue) and the error pages."""
+
 from __future__ import annotations
 
 from django.conf import settings

@@ -1,3 +1,7 @@
+"""What is kept for an anonymous learner: the learner, a memory of each item answered (its
+scheduling state and its star's evidence), every answer (Review), rounds in progress, and
+one-time transfer codes."""
+
 from __future__ import annotations
 
 import secrets

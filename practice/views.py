@@ -1,3 +1,9 @@
+"""The learner's pages: a lesson's round of questions (and its missed ones once more), its
+flashcards, /review's sets of due items, the sky and its table, the star words page, /progress
+with its export, import, forgetting and moving to another device, and a worksheet's paper
+answers. Each view reads and writes through practice.services and practice.selectors; htmx
+requests get the part of the page that changed."""
+
 from __future__ import annotations
 
 import math
