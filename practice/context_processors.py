@@ -9,7 +9,9 @@ from practice.selectors import stars
 
 
 def sky_counter(request: HttpRequest) -> dict:
-    """The header's sky counter, computed only if a page shows it and only for a learner."""
+    """The header's sky counter, computed only if a page shows it and only for a learner. A
+    view that has counted the learner's stars already puts its own `sky_counter` in the
+    context, which wins over this one: the page counts once."""
 
     def counter() -> stars.SkyCounter | None:
         learner = selectors.learner_for_request(request)
