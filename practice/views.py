@@ -192,7 +192,7 @@ def practice_round(
     request: LearnerRequest, subject: str, public_id: str, slug: str | None = None
 ) -> HttpResponse:
     if request.method == "POST":
-        return _practice_answer(request, public_id)
+        return _round_answer(request, public_id)
     page = page_or_redirect(request, subject, public_id, slug, "practice:round")
     if isinstance(page, HttpResponse):
         return page
@@ -383,7 +383,7 @@ def _question_form(
     }
 
 
-def _practice_answer(request: LearnerRequest, public_id: str) -> HttpResponse:
+def _round_answer(request: LearnerRequest, public_id: str) -> HttpResponse:
     # Read with the ORM, not from the lesson's cached page data: an answer needs only its
     # questions, which the drafts' own staff may answer too.
     visible = Lesson.objects.all() if request.user.is_staff else Lesson.objects.published()
