@@ -54,6 +54,7 @@ def test_the_seed_twin_has_every_section_in_order(client, demo):
         "| Time slot | Stage A | Stage B |\n| --- | --- | --- |\n| 1 | A1 | idle |",
         "**Tip.**",
         "**Recap.**",
+        f"Credits: {demo.credits}",  # the page shows them too
         "## Practice",
         "### Question 1",
         "### Question 8",
