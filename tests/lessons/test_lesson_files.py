@@ -132,3 +132,18 @@ def test_lesson_files_whose_prerequisites_go_round_in_a_circle_are_refused(
     lesson = Lesson.objects.get(public_id="mt_twcpO-945r")
     assert not lesson.needs_first.exists()
     assert not lesson.heading.startswith("A new heading")
+
+
+def test_every_field_an_editor_writes_has_its_place_in_a_lesson_file():
+    """Lesson files are lossless both ways, but the round-trip tests cannot see a new Lesson
+    field that was left out of both the download and the upload: it would be dropped unseen."""
+    from lessons.files import FRONT_MATTER, TEXT_BLOCKS
+
+    written = {
+        field.name
+        for field in Lesson._meta.get_fields()
+        if (getattr(field, "concrete", False) or field.many_to_many)
+        and field.editable
+        and not field.auto_created
+    }
+    assert written - set(FRONT_MATTER) - set(TEXT_BLOCKS) == set()
