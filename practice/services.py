@@ -40,8 +40,8 @@ def learner_get_or_create(
 ) -> Learner:
     """The browser's learner, made at its first answer and remembered in its session.
 
-    `browser_secret` is the browser's CSRF cookie: identical first answers racing each other
-    before any session exists share one learner through its hash (a unique column).
+    `browser_secret` is the browser's CSRF cookie and address: identical first answers racing
+    each other before any session exists share one learner through its hash (a unique column).
     `session_named` is the session key the browser's cookie sent: if that session was deleted
     (by "Forget everything", while this request was on its way) the browser gets no new learner
     (SessionEnded). An expired session is still stored, and its browser simply starts afresh.

@@ -28,11 +28,12 @@ from django_htmx.http import push_url
 
 from lessons.models import ContentVersion, Flashcard, Lesson, Question
 from lessons.selectors import lesson_page, normalise_worksheet_code, page_or_redirect
+from lightmysky.lib.addresses import client_address
 from lightmysky.lib.negotiation import page_or_twin
 from lightmysky.lib.numbers import small_int
 from lightmysky.lib.pagecache import cache_for_visitors_by
 from lightmysky.lib.qr import qr_svg
-from lightmysky.ratelimit import limit_posts, retry_after, too_many_requests
+from lightmysky.ratelimit import address_key, limit_posts, retry_after, too_many_requests
 from practice import (
     drawing,
     progress_file,
@@ -111,9 +112,12 @@ def _erased_elsewhere(request: LearnerRequest) -> HttpResponse:
 
 
 def _learner_or_create(request: LearnerRequest, now) -> Learner:
+    csrf = request.COOKIES.get(settings.CSRF_COOKIE_NAME)
     learner = services.learner_get_or_create(
         session=request.session,
-        browser_secret=request.COOKIES.get(settings.CSRF_COOKIE_NAME),
+        # With the address: a page on a sibling domain can set a browser's CSRF cookie, and
+        # would then share the first answers' learner from anywhere else.
+        browser_secret=f"{csrf} {address_key(client_address(request))}" if csrf else None,
         now=now,
         session_named=request.COOKIES.get(settings.SESSION_COOKIE_NAME),
     )

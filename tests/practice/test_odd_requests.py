@@ -45,6 +45,21 @@ def test_a_new_browsers_first_answer_sent_twice_makes_one_learner_and_one_review
     assert first.session["learner"] == second.session["learner"]
 
 
+def test_a_planted_csrf_cookie_does_not_join_a_new_browsers_learner_from_elsewhere(demo):
+    """A page on a sibling domain can set a browser's CSRF cookie; answering with the same value
+    from another address within the minute joined the victim's new learner (security review)."""
+    victim = Client(REMOTE_ADDR="203.0.113.7")
+    question, token = current_question(victim, practice_url(demo))
+    data = {"token": token, "choice": sorted(question.correct_ids)}
+    assert victim.post(practice_url(demo), data).status_code == 302
+    planter = Client(REMOTE_ADDR="198.51.100.9")
+    planter.cookies["csrftoken"] = victim.cookies["csrftoken"].value
+    _, other_token = current_question(planter, practice_url(demo))
+    planter.post(practice_url(demo), {"token": other_token, "choice": data["choice"]})
+    assert planter.session["learner"] != victim.session["learner"]
+    assert Learner.objects.count() == 2
+
+
 @pytest.mark.parametrize("value", ["²", "٣", "9" * 5000, "-1", "1e3", ""])
 def test_odd_numbers_in_addresses_are_ignored_not_errors(client, demo, value):
     answer(client, demo, right=True)
