@@ -58,10 +58,7 @@ class Star:
 # (kindled), a full star (lit); a due star wears a dashed ring, a missed one a red ring.
 STAR_RADIUS = {sky.UNLIT: 2.6, sky.KINDLED: 4.2, sky.LIT: 5.5}
 # How the legend draws each word: its classes and radius (a missed star's ring needs the room).
-LEGEND = {
-    sky.LIT: ("lit", STAR_RADIUS[sky.LIT]),
-    sky.KINDLED: ("kindled", STAR_RADIUS[sky.KINDLED]),
-    sky.UNLIT: ("unlit", STAR_RADIUS[sky.UNLIT]),
+LEGEND = {word: (str(word), radius) for word, radius in STAR_RADIUS.items()} | {
     sky.DUE: ("lit due", STAR_RADIUS[sky.LIT]),
     sky.MISSED: ("unlit missed", 3.4),
 }

@@ -264,8 +264,8 @@ class LearningRecord:
 
     lessons_started: int
     weeks: list[tuple[datetime, int]]  # the Monday starting each week, stars first lit
-    # When each of those stars first lit (and those a day either side of the weeks), for the
-    # page's script, which counts them by the learner's own weeks (these are UTC's).
+    # When each of those stars first lit (and those lit the day before the first week), for
+    # the page's script, which counts them by the learner's own weeks (these are UTC's).
     lit_moments: list[datetime]
 
     @property
@@ -294,9 +294,10 @@ def learning_record(*, learner: Learner, now: datetime) -> LearningRecord:
     lit_moments = []
     for lesson_id, lit_at, _ in rows:
         lessons.add(lesson_id)
-        if lit_at is not None and lit_at >= first_monday - timedelta(days=1):
-            lit_moments.append(lit_at)
-        if lit_at is not None and lit_at >= first_monday:
+        if lit_at is None or lit_at < first_monday - timedelta(days=1):
+            continue
+        lit_moments.append(lit_at)
+        if lit_at >= first_monday:
             counts[min((lit_at - first_monday) // timedelta(weeks=1), len(counts) - 1)] += 1
     weeks = [(first_monday + timedelta(weeks=i), counts[i]) for i in range(len(counts))]
     return LearningRecord(lessons_started=len(lessons), weeks=weeks, lit_moments=lit_moments)

@@ -299,9 +299,7 @@ def round_outcome(progress: RoundProgress, constellation: Constellation, now: da
     return (
         sitting_stars(first_pass, names)
         | _comes_back(dues, now)
-        | {
-            "practice_until": practice_until(progress.reviews, now),
-        }
+        | {"practice_until": practice_until(progress.reviews, now)}
     )
 
 

@@ -155,7 +155,8 @@ function showKeyHints(root) {
 
 // Times in the learner's own time zone (the page says UTC without JavaScript), written the
 // way the rest of the page is (its lang), not in the browser's locale.
-const localTime = new Intl.DateTimeFormat(document.documentElement.lang || undefined, { weekday: "long", day: "numeric", month: "long", hour: "2-digit", minute: "2-digit" });
+const lang = document.documentElement.lang || undefined;
+const localTime = new Intl.DateTimeFormat(lang, { weekday: "long", day: "numeric", month: "long", hour: "2-digit", minute: "2-digit" });
 function showLocalTimes(root) {
   for (const time of root.querySelectorAll("time[data-local]")) {
     const moment = new Date(time.dateTime);
@@ -171,7 +172,6 @@ function write(element, text) {
 // Days as the learner lives them. The server counts days in UTC, as it does not know the
 // learner's time zone; where a figure depends on the day a moment falls on, the page carries
 // the moments (minutes since 1970, UTC) and this counts them again by the browser's own days.
-const lang = document.documentElement.lang || undefined;
 const localDate = new Intl.DateTimeFormat(lang, { day: "numeric", month: "short", year: "numeric" });
 const longDate = new Intl.DateTimeFormat(lang, { day: "numeric", month: "long", year: "numeric" });
 const dayParts = new Intl.DateTimeFormat(lang, { weekday: "short", day: "numeric", month: "short" });
@@ -202,7 +202,9 @@ function dayWords(moment, now) {
   return `on ${weekday} ${day} ${month}${days > 300 ? ` ${moment.getFullYear()}` : ""}`;
 }
 
-function showLocalDays(root) {
+// Every time and day-based figure in `root`, in the learner's own zone.
+function showLocalMoments(root) {
+  showLocalTimes(root);
   for (const note of root.querySelectorAll("[data-utc]")) note.remove(); // "(UTC)", said without the script
   for (const time of root.querySelectorAll("time[data-local-date]")) {
     const moment = new Date(time.dateTime);
@@ -291,21 +293,14 @@ document.addEventListener("htmx:pushedIntoHistory", () => {
   }
 });
 // Right after a swap, before the browser paints it: its times never show in UTC, even for a frame.
-document.addEventListener("htmx:afterSwap", () => {
-  showLocalTimes(document);
-  showLocalDays(document);
-});
+document.addEventListener("htmx:afterSwap", () => showLocalMoments(document));
 // The live region comes in out of band: its times are written the learner's way before it goes
 // in, so a screen reader is told once, not the UTC text and then the local one.
-document.addEventListener("htmx:oobBeforeSwap", (event) => {
-  showLocalTimes(event.detail.fragment);
-  showLocalDays(event.detail.fragment);
-});
+document.addEventListener("htmx:oobBeforeSwap", (event) => showLocalMoments(event.detail.fragment));
 
 document.addEventListener("DOMContentLoaded", () => {
   showKeyHints(document);
-  showLocalTimes(document);
-  showLocalDays(document);
+  showLocalMoments(document);
   // Start where the page's news is: on a practice page in the card, so its keys work at once;
   // on a one-time code, its heading; after moving progress, the notice that says so.
   const start = document.querySelector("[data-autofocus]");
