@@ -173,8 +173,26 @@ def page_console(request) -> list[str]:
         page = request.getfixturevalue("page")
         page.on("console", lambda m: messages.append(f"[{m.type}] {m.text}"))
         page.on("pageerror", lambda error: messages.append(f"[pageerror] {error}"))
+        page.on("popup", lambda popup: _listen_to_popup(popup, messages))
     request.node.console_messages = messages
     return messages
+
+
+def _listen_to_popup(popup, messages: list[str]) -> None:
+    """A pop-up's console, its errors and every page it loads, for a failure's report (a pop-up
+    that stays open after Save shows why here)."""
+    popup.on("console", lambda m: messages.append(f"[pop-up {m.type}] {m.text}"))
+    popup.on("pageerror", lambda error: messages.append(f"[pop-up pageerror] {error}"))
+    popup.on(
+        "response",
+        lambda r: (
+            messages.append(f"[pop-up response] {r.status} {r.url}")
+            if r.status >= 400 or r.request.resource_type == "document"
+            else None
+        ),
+    )
+    popup.on("requestfailed", lambda r: messages.append(f"[pop-up failed] {r.url} {r.failure}"))
+    popup.on("close", lambda _: messages.append("[pop-up closed]"))
 
 
 @pytest.hookimpl(hookwrapper=True)
