@@ -46,8 +46,8 @@ MEANINGS = {
     LIT: "your answers over more than one day show you know it, not luck; it fades as "
     "forgetting gets likelier, and stays lit when it comes due, until a wrong answer or an "
     "answer you mark \u201cI guessed\u201d",
-    KINDLED: "answered right, and not yet lit: it lights when more right answers, a day or "
-    "more after the first, show it was not luck",
+    KINDLED: "answered right, and not yet lit: it lights when a few more right answers in a "
+    "row, on later days, show it was not luck",
     UNLIT: "not answered right yet, or not since a wrong answer or a guess",
     DUE: "time to come back to it, whatever it has earned",
     MISSED: "your last answer to it that counted was wrong (a retry after its answer was shown "

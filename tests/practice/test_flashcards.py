@@ -206,8 +206,9 @@ def test_going_through_the_cards_again_sums_up_that_set_only(client, demo):
     assert f"This set kindled <strong>{cards} stars</strong>." in first
     # What lighting them takes, told of flashcards: ratings, not right answers.
     assert (
-        "A kindled star lights after more ratings of Hard or better in a row over a day or "
-        "more: a new flashcard needs 4, and each Again before it lights adds up to two more."
+        "A kindled star lights after more ratings of Hard or better in a row, on later days: a "
+        "new flashcard needs 4 in all, its first included, and each Again before it lights "
+        "adds up to two more."
     ) in first
     assert "right answers" not in first.split('class="round-stars"')[1].split("</p>")[0]
     # Two hours on, the same cards again: rated Good again, they were kindled already.
@@ -237,8 +238,8 @@ def test_going_through_the_cards_again_sums_up_that_set_only(client, demo):
     with time_machine.travel(start + timedelta(hours=8), tick=False):
         third = rate_every_card(client, url, "1")
     assert (
-        "No star lit or kindled this set: a rating of Hard or better kindles a star, and more "
-        "ratings of Hard or better over a day or more light it."
+        "No star lit or kindled this set: a rating of Hard or better kindles a star, and a few "
+        "more ratings of Hard or better in a row, on later days, light it."
     ) in third
     assert (
         f"<strong>{cards} stars</strong> are unlit again after a rating of Again, until "
@@ -291,9 +292,10 @@ def test_a_set_counts_its_practice_in_cards(client, demo):
     with time_machine.travel(start + timedelta(minutes=20), tick=False):
         # the set begun with card 1 is left there: this one starts again from card 1
         end = rate_every_card(client, f"{url}?card=1", "3", first="1")  # card 1 Again: practice
+    assert f"This set kindled <strong>{cards - 1} stars</strong>. The nearest to lit: " in end
     assert (
-        f"This set kindled <strong>{cards - 1} stars</strong>. 1 of its {cards} cards was "
-        "practice, rated less than an hour after you had seen the answer, so it changed no star."
+        f" 1 of its {cards} cards was practice, rated less than an hour after you had seen the "
+        "answer, so it changed no star."
     ) in end
 
 

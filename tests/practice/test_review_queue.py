@@ -149,6 +149,30 @@ def test_a_set_that_lights_nothing_says_what_its_one_kindled_star_still_needs(cl
     ) in re.sub(r"<(?!/?strong)[^>]+>", "", end)
 
 
+def test_a_set_that_kindles_one_says_how_near_the_others_it_answered_came(client, demo):
+    """A learner back after ten days answers all eight right: one star is newly kindled (its
+    first answer was wrong), and seven are one right answer from lit. The set's end said only
+    "kindled 1 star", as if the other seven answers had done nothing (outside learner review)."""
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        finish_round(client, demo, [False] + [True] * 7)
+    with time_machine.travel(start + timedelta(days=10), tick=False):
+        asked = answer_a_set_right(client)
+        end = client.get("/review").content.decode()
+    assert len(asked) == 8
+    text = re.sub(r"<(?!/?strong)[^>]+>", "", end)
+    assert "This set kindled <strong>1 star</strong>." in text
+    said = re.search(
+        r"<strong>8 of its stars</strong> are kindled\. The nearest to lit: 1 more right answer "
+        rf"lights the star of question (\d) of “{re.escape(html_module.escape(demo.title))}”; "
+        r"it is due on ([^.]+)\.",
+        text,
+    )
+    assert said, "the set's end says where the stars it did not kindle stand"
+    nearest = Memory.objects.get(question__lesson=demo, question__position=int(said[1]))
+    assert said[2] == shown_moment(nearest.due)
+
+
 def test_review_comes_in_sets_of_eight_and_each_says_how_many_it_holds(client, demo):
     answer_the_round_and_seven_cards(client, demo)
     with time_machine.travel(timezone.now() + timedelta(days=60), tick=False):
@@ -268,10 +292,10 @@ def test_a_set_of_questions_and_flashcards_ends_on_the_rule_for_both(client, dem
     assert kinds == {"question", "flashcard"}
     assert "This set kindled <strong>2 stars</strong>." in end
     assert (
-        "A kindled star lights after more right answers or ratings of Hard or better in a row "
-        "over a day or more, so that a lucky guess is unlikely: a new question with four "
-        "choices needs 3 and a new flashcard 4, and each wrong answer or Again before it "
-        "lights adds up to two more."
+        "A kindled star lights after more right answers or ratings of Hard or better in a "
+        "row, on later days, so that a lucky guess is unlikely: a new question with four "
+        "choices needs 3 in all, its first included, and a new flashcard 4, and each wrong "
+        "answer or Again before it lights adds up to two more."
     ) in end
 
 
