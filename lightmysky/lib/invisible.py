@@ -4,8 +4,9 @@ Lesson texts are read by people, compared by code (a learner's answer is a choic
 an editor's search matches letters) and shown by browsers. A character that shows nothing
 makes what is seen differ from what is stored, and a bidi override can make a choice *display*
 as something other than what it says. So every character of the Unicode categories Cf
-(format), Cc (control, but tab and line breaks) and Zl/Zp (line and paragraph separators) is
-refused, with these exceptions, which are what right-to-left and emoji text on purpose needs:
+(format), Cc (control, but tab and line breaks), Cs (half a character, which only a JSON escape
+can write) and Zl/Zp (line and paragraph separators) is refused, with these exceptions, which
+are what right-to-left and emoji text on purpose needs:
 
 - ZERO WIDTH JOINER and NON-JOINER (U+200D, U+200C) next to a letter, mark or symbol beyond
   ASCII: they build emoji sequences (👩‍💻, 🏳️‍🌈), Persian words (می‌خواهم), Indic conjuncts
@@ -36,7 +37,7 @@ from __future__ import annotations
 import unicodedata
 from typing import NamedTuple
 
-REFUSED_CATEGORIES = {"Cf", "Cc", "Zl", "Zp"}
+REFUSED_CATEGORIES = {"Cf", "Cc", "Cs", "Zl", "Zp"}
 ALLOWED_CONTROLS = {"\t", "\n", "\r"}
 JOINERS = {"\u200c", "\u200d"}
 DIRECTION_MARKS = {"\u200e", "\u200f", "\u061c"}
@@ -64,7 +65,8 @@ class InvisibleCharacter(NamedTuple):
     @property
     def name(self) -> str:
         """`U+200B ZERO WIDTH SPACE`, or `U+0007 (a control character)` for unnamed ones."""
-        name = unicodedata.name(self.char, "") or "(a control character)"
+        unnamed = "(half of a character)" if unicodedata.category(self.char) == "Cs" else None
+        name = unicodedata.name(self.char, "") or unnamed or "(a control character)"
         return f"U+{ord(self.char):04X} {name}"
 
     def describe(self) -> str:
@@ -126,6 +128,11 @@ def _why_refused(line: str, offset: int, char: str) -> str:
     category = unicodedata.category(char)
     if category == "Cc":
         return "it is a control character, not text."
+    if category == "Cs":
+        return (
+            "it is half of a character (a lone UTF-16 surrogate, as a JSON escape like \\ud800 "
+            "writes it), which no text can hold."
+        )
     if category in ("Zl", "Zp"):
         return "it breaks the line in some programs and not in others: start a new line instead."
     return (

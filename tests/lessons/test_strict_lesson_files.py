@@ -168,6 +168,21 @@ def test_a_zero_width_space_written_as_a_json_escape_is_refused_too(demo, tmp_pa
     )
 
 
+def test_half_a_character_written_as_a_json_escape_is_refused_not_a_server_error(demo, tmp_path):
+    """A lone UTF-16 surrogate (\\ud800) is valid JSON but no text can hold it: fingerprinting
+    the lesson failed with UnicodeEncodeError, a 500 on the upload page (outside editor review)."""
+    path = lesson_file(demo, tmp_path)
+    text = path.read_text().replace(f'title: "{demo.title}"', 'title: "Token\\ud800Bucket"')
+    path.write_text(text)
+    for options in [("--check",), ()]:
+        message = refused(tmp_path, *options)
+        assert f"{path.name}:{line_of(text, 'title:')}: title: an invisible character, U+D800" in (
+            message
+        )
+        assert "half of a character" in message
+    assert Lesson.objects.get(pk=demo.pk).title == demo.title
+
+
 def test_a_right_to_left_override_in_a_choice_is_refused_with_its_line(demo, tmp_path):
     path = lesson_file(demo, tmp_path)
     text = path.read_text()
