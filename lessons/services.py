@@ -243,6 +243,16 @@ def lessons_load(
             )
             continue
         lesson = existing_lesson(item)
+        if lesson and not item.get("public_id") and lesson.status == Lesson.Status.PUBLISHED:
+            # What learners see changes only from a file that names it.
+            problems.add(
+                problems.line("title"),
+                "public_id",
+                f"the published lesson “{lesson.title}” ({lesson.public_id}) in this subject has "
+                f'this file\'s title: to change it, add public_id: "{lesson.public_id}" to the '
+                "file; for a new lesson, give it another title",
+            )
+            continue
         is_new = lesson is None
         lesson = lesson or Lesson(public_id=item.get("public_id") or new_public_id())
         if is_new and not item.get("public_id"):

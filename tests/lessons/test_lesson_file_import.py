@@ -484,6 +484,45 @@ def test_a_file_that_two_lessons_of_the_same_title_could_be_is_refused(demo, tmp
     assert not Lesson.objects.filter(heading="A heading changed in the file").exists()
 
 
+def test_a_file_without_a_public_id_never_changes_a_published_lesson_of_the_same_title(
+    demo, tmp_path
+):
+    """The editors' walk of 2026-12-07: a new lesson's file, no public id, titled like a
+    published lesson of its subject, was found by subject and slug and applied over it: the
+    lesson went to draft (a 404 for learners) and lost its questions. The plan said only "It
+    changes the lesson"."""
+    path = seed_file(export(tmp_path), demo)
+    text = re.sub(r'public_id: "[^"]*"\n', "", path.read_text())
+    path.write_text(text.replace(demo.heading, "A heading changed in the file"))
+    for options in [("--check",), ()]:
+        message = refused(tmp_path, *options)
+        assert (
+            f"the published lesson “{demo.title}” ({demo.public_id}) in this subject has this "
+            f'file\'s title: to change it, add public_id: "{demo.public_id}" to the file; for a '
+            "new lesson, give it another title"
+        ) in message
+    demo.refresh_from_db()
+    assert (
+        demo.status == Lesson.Status.PUBLISHED and demo.heading != "A heading changed in the file"
+    )
+
+
+def test_a_new_draft_from_a_file_without_a_public_id_is_found_again_by_its_title(demo, tmp_path):
+    path = tmp_path / "new.md"
+    text = seed_file(export(tmp_path), demo).read_text()
+    text = re.sub(r'(public_id|slug): "[^"]*"\n', "", text).replace(
+        demo.title, "A Lesson of Its Own"
+    )
+    text = re.sub(r"(::: (question|flashcard) \d+) [0-9a-f]+", r"\1", text)
+    text = text.replace('status: "published"', 'status: "draft"')
+    for old in tmp_path.glob("mt_*.md"):
+        old.unlink()
+    path.write_text(text)
+    assert "new lesson (public id" in import_lessons(tmp_path)
+    import_lessons(tmp_path)  # again, without the keys written back
+    assert Lesson.objects.filter(title="A Lesson of Its Own").count() == 1
+
+
 def test_a_new_question_at_the_place_of_one_the_file_moves_is_refused_not_failed(demo, tmp_path):
     """A keyless new question 3 where the file moves question 3 (by its key) to 5: the move is
     refused on its line, and the new question is not saved over the place it still holds."""
