@@ -125,6 +125,20 @@ def test_a_due_star_is_told_from_a_lit_one_in_the_sky_and_its_legend(browser, li
     assert in_the_sky == due, (in_the_sky, due)
 
 
+def test_a_missed_star_that_comes_due_shows_both_rings_marks(browser, live_server, seed):
+    """Missed is a red ring and due a dashed one: a star both missed and due was drawn with the
+    missed ring alone, though its title said "due" (outside learner review)."""
+    page = browser.new_page()
+    answer_first_question(page, live_server.url)
+    Memory.objects.update(evidence=sky.NO_EVIDENCE, missed=True, due=timezone.now())
+    page.goto(live_server.url + "/sky")
+    look = "el => { const s = getComputedStyle(el); return [s.stroke, s.strokeDasharray]; }"
+    missed = page.locator(".legend circle.star.missed").evaluate(look)
+    both = page.locator("circle.star.missed.due[role=img]").first.evaluate(look)
+    page.close()
+    assert both[0] == missed[0] and missed[1] == "none" and both[1] != "none", (missed, both)
+
+
 def test_a_visitors_phone_header_is_two_rows(browser, live_server, seed):
     """At 360 px the brand and the search share a row, and Lessons, Review, Progress and Your
     sky the next: the search on a row of its own and the fourth link on another made the
