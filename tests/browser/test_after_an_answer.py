@@ -181,7 +181,7 @@ def test_a_flashcard_rating_is_told_on_the_next_card(page: Page, live_server, se
 
 
 def test_on_a_phone_a_star_put_out_is_said_in_full_beside_the_verdict(browser, live_server, seed):
-    """The longest star change, "Star unlit again", is read whole in the verdict's bar, not
+    """A star change, "Star unlit", is read whole in the verdict's bar, not
     drawn under its Continue button."""
     context = browser.new_context(viewport=SIZES["phone"], is_mobile=True, has_touch=True)
     page = context.new_page()
@@ -193,7 +193,7 @@ def test_on_a_phone_a_star_put_out_is_said_in_full_beside_the_verdict(browser, l
         expect(page.locator("legend.prompt")).to_have_text(prompt)
         answer_wrong(page, seed)
         reward = page.locator(".verdict-bar .reward")
-        expect(reward).to_have_text("Star unlit again")
+        expect(reward).to_have_text("Star unlit")
         assert reward.evaluate("el => el.scrollWidth <= el.clientWidth"), "text cut off"
         assert reward.evaluate(ON_SCREEN)
         button = page.locator(".verdict-bar [data-continue]").bounding_box()

@@ -390,6 +390,12 @@ def test_a_form_sent_again_from_an_earlier_page_says_it_was_answered(client, dem
         headers={"HX-Request": "true"},
     )
     assert "You answered this question already" in htmx.content.decode()
+    # The live region says so too: it said "Right." to a screen reader for the wrong pick just
+    # sent, with no word of why (outside learner review).
+    status = re.search(r'<p id="answer-status"[^>]*>(.*?)</p>', htmx.content.decode(), re.S)
+    assert status and status[1].startswith(
+        "You answered this question already, so this is the answer you gave then, which was right."
+    )
     assert Review.objects.count() == 2
 
 
@@ -592,7 +598,7 @@ def test_the_guess_box_says_what_a_guess_does_to_a_kindled_star(client, demo):
             {"token": form_token(page), "choice": right_choices(memory.question), "guessed": "yes"},
         )
         verdict = client.get(response["Location"]).content.decode()
-    assert "Star unlit again" in verdict
+    assert "Star unlit</p>" in verdict
     memory.refresh_from_db()
     assert memory.get_evidence_display() == "unlit"
 
