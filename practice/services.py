@@ -482,8 +482,9 @@ def learners_prune(*, idle_since: datetime, now: datetime) -> int:
 # Progress that belongs to the browser ---------------------------------------------------------
 
 
-def learner_forget(*, learner: Learner | None, session: SessionBase) -> None:
-    """Erase the learner with everything stored for it, and end the browser's session.
+def learner_forget(*, learner: Learner | None, session: SessionBase) -> bool:
+    """Erase the learner with everything stored for it, and end the browser's session; whether
+    another browser shared the learner (one of its transfer codes was used), and lost it too.
 
     The learner's row is locked first: a request of the same browser that is writing for it
     (an answer, a transfer code) either finishes before the erasing starts, and is erased with
@@ -492,12 +493,15 @@ def learner_forget(*, learner: Learner | None, session: SessionBase) -> None:
     does not start a new learner for a browser that asked to be forgotten; nor does one that
     reads the session only after it ended (`learner_get_or_create` raises SessionEnded).
     """
+    shared = False
     with transaction.atomic():
         if learner is not None:
             locked = Learner.objects.select_for_update().filter(pk=learner.pk).first()
             if locked is not None:
+                shared = locked.transfer_codes.filter(used_at__isnull=False).exists()
                 locked.delete()
         session.flush()
+    return shared
 
 
 TRANSFER_ALPHABET = "ABCDEFGHJKMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I/L to misread

@@ -956,6 +956,11 @@ def progress(request: LearnerRequest) -> HttpResponse:
         "adopted": "This browser now carries the progress from your other device.",
     }
     notice = next((text for key, text in notices.items() if key in request.GET), "")
+    if request.GET.get("forgotten") == "shared":
+        notice = (
+            "Everything stored for this browser was erased, and with it the progress on the "
+            "other device that shared it through a one-time code."
+        )
     import_outcome = request.session.pop(IMPORT_OUTCOME_SESSION_KEY, "")
     return _progress_page(request, notice=notice, import_outcome=import_outcome)
 
@@ -1006,8 +1011,12 @@ def progress_forget(request: LearnerRequest) -> HttpResponse:
             forget_error="Nothing was erased: tick the box to confirm that you want to forget "
             "everything.",
         )
-    services.learner_forget(learner=selectors.learner_for_request(request), session=request.session)
-    return redirect(reverse("practice:progress") + "?forgotten=1")
+    shared = services.learner_forget(
+        learner=selectors.learner_for_request(request), session=request.session
+    )
+    return redirect(
+        reverse("practice:progress") + ("?forgotten=shared" if shared else "?forgotten=1")
+    )
 
 
 @require_http_methods(["GET", "HEAD", "POST"])

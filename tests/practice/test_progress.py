@@ -243,6 +243,22 @@ def test_forget_leaves_nothing(client, demo):
     assert exported(client)["items"] == []
 
 
+def test_forgetting_progress_moved_to_another_device_says_that_device_lost_it_too(demo):
+    """The form warns that both devices lose it; the page after said only "this browser"
+    (outside learner review)."""
+    phone, laptop = Client(), Client()
+    finish_round(phone, demo, [True] * 8)
+    code = make_code(phone)
+    assert laptop.post("/progress/adopt", {"code": code}).status_code == 302
+    response = laptop.post("/progress/forget", {"confirm": "yes"})
+    html = laptop.get(response["Location"]).content.decode()
+    assert (
+        "Everything stored for this browser was erased, and with it the progress on the other "
+        "device that shared it through a one-time code."
+    ) in html
+    assert exported(phone)["items"] == []
+
+
 def make_code(client) -> str:
     response = client.post("/progress/transfer")
     assert response.status_code == 200
