@@ -96,6 +96,11 @@ def test_the_live_region_says_the_verdict_the_star_and_the_progress(client, demo
     # The live region is outside the card the answer replaces, so it stays where it is.
     full = client.get(practice_url(demo) + "?answered=2").content.decode()
     assert full.index('id="answer-status"') < full.index('id="practice-card"')
+    # Continuing empties it, so the last verdict is not read again before the next question or
+    # before "Round complete" (outside learner review).
+    following = client.get(practice_url(demo) + "?q=3", headers={"HX-Request": "true"})
+    assert '<p id="answer-status" data-hx-swap-oob="innerHTML"></p>' in following.content.decode()
+    assert full.count('role="status"') == 2  # the search's, in the header, and this one
 
 
 def test_a_verdict_names_the_day_review_asks_its_question_again(client, demo):

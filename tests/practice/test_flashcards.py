@@ -204,6 +204,9 @@ def test_going_through_the_cards_again_sums_up_that_set_only(client, demo):
     with time_machine.travel(start, tick=False):
         first = rate_every_card(client, url, "3")
     assert f"This set kindled <strong>{cards} stars</strong>." in first
+    # One live region, the header's search status aside: the set's summary was a second one,
+    # read out over the last rating's (outside learner review).
+    assert first.count('role="status"') == 2
     # What lighting them takes, told of flashcards: ratings, not right answers.
     assert (
         "A kindled star lights after more ratings of Hard or better in a row, on later days: a "
