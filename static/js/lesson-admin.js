@@ -343,6 +343,9 @@
       add.href = url.pathname + url.search;
     }
     subject.addEventListener("change", update);
+    // A subject added with its own pop-up is chosen by Django's script, which tells only
+    // jQuery's listeners.
+    if (window.django && window.django.jQuery) window.django.jQuery(subject).on("change", update);
     update();
   }
 

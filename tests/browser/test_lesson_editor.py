@@ -128,6 +128,26 @@ def test_the_area_pop_up_keeps_the_subject_and_fills_its_slug(page, live_server,
     expect(selected).to_contain_text("Systems and Performance")
 
 
+def test_the_area_pop_up_keeps_a_subject_just_added_with_its_own_pop_up(page, live_server, seed):
+    """Django's pop-up chooses the new subject and tells only jQuery's listeners: the Area
+    pop-up then opened with no subject, and saving it said "This field is required" (outside
+    editor review)."""
+    log_in(page, live_server.url)
+    page.goto(live_server.url + "/admin/lessons/lesson/add/")
+    with page.expect_popup() as opened:
+        page.click("#add_id_subject")
+    popup = opened.value
+    popup.locator("#id_name").press_sequentially("Astronomy")
+    popup.fill("#id_slug", "astronomy")
+    popup.click("input[name=_save]")
+    popup.wait_for_event("close")
+    subject = Subject.objects.get(slug="astronomy")
+    expect(page.locator("#id_subject")).to_have_value(str(subject.pk))
+    with page.expect_popup() as opened:
+        page.click("#add_id_area")
+    expect(opened.value.locator("#id_subject")).to_have_value(str(subject.pk))
+
+
 @pytest.mark.parametrize("scheme", ["light", "dark"])
 def test_the_checklist_and_reorder_buttons_are_accessible(browser, live_server, seed, scheme):
     Lesson.objects.filter(pk=seed.pk).update(recap="")
