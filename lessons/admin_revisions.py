@@ -218,6 +218,7 @@ def restore_view(model_admin, request: HttpRequest, pk: int, revision_pk: int) -
                 revision_source=LessonRevision.Source.RESTORE,
                 revision_note=f"Restored the {source}",
                 force=True,  # the editor has seen what the lesson's latest changes become
+                reorder=True,
                 **answers,
             )
         except (LessonFileError, services.AnswerNeeded) as error:
@@ -261,7 +262,7 @@ def _unpublishes(lesson: Lesson, document: dict) -> int:
 def _restore_preview(lesson: Lesson, revision: LessonRevision, document: dict, answers) -> dict:
     """The diff from the lesson now to the revision, the plan of what restoring changes (in the
     future tense), its problems, and what it asks (with the editor's answers so far)."""
-    result, problems = services.lessons_check(lessons=[document], force=True)
+    result, problems = services.lessons_check(lessons=[document], force=True, reorder=True)
     return {
         "lines": diff_lines(lesson_to_markdown(lesson), revision.text),
         "plan": [(line.where, line.future) for line in result.plan],

@@ -198,6 +198,7 @@ def lessons_load(
     missing: str | None = None,
     update_subjects: bool = False,
     force: bool = False,
+    reorder: bool = False,
     user_id: int | None = None,
     revision_source: str = LessonRevision.Source.IMPORT,
     revision_note: str = "",
@@ -213,7 +214,9 @@ def lessons_load(
     question whose right choices change (by identity), `missing` ("retire" or "delete") for an
     answered question the file no longer has ("delete" also for an answered flashcard). A
     subject's or area's name and description are only set when it is new (or with
-    `update_subjects`). Every lesson created or changed gets an admin log entry and a revision.
+    `update_subjects`). A question's position changes only with `reorder` (a restore: files
+    are refused, as a key moved in a file is more often a mistake than a reorder). Every lesson
+    created or changed gets an admin log entry and a revision.
     """
     if memories not in (None, *MEMORY_DECISIONS) or missing not in (None, *MISSING_DECISIONS):
         raise ValueError(f"memories={memories!r}, missing={missing!r}")
@@ -288,7 +291,14 @@ def lessons_load(
         lesson_ok = lesson_ok and len(found) == before
         notes: list[str] = []
         load = _ItemsLoad(
-            lesson, problems, result, notes, save=lesson_ok, memories=memories, missing=missing
+            lesson,
+            problems,
+            result,
+            notes,
+            save=lesson_ok,
+            memories=memories,
+            missing=missing,
+            reorder=reorder,
         )
         # A slug mistyped in a file makes a subject or area of its own: say so before it does.
         for kind, row, made in (("subject", subject, subject_made), ("area", area, area_made)):
@@ -519,6 +529,7 @@ class _ItemsLoad:
     memories: str | None
     missing: str | None
     now: Any = None
+    reorder: bool = False
 
     def plan(self, line: int, where: str, future: str, past: str, *, learners: bool = False):
         entry = PlanLine(self.problems.source, line, where, future, past, learners)
@@ -552,6 +563,20 @@ def _load_questions(load: _ItemsLoad, items: list[dict[str, Any]]) -> bool:
     existing, changed, save = load.match_and_drop(stored, items, retired)
     # The places of the questions the file keeps, as they are in the admin now.
     kept_at = {row.position: row for row in existing.values() if row.retired_at is None}
+    moving = {
+        id(item): question
+        for item in items
+        if load.reorder
+        and (question := existing.get(id(item))) is not None
+        and question.retired_at is None
+        and question.position != item["position"]
+    }
+    if moving:
+        # Out of the way first, so that no two share a place while each takes its new one.
+        kept_at = {place: row for place, row in kept_at.items() if row not in moving.values()}
+        if save:
+            pks = [question.pk for question in moving.values()]
+            Question.objects.filter(pk__in=pks).update(position=models.F("position") + 100)
     for item in items:
         where = f"question {item['position']}"
         line = item.get("line") or problems.line("end")
@@ -567,6 +592,13 @@ def _load_questions(load: _ItemsLoad, items: list[dict[str, Any]]) -> bool:
                 f"{what} will be brought back, with its answers; learners start it afresh",
                 f"{what} was brought back, with its answers; learners start it afresh",
                 learners=True,
+            )  # fmt: skip
+        elif mover := moving.get(id(item)):
+            what = f"question {mover.key} will move from position {mover.position}"
+            load.plan(
+                line, where, f"{what} to {item['position']}",
+                f"question {mover.key} moved from position {mover.position} to "
+                f"{item['position']}",
             )  # fmt: skip
         elif question is not None and question.position != item["position"]:
             problems.add(
@@ -589,6 +621,8 @@ def _load_questions(load: _ItemsLoad, items: list[dict[str, Any]]) -> bool:
             values["key"] = item["key"]
         if back:
             values |= {"retired_at": None, "position": item["position"]}
+        elif id(item) in moving:
+            values["position"] = item["position"]
         item_changed, saved = _save_item(
             load, question, values, item, "question", where, line, save=save
         )

@@ -225,7 +225,7 @@ def test_a_revision_from_before_a_replacement_brings_the_retired_question_back(e
     assert editor_client.post(url, {"missing": "retire"}).status_code == 302
     back = demo.questions.get(position=8)
     assert back.pk == eighth.pk and back.retired_at is None and back.key == eighth.key
-    assert Question.everything.get(pk=replacement.pk).retired_at is not None
+    assert not demo.questions.filter(pk=replacement.pk).exists()
     assert Review.objects.filter(question=eighth).count() == 1  # its answers came back with it
     assert Review.objects.filter(question=replacement).count() == 1
     assert demo.questions.count() == 8
@@ -264,12 +264,12 @@ def test_a_reworded_question_whose_right_answer_moved_asks_about_memory_too(edit
     assert Review.objects.filter(question=reworded).count() == 1
 
 
-def test_a_revision_from_before_a_replacement_and_a_reorder_is_refused_not_failed(
-    editor_client, demo
-):
+def test_a_revision_from_before_a_replacement_and_a_reorder_restores_both(editor_client, demo):
     """The diff review of 2026-12-06: replace question 3, then move the replacement to 5 and
     question 5 to 3; the earlier revision puts the retired question back at 3, where question
-    5 now is. The restore says which question moved, instead of failing on the place."""
+    5 now is. It failed on the place, then was refused; a restore now sets positions too
+    (the editors' review of 2026-12-07), so question 5 goes back to 5 and the replacement,
+    which the revision does not have and no learner answered, is deleted."""
     before = demo.revisions.first()
     third, fifth = demo.questions.get(position=3), demo.questions.get(position=5)
     data = change_page_data(editor_client, demo)
@@ -285,8 +285,10 @@ def test_a_revision_from_before_a_replacement_and_a_reorder_is_refused_not_faile
     assert demo.questions.get(position=3).pk == fifth.pk
 
     url = f"/admin/lessons/lesson/{demo.pk}/revisions/{before.pk}/restore/"
+    replacement = demo.questions.get(position=5)
     html = editor_client.get(url).content.decode()
-    assert f"question {fifth.key} is at position 3 in the admin and 5 in the file" in html
-    assert editor_client.post(url, {"missing": "retire"}).status_code == 400
-    assert demo.questions.get(position=3).pk == fifth.pk
-    assert Question.everything.get(pk=third.pk).retired_at is not None
+    assert f"question {fifth.key} will move from position 3 to 5" in html
+    assert editor_client.post(url, {"missing": "retire"}).status_code == 302
+    assert demo.questions.get(position=3).pk == third.pk
+    assert demo.questions.get(position=5).pk == fifth.pk
+    assert not demo.questions.filter(pk=replacement.pk).exists()

@@ -253,3 +253,27 @@ def test_an_upload_in_the_admin_and_a_question_deleted_there_keep_revisions(edit
     latest = lesson.revisions.first()
     assert latest.source == "admin" and "::: question 3" not in latest.text
     assert "::: question 3" in uploaded.text
+
+
+def test_a_revision_from_before_a_reorder_restores_the_order_too(editor_client, demo):  # noqa: F811
+    """Restoring any revision older than a reorder was refused: "Reorder questions in the admin,
+    not in files", said to an editor who had written no file (outside editor review). Learners
+    keep their memory of each question, which moves with it."""
+    first, second = demo.questions.get(position=1), demo.questions.get(position=2)
+    answer(Client(), demo, right=True)  # remembers question 1
+    retitle(editor_client, demo, "Many Devices, One Model")
+    before_the_reorder = demo.revisions.first()
+    data = change_page_data(editor_client, demo)
+    data["questions-0-position"], data["questions-1-position"] = "2", "1"
+    response = editor_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    url = f"/admin/lessons/lesson/{demo.pk}/revisions/{before_the_reorder.pk}/restore/"
+    preview = editor_client.get(url).content.decode()
+    assert "Reorder questions in the admin" not in preview
+    assert f"question {first.key} will move from position 2 to 1" in preview
+    response = editor_client.post(url)
+    assert response.status_code == 302, response.content.decode()[:3000]
+    first.refresh_from_db()
+    second.refresh_from_db()
+    assert (first.position, second.position) == (1, 2)
+    assert Memory.objects.get().question == first
