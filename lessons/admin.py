@@ -621,6 +621,7 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
                     for name, allowed in (
                         ("memories", services.MEMORY_DECISIONS),
                         ("missing", services.MISSING_DECISIONS),
+                        ("unpublish", services.UNPUBLISH_DECISIONS),
                     )
                 }
                 try:

@@ -219,6 +219,7 @@ def restore_view(model_admin, request: HttpRequest, pk: int, revision_pk: int) -
                 revision_note=f"Restored the {source}",
                 force=True,  # the editor has seen what the lesson's latest changes become
                 reorder=True,
+                unpublish="draft",  # asked above
                 **answers,
             )
         except (LessonFileError, services.AnswerNeeded) as error:
@@ -262,7 +263,9 @@ def _unpublishes(lesson: Lesson, document: dict) -> int:
 def _restore_preview(lesson: Lesson, revision: LessonRevision, document: dict, answers) -> dict:
     """The diff from the lesson now to the revision, the plan of what restoring changes (in the
     future tense), its problems, and what it asks (with the editor's answers so far)."""
-    result, problems = services.lessons_check(lessons=[document], force=True, reorder=True)
+    result, problems = services.lessons_check(
+        lessons=[document], force=True, reorder=True, unpublish="draft"
+    )
     return {
         "lines": diff_lines(lesson_to_markdown(lesson), revision.text),
         "plan": [(line.where, line.future) for line in result.plan],

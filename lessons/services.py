@@ -104,6 +104,7 @@ class AnswerNeeded(Exception):
 
 MEMORY_DECISIONS = ("reset", "keep")
 MISSING_DECISIONS = ("retire", "delete")
+UNPUBLISH_DECISIONS = ("draft",)
 
 
 class _Problems:
@@ -196,6 +197,7 @@ def lessons_load(
     lessons: list[dict[str, Any]],
     memories: str | None = None,
     missing: str | None = None,
+    unpublish: str | None = None,
     update_subjects: bool = False,
     force: bool = False,
     reorder: bool = False,
@@ -212,14 +214,19 @@ def lessons_load(
     touches learners' data needs the editor's answer, else the load stops with the whole plan
     (AnswerNeeded) and nothing kept: `memories` ("reset" or "keep") for learners' memory of a
     question whose right choices change (by identity), `missing` ("retire" or "delete") for an
-    answered question the file no longer has ("delete" also for an answered flashcard). A
+    answered question the file no longer has ("delete" also for an answered flashcard),
+    `unpublish` ("draft") for a published lesson that learners practise set back to draft. A
     subject's or area's name and description are only set when it is new (or with
     `update_subjects`). A question's position changes only with `reorder` (a restore: files
     are refused, as a key moved in a file is more often a mistake than a reorder). Every lesson
     created or changed gets an admin log entry and a revision.
     """
-    if memories not in (None, *MEMORY_DECISIONS) or missing not in (None, *MISSING_DECISIONS):
-        raise ValueError(f"memories={memories!r}, missing={missing!r}")
+    if (
+        memories not in (None, *MEMORY_DECISIONS)
+        or missing not in (None, *MISSING_DECISIONS)
+        or unpublish not in (None, *UNPUBLISH_DECISIONS)
+    ):
+        raise ValueError(f"memories={memories!r}, missing={missing!r}, unpublish={unpublish!r}")
     result = LoadResult()
     found: list[Problem] = []
     loaded: dict[str, tuple[Lesson, dict[str, Any], _Problems]] = {}
@@ -313,6 +320,8 @@ def lessons_load(
         elif fields := [n for n in values if values_before[n] != getattr(lesson, n)]:
             said = ", ".join(name.replace("_id", "").replace("_", " ") for name in fields)
             load.plan(1, "lesson", f"will change: {said}", f"changed: {said}")
+            if values_before.get("status") == Lesson.Status.PUBLISHED and "status" in fields:
+                _unpublishing(load, unpublish)
         changed |= _load_questions(load, item.get("questions", []))
         changed |= _load_flashcards(load, item.get("flashcards", []))
         if lesson.status == Lesson.Status.PUBLISHED:
@@ -671,6 +680,21 @@ def choice_changes(before: list[dict], after: list[dict]) -> list[str]:
     }:
         words.append(f"the right answer {_quoted(right_before)} becomes {_quoted(right_after)}")
     return words
+
+
+def _unpublishing(load: _ItemsLoad, unpublish: str | None) -> None:
+    """A published lesson set back to draft leaves the sky of every learner who practises it
+    (a 404 on its pages): the editor says so first, as on the lesson's page."""
+    learners = learner_data.learners_of(load.lesson)
+    if not learners or unpublish == "draft":
+        return
+    some = f"{learners} learner{' practises' if learners == 1 else 's practise'} it"
+    entry = load.plan(
+        load.problems.line("status"), "status",
+        f"Set back to draft: {some}, and it leaves their sky until it is published again",
+        "set back to draft", learners=True,
+    )  # fmt: skip
+    load.ask("unpublish", entry)
 
 
 def _quoted(texts: list[str]) -> str:

@@ -9,7 +9,7 @@ import pytest
 from django.contrib.admin.models import LogEntry
 from django.contrib.auth.models import User
 from django.contrib.messages import get_messages
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 from django.test import Client
 
 from lessons.models import Lesson, Question
@@ -658,3 +658,32 @@ def test_the_question_search_lists_the_questions_with_the_words(editor_client, d
     assert listed_questions(editor_client, "microbatched") == set(
         demo.questions.values_list("pk", flat=True)
     )
+
+
+def test_an_upload_or_import_that_unpublishes_a_practised_lesson_asks_first(
+    editor_client, demo, tmp_path
+):
+    """The lesson form and a restore asked before setting a lesson that learners practise back to
+    draft; an upload or an import did it unasked, a 404 on their lesson (outside editor review)."""
+    from lessons.files import lesson_to_markdown
+
+    answer(Client(), demo, right=True)
+    text = lesson_to_markdown(demo).replace('status: "published"', 'status: "draft"')
+    name = f"{demo.public_id}.md"
+    preview = upload(editor_client, text, name).content.decode()
+    assert "Set back to draft: 1 learner practises it" in preview
+    asked = editor_client.post(
+        "/admin/lessons/lesson/upload/", {"name": name, "text": text, "apply": "yes"}
+    )
+    assert asked.status_code == 200 and "Set back to draft" in asked.content.decode()
+    assert Lesson.objects.get(pk=demo.pk).status == Lesson.Status.PUBLISHED
+    (tmp_path / name).write_text(text)
+    with pytest.raises(CommandError, match="--allow-unpublish"):
+        call_command("import_lessons", str(tmp_path), "--no-input", stdout=io.StringIO())
+    assert Lesson.objects.get(pk=demo.pk).status == Lesson.Status.PUBLISHED
+    applied = editor_client.post(
+        "/admin/lessons/lesson/upload/",
+        {"name": name, "text": text, "apply": "yes", "unpublish": "draft"},
+    )
+    assert applied.status_code == 302
+    assert Lesson.objects.get(pk=demo.pk).status == Lesson.Status.DRAFT

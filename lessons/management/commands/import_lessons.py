@@ -23,6 +23,12 @@ QUESTIONS: dict[str, tuple[str, tuple[str, ...], str]] = {
         ("retire", "delete"),
         "--allow-retire or --allow-delete",
     ),
+    "unpublish": (
+        "Set these published lessons back to draft all the same (they leave their learners' "
+        "sky until they are published again)?",
+        ("draft",),
+        "--allow-unpublish",
+    ),
 }
 
 
@@ -77,6 +83,14 @@ class Command(BaseCommand):
             "answers.",
         )
         parser.add_argument(
+            "--allow-unpublish",
+            action="store_const",
+            const="draft",
+            dest="unpublish",
+            help="Set published lessons that learners practise back to draft when their file "
+            "says draft.",
+        )
+        parser.add_argument(
             "--no-input",
             action="store_true",
             help="Never ask in the terminal: refuse, with the plan, when an answer is needed.",
@@ -112,7 +126,7 @@ class Command(BaseCommand):
             if user is None:
                 raise CommandError(f"There is no staff user {options['user']!r}.")
             user_id = user.pk
-        answers = {"memories": options["memories"], "missing": options["missing"]}
+        answers = {key: options[key] for key in ("memories", "missing", "unpublish")}
         import_options = {
             "force": options["force"],
             "update_subjects": options["update_subjects"],
