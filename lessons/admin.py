@@ -1034,6 +1034,24 @@ def delete_drafts_only(modeladmin, request, queryset):
     return delete_selected(modeladmin, request, queryset)
 
 
+def refuse_published_question_delete(model_admin, request: HttpRequest, many: bool = False) -> None:
+    model_admin.message_user(
+        request,
+        f"A published lesson keeps its eight questions, so {'these' if many else 'this one'} "
+        f"cannot be deleted: unpublish the lesson first, or rewrite the question instead.",
+        messages.ERROR,
+    )
+
+
+def delete_questions_of_drafts_only(modeladmin, request, queryset):
+    """Django's "delete selected", refused with the reason when any question is of a published
+    lesson (Django's own refusal spoke of the editor's permissions)."""
+    if queryset.filter(lesson__status=Lesson.Status.PUBLISHED).exists():
+        refuse_published_question_delete(modeladmin, request, many=queryset.count() > 1)
+        return None
+    return delete_selected(modeladmin, request, queryset)
+
+
 @admin.register(Question)
 class QuestionAdmin(FiltersByLesson, AsksBeforeLosingLearnerData):
     """A question on its own page (written on its lesson's); practice.admin adds how learners
@@ -1100,14 +1118,17 @@ class QuestionAdmin(FiltersByLesson, AsksBeforeLosingLearnerData):
     def delete_view(self, request, object_id, extra_context=None):
         question = self.get_object(request, unquote(object_id))
         if question is not None and question.lesson.is_published:
-            self.message_user(
-                request,
-                "A published lesson keeps its eight questions, so this one cannot be deleted: "
-                "unpublish the lesson first, or rewrite the question instead.",
-                messages.ERROR,
-            )
+            refuse_published_question_delete(self, request)
             return redirect(reverse("admin:lessons_question_change", args=[question.pk]))
         return super().delete_view(request, object_id, extra_context)
+
+    def get_actions(self, request, action_location=ActionLocation.CHANGE_LIST):
+        actions = super().get_actions(request, action_location)
+        if (delete := actions.get("delete_selected")) is not None:
+            actions["delete_selected"] = dataclasses.replace(
+                delete, func=delete_questions_of_drafts_only
+            )
+        return actions
 
     def has_delete_permission(self, request: HttpRequest, obj: Question | None = None) -> bool:
         # A published lesson keeps its eight questions; delete on the lesson's page, as a draft.

@@ -502,6 +502,16 @@ def test_a_refused_delete_says_unpublish_first(editor_client, demo):
     )
     assert "unpublish first" in response.content.decode()
     assert Lesson.objects.filter(pk=demo.pk).exists()
+    # From the list of questions too: Django's own refusal spoke of the editor's permissions
+    # (outside editor review).
+    response = editor_client.post(
+        "/admin/lessons/question/",
+        {"action": "delete_selected", "_selected_action": [str(question.pk)]},
+        follow=True,
+    )
+    html = response.content.decode()
+    assert "unpublish the lesson first" in html and "permission" not in html
+    assert Question.objects.filter(pk=question.pk).exists()
 
 
 def test_deleting_an_answered_question_from_a_draft_asks_first(editor_client, demo):
