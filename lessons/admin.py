@@ -416,6 +416,11 @@ class QuestionInline(admin.StackedInline):
     def get_extra(self, request: HttpRequest, obj: Lesson | None = None, **kwargs) -> int:
         return blocks_to_fill(obj, QUESTIONS_PER_LESSON, "questions")
 
+    def get_formset(self, request: HttpRequest, obj: Lesson | None = None, **kwargs):
+        # Build at most eight forms from a post, whatever count it claims (Django's default
+        # bound is a thousand more than max_num, each a question's form: seconds of work).
+        return super().get_formset(request, obj, absolute_max=self.max_num, **kwargs)
+
 
 class FlashcardInline(admin.TabularInline):
     model = Flashcard

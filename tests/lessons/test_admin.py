@@ -697,3 +697,20 @@ def test_an_upload_or_import_that_unpublishes_a_practised_lesson_asks_first(
     )
     assert applied.status_code == 302
     assert Lesson.objects.get(pk=demo.pk).status == Lesson.Status.DRAFT
+
+
+def test_a_lesson_form_claiming_thousands_of_questions_is_refused_before_building_them(
+    editor_client, demo
+):
+    """A form posted with questions-TOTAL_FORMS=5000 built a thousand question forms, 26 s, before
+    saying "Please submit at most 8 forms" (outside editor review)."""
+    data = change_page_data(editor_client, demo) | {"questions-TOTAL_FORMS": "5000"}
+    response = editor_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
+    assert response.status_code == 200
+    assert "Please submit at most 8 forms." in response.content.decode()
+    questions = next(
+        inline.formset
+        for inline in response.context["inline_admin_formsets"]
+        if inline.formset.model is Question
+    )
+    assert len(questions.forms) <= 8
