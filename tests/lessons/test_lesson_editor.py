@@ -312,6 +312,11 @@ def test_the_second_of_two_editors_is_told_and_shown_the_difference(demo):
     assert "Someone else saved this lesson after you opened it" in html
     assert '<a href="#lesson-conflict">See what they changed</a>' in html
     assert 'id="lesson-conflict"' in html and "ada saved it on" in html
+    # On the first screen: the checklist, a screen tall, came first and hid both (outside
+    # editor review).
+    checklist = html.index('id="publish-checklist"')
+    assert html.index('id="lesson-conflict"') < checklist
+    assert html.index('class="errornote"') < checklist
     assert "+Ada&#x27;s better summary." in html  # the difference, line by line
     lesson = Lesson.objects.get(pk=demo.pk)
     assert lesson.summary == "Ada's better summary." and lesson.heading != "Bob's heading"
