@@ -167,6 +167,23 @@ def test_the_html_page_points_at_its_twin(client, demo):
     assert f'<link rel="alternate" type="text/markdown" href="{SITE}{SEED_PATH}.md"' in html
 
 
+@pytest.mark.parametrize(
+    "page", ["/", "/learn/computing/", SEED_PATH, "/search?q=pipeline", "/sky/words"]
+)
+def test_every_page_with_a_twin_links_to_it_where_people_can_see_it(client, demo, page):
+    """Only a <link rel="alternate"> named it, so a person helping an agent could not find it
+    on the page (outside learner review)."""
+    html = client.get(page).content.decode()
+    link = re.search(
+        r'<footer.*<a href="([^"]+)" type="text/markdown">This page in Markdown, for AI agents</a>',
+        html,
+        re.S,
+    )
+    assert link, page
+    response = client.get(link[1].replace("&amp;", "&"))
+    assert response.status_code == 200 and response["Content-Type"].startswith("text/markdown")
+
+
 def test_home_and_subject_pages_have_twins(client, demo):
     home = twin(client, "/index.md")
     assert home.startswith("---\n") and "# LightMySky" in home
