@@ -645,7 +645,7 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
                     self.message_user(
                         request,
                         format_html(
-                            "Uploaded {}: {} created, {} updated.<ul>{}</ul>",
+                            "Uploaded {}: {} created, {} updated.<ul>{}</ul>{}",
                             name,
                             result.created,
                             result.updated,
@@ -654,6 +654,15 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
                                 "<li>{}: {}</li>",
                                 ((step.where, step.past) for step in result.plan),
                             ),
+                            format_html(
+                                "New items were given keys, which the uploaded file lacks: <a "
+                                'href="{}">download the lesson\'s file with them</a> and edit '
+                                "that one, or uploading {} again makes them new once more.",
+                                reverse("admin:lessons_lesson_file", args=[lesson.pk]),
+                                name,
+                            )
+                            if result.assigned and lesson
+                            else "",
                         ),
                     )
                     target = (

@@ -714,3 +714,26 @@ def test_a_lesson_form_claiming_thousands_of_questions_is_refused_before_buildin
         if inline.formset.model is Question
     )
     assert len(questions.forms) <= 8
+
+
+def test_an_upload_that_gives_new_items_keys_offers_the_file_with_them(editor_client, demo):
+    """Uploading a file whose new flashcard has no key gave it one, which the editor's file
+    lacks: uploading it again planned to delete that card and make a new one (outside editor
+    review). The message now offers the file with the keys."""
+    from lessons.files import lesson_to_markdown
+
+    text = lesson_to_markdown(demo)
+    text += "\n::: flashcard 9\nA card the upload gives a key\n\n::: back\nIts back\n"
+    name = f"{demo.public_id}.md"
+    applied = editor_client.post(
+        "/admin/lessons/lesson/upload/", {"name": name, "text": text, "apply": "yes"}
+    )
+    assert applied.status_code == 302, applied.content.decode()[:3000]
+    said = editor_client.get(applied["Location"]).content.decode()
+    link = f'<a href="/admin/lessons/lesson/{demo.pk}/lesson-file/">download the lesson\'s file'
+    assert link in said
+    card = demo.flashcards.get(front="A card the upload gives a key")
+    assert (
+        f"flashcard 9 {card.key}"
+        in editor_client.get(f"/admin/lessons/lesson/{demo.pk}/lesson-file/").content.decode()
+    )
