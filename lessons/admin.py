@@ -992,14 +992,17 @@ def upload_preview(name: str, text: str) -> dict:
             before, text.replace("\r\n", "\n").splitlines(keepends=True), "now", name
         )
     )
-    summary = (
-        "A new lesson."
-        if result.created
-        else ("It changes the lesson." if result.updated else "It changes nothing.")
-    )
+    if result.created:
+        summary = "A new lesson."
+    elif existing:
+        what = "changes" if result.updated else "changes nothing in"
+        summary = f"It {what} the lesson “{existing.title}” ({existing.public_id})."
+    else:
+        summary = "It changes nothing."
     return {
         "preview": {
             "summary": summary,
+            "changes": bool(result.created or result.updated),
             "plan": [(line.where, line.future) for line in result.plan],
             "warnings": document["warnings"],
             "diff": diff,

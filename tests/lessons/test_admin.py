@@ -577,7 +577,9 @@ def test_an_uploaded_lesson_file_is_checked_and_shown_before_it_is_applied(edito
     text = lesson_to_markdown(demo).replace(demo.heading, "A better heading")
     page = upload(editor_client, text, f"{demo.public_id}.md")
     html = page.content.decode()
-    assert "It changes the lesson." in html and "+A better heading" in html
+    # Named, so an editor knows which lesson a file is taken for (outside editor review).
+    assert f"It changes the lesson “{demo.title}” ({demo.public_id})." in html
+    assert "+A better heading" in html
     assert Lesson.objects.get(pk=demo.pk).heading == demo.heading  # nothing written yet
     applied = editor_client.post(
         "/admin/lessons/lesson/upload/",
@@ -601,8 +603,9 @@ def test_a_file_saved_with_a_byte_order_mark_reads_as_the_same_lesson(editor_cli
 
     text = lesson_to_markdown(demo)
     html = upload(editor_client, b"\xef\xbb\xbf" + text.encode(), "notepad.md").content.decode()
-    assert "It changes nothing." in html
+    assert f"It changes nothing in the lesson “{demo.title}” ({demo.public_id})." in html
     assert "\ufeff" not in html
+    assert "Apply these changes" not in html  # there are none
 
 
 def test_an_upload_that_would_undo_an_admin_save_says_how_to_overwrite_it_from_here(
