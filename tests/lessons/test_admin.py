@@ -740,3 +740,12 @@ def test_an_upload_that_gives_new_items_keys_offers_the_file_with_them(editor_cl
         f"flashcard 9 {card.key}"
         in editor_client.get(f"/admin/lessons/lesson/{demo.pk}/lesson-file/").content.decode()
     )
+
+
+def test_staff_practising_are_told_their_answers_are_a_preview(editor_client, client, demo):
+    """A staff member's answers are kept out of the editors' figures, and nothing on the page
+    said so (outside editor reviews of 5 and 7 December)."""
+    note = "You are signed in as staff: your answers here are a preview."
+    for page in (demo.get_practice_url(), demo.get_flashcards_url(), "/review"):
+        assert note in editor_client.get(page).content.decode(), page
+        assert note not in client.get(page).content.decode(), page
