@@ -111,6 +111,20 @@ def test_flashcard_faces_fit_the_screen(browser, live_server, seed, width, side_
         assert back["y"] >= front["y"] + front["height"]
 
 
+@pytest.mark.parametrize("width", [1366, 820])
+def test_a_questions_own_page_fits_the_screen(browser, live_server, seed, width):
+    """At 820 px the question page's choice boxes ran to 871 px (outside editor review)."""
+    context = browser.new_context(viewport={"width": width, "height": 900})
+    page = context.new_page()
+    log_in(page, live_server.url)
+    question = seed.questions.get(position=1)
+    page.goto(live_server.url + f"/admin/lessons/question/{question.pk}/change/")
+    boxes = page.locator("#question_form input[type=text]:visible, #question_form textarea:visible")
+    rights = [box["x"] + box["width"] for box in (b.bounding_box() for b in boxes.all())]
+    context.close()
+    assert rights and max(rights) <= width, max(rights)
+
+
 def test_the_area_pop_up_keeps_the_subject_and_fills_its_slug(page, live_server, seed):
     log_in(page, live_server.url)
     subject = Subject.objects.get(slug="computing")
