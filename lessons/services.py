@@ -307,6 +307,8 @@ def lessons_load(
             missing=missing,
             reorder=reorder,
         )
+        if not update_subjects:
+            _say_shared_texts_kept(load, item, subject, area)
         # A slug mistyped in a file makes a subject or area of its own: say so before it does.
         for kind, row, made in (("subject", subject, subject_made), ("area", area, area_made)):
             if made:
@@ -502,6 +504,24 @@ def _subject(item: dict[str, Any], update: bool, problems: _Problems) -> tuple[S
     if len(problems.found) == before and (new or update):
         subject.save()
     return subject, new and subject.pk is not None
+
+
+def _say_shared_texts_kept(load: _ItemsLoad, item: dict[str, Any], subject, area) -> None:
+    """A file's subject or area name or description that differs from the site's is left as it
+    is (other lessons share it): said, not passed over in silence."""
+    for key, row, attribute in (
+        ("subject_name", subject, "name"),
+        ("subject_description", subject, "description"),
+        ("area_name", area, "name"),
+    ):
+        if row.pk and key in item and item[key] != getattr(row, attribute):
+            what = key.replace("_", " ")
+            kept = (
+                f"the file's {what} differs from the site's and is left as it is (other lessons "
+                f"share it): change it on the {key.split('_')[0]}'s admin page, or import with "
+                "--update-subjects"
+            )
+            load.plan(load.problems.line(key), key.split("_")[0], kept, kept)
 
 
 def _area(

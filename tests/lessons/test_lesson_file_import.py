@@ -568,3 +568,23 @@ def test_a_video_this_site_does_not_have_yet_is_warned_of_not_refused(demo, tmp_
     out = import_lessons(files)
     assert 'warning: video: no uploaded video is called "videos/later.mp4" on this site' in out
     assert Lesson.objects.get(pk=demo.pk).video.name == "videos/later.mp4"
+
+
+def test_a_subjects_description_the_file_changes_is_said_to_be_kept(demo, tmp_path):
+    """Only --update-subjects changes a subject's texts, which other lessons share; a file's new
+    description was passed over in silence ("1 unchanged") (editors' reviews of 5 and 7
+    December)."""
+    path = seed_file(export(tmp_path), demo)
+    text = re.sub(
+        r'subject_description: ".*"', 'subject_description: "A new description"', path.read_text()
+    )
+    path.write_text(text)
+    out = import_lessons(tmp_path, "--check")
+    assert re.search(
+        r":\d+: subject: the file's subject description differs from the site's and is left as "
+        r"it is \(other lessons share it\)",
+        out,
+    ), out
+    import_lessons(tmp_path)
+    demo.subject.refresh_from_db()
+    assert demo.subject.description != "A new description"
