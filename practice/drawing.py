@@ -33,9 +33,9 @@ class Star:
 
     @property
     def opacity(self) -> str:
-        """Lit stars fade with retrievability, to their dimmest when due (their light only:
-        the ring that says due stays bright); the others are drawn by shape instead."""
-        return f"{0.45 + 0.55 * self.state.brightness:.2f}" if self.state.word == sky.LIT else "1"
+        """Lit and kindled stars fade with retrievability, to their dimmest when due (their
+        light only: the ring that says due stays bright); unlit ones are drawn by shape."""
+        return f"{0.45 + 0.55 * self.state.brightness:.2f}" if self.state.word != sky.UNLIT else "1"
 
     @property
     def css_class(self) -> str:

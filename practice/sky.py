@@ -47,7 +47,7 @@ MEANINGS = {
     "forgetting gets likelier, and stays lit when it comes due, until a wrong answer or an "
     "answer you mark \u201cI guessed\u201d",
     KINDLED: "answered right, and not yet lit: it lights when a few more right answers in a "
-    "row, on later days, show it was not luck",
+    "row, on later days, show it was not luck; it fades as a lit star does",
     UNLIT: "not answered right yet, or not since a wrong answer or a guess",
     DUE: "time to come back to it, whatever it has earned",
     MISSED: "your last answer to it that counted was wrong (a retry after its answer was shown "
@@ -229,7 +229,7 @@ class StarState:
     whether it has come due and whether its last scheduled answer was missed."""
 
     word: StarWord  # UNLIT, KINDLED or LIT
-    brightness: float  # 0 to 1: how close a lit star still is to full light
+    brightness: float  # 0 to 1: how close a lit or kindled star still is to full light
     retrievability: float
     due: datetime | None  # when it comes back (None: never answered)
     is_due: bool = False
@@ -264,8 +264,9 @@ def star_state(
     - **unlit**: no right answer since its last miss or declared guess (or none at all);
     - **kindled**: answered right, not yet lit;
     - **lit**: the whole history of its answers makes a blind guess unlikely, on a run of right
-      answers spanning a day or more (`Evidence.after`); its brightness follows retrievability,
-      from full at its last review down to its dimmest when it comes due;
+      answers spanning a day or more (`Evidence.after`);
+    - a lit or kindled star's brightness follows retrievability, from full at its last review
+      down to its dimmest when it comes due;
     - **due**, apart from those: its time to come back has come. A lit star that comes due stays
       lit (at its dimmest), so no count of what was earned falls because time passed;
     - **missed**, apart from those too: its last scheduled answer was wrong.
@@ -277,13 +278,15 @@ def star_state(
     config = config or SchedulerSettings.from_django()
     recall = scheduling.retrievability(memory, now, config)
     is_due = memory.due <= now
-    if evidence == CONFIRMED:
-        at_due = scheduling.retrievability(memory, memory.due, config)
-        span = 1.0 - at_due
-        brightness = 1.0 if span <= 0 else min(1.0, max(0.0, (recall - at_due) / span))
-        return StarState(LIT, brightness, recall, memory.due, is_due, missed)
-    word = KINDLED if evidence == KINDLING else UNLIT
-    return StarState(word, 1.0 if word == KINDLED else 0.0, recall, memory.due, is_due, missed)
+    if evidence == NO_EVIDENCE:
+        return StarState(UNLIT, 0.0, recall, memory.due, is_due, missed)
+    # Lit and kindled stars fade alike as forgetting gets likelier, dimmest when due: a kindled
+    # star long overdue was drawn brighter than the lit ones beside it.
+    at_due = scheduling.retrievability(memory, memory.due, config)
+    span = 1.0 - at_due
+    brightness = 1.0 if span <= 0 else min(1.0, max(0.0, (recall - at_due) / span))
+    word = LIT if evidence == CONFIRMED else KINDLED
+    return StarState(word, brightness, recall, memory.due, is_due, missed)
 
 
 def counter_conditions(now: datetime) -> dict[str, Q]:

@@ -244,3 +244,13 @@ def test_a_learners_sky_is_never_the_one_kept_for_new_browsers(client, demo):
     html = client.get("/sky").content.decode()
     assert "<strong>0 lit · 1 kindled</strong>" in html
     assert "Nothing lit yet" in Client().get("/sky").content.decode()
+
+
+def test_a_kindled_star_long_overdue_is_drawn_dim(client, demo):
+    """It was drawn at full strength, brighter than lit stars beside it (outside learner
+    review): now a kindled star fades as a lit one does, dimmest once due."""
+    answer(client, demo, right=True)
+    kindled = r'<circle class="star kindled[^"]*" [^>]* fill-opacity="([\d.]+)"'
+    assert re.findall(kindled, client.get("/sky").content.decode()) == ["1.00"]
+    with time_machine.travel(Memory.objects.get().due + timedelta(days=16)):
+        assert re.findall(kindled, client.get("/sky").content.decode()) == ["0.45"]

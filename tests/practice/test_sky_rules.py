@@ -143,6 +143,16 @@ def test_a_lit_star_fades_smoothly_and_stays_lit_when_it_comes_due():
     assert len(set(brightness)) == len(brightness)
 
 
+def test_a_kindled_star_fades_as_a_lit_one_does():
+    """A kindled star long overdue was drawn at full strength, brighter than the lit stars
+    beside it (outside learner review)."""
+    answers = answered((RIGHT, NOON))
+    memory = answers[0]
+    assert star(answers, NOON).brightness == 1.0
+    overdue = star(answers, memory.due + timedelta(days=16))
+    assert (overdue.word, overdue.brightness, overdue.is_due) == ("kindled", 0.0, True)
+
+
 def test_a_miss_is_missed_and_due_says_since_when():
     answers = answered(*((RIGHT, m) for m in days(0, 2, 5)), (WRONG, days(9)[0]))
     memory, evidence = answers
