@@ -324,8 +324,10 @@ def test_home_page_for_a_learner_with_every_started_lesson_learned(
     assert "Learn something new: " in html and "Review " not in html
 
 
-@pytest.mark.parametrize("page", ["?missed=1", "?summary=1"])
-def test_after_a_round_its_summary_and_missed_practice_cost_the_same_for_1_or_500_items(demo, page):
+@pytest.mark.parametrize("query", ["?missed=1", "?summary=1"])
+def test_after_a_round_its_summary_and_missed_practice_cost_the_same_for_1_or_500_items(
+    demo, query
+):
     """The round's end on its constellation, and "Practise the ones I missed": the same
     queries for a learner with one memory as for one with 500."""
     counts = []
@@ -333,16 +335,16 @@ def test_after_a_round_its_summary_and_missed_practice_cost_the_same_for_1_or_50
         client = Client()
         learner_with(client, demo, items)  # the round's first answer, right
         finish_round(client, demo, [False] + [True] * 7)  # question 2 missed, then retried
-        path = practice_url(demo) + page
+        path = practice_url(demo) + query
         client.get(path)  # warm the content caches
         with CaptureQueriesContext(connection) as captured:
             response = client.get(path)
         assert response.status_code == 200
-        assert ("question" in response.context) == (page == "?missed=1")
+        assert ("question" in response.context) == (query == "?missed=1")
         counts.append(len(captured))
     # "Practise the ones I missed" reads one more: the question's latest showing, so that it
     # asks in another order and its verdict marks the choices in the order it asked them.
-    assert counts == [PRACTICE_PAGE_QUERIES + (page == "?missed=1")] * 2, counts
+    assert counts == [PRACTICE_PAGE_QUERIES + (query == "?missed=1")] * 2, counts
 
 
 def test_a_new_rounds_first_question_reads_one_more_for_its_practice_notice(

@@ -243,16 +243,16 @@ def shown(client: Client, demo, page: str) -> str:
 LEARNER_PAGES = ["lesson", "practice", "review"]
 
 
-@pytest.mark.parametrize("page", LEARNER_PAGES)
+@pytest.mark.parametrize("which", LEARNER_PAGES)
 @time_machine.travel("2026-12-03 10:00Z", tick=False)
-def test_a_page_shows_only_the_rows_of_the_learner_its_session_names(demo, page):
+def test_a_page_shows_only_the_rows_of_the_learner_its_session_names(demo, which):
     mine, theirs = Client(), Client()
     for right in (True, True, True):
         answer(mine, demo, right=right)
     answer(theirs, demo, right=False)
-    html = shown(mine, demo, page)
-    assert counter_text(html) != counter_text(shown(theirs, demo, page))
-    assert shown(mine, demo, page) == html
+    html = shown(mine, demo, which)
+    assert counter_text(html) != counter_text(shown(theirs, demo, which))
+    assert shown(mine, demo, which) == html
 
 
 def test_a_learner_who_signs_in_as_an_editor_keeps_their_sky(client, demo, django_user_model):
