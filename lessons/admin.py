@@ -759,9 +759,7 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
 
     def get_actions(self, request, action_location=ActionLocation.CHANGE_LIST):
         actions = super().get_actions(request, action_location)
-        if (delete := actions.get("delete_selected")) is not None:
-            actions["delete_selected"] = dataclasses.replace(delete, func=delete_drafts_only)
-        return actions
+        return with_delete_action(actions, delete_drafts_only)
 
     def get_search_results(self, request, queryset, search_term):
         """Titles, summaries and ids as Django searches them (drafts too), and the published
@@ -1051,11 +1049,19 @@ def delete_drafts_only(modeladmin, request, queryset):
     return delete_selected(modeladmin, request, queryset)
 
 
+def with_delete_action(actions: dict, func) -> dict:
+    """The admin's actions with Django's "delete selected" done by `func`, which refuses what
+    learners may be using and says why (Django's own refusal speaks of permissions)."""
+    if (delete := actions.get("delete_selected")) is not None:
+        actions["delete_selected"] = dataclasses.replace(delete, func=func)
+    return actions
+
+
 def refuse_published_question_delete(model_admin, request: HttpRequest, many: bool = False) -> None:
     model_admin.message_user(
         request,
         f"A published lesson keeps its eight questions, so {'these' if many else 'this one'} "
-        f"cannot be deleted: unpublish the lesson first, or rewrite the question instead.",
+        "cannot be deleted: unpublish the lesson first, or rewrite the question instead.",
         messages.ERROR,
     )
 
@@ -1141,11 +1147,7 @@ class QuestionAdmin(FiltersByLesson, AsksBeforeLosingLearnerData):
 
     def get_actions(self, request, action_location=ActionLocation.CHANGE_LIST):
         actions = super().get_actions(request, action_location)
-        if (delete := actions.get("delete_selected")) is not None:
-            actions["delete_selected"] = dataclasses.replace(
-                delete, func=delete_questions_of_drafts_only
-            )
-        return actions
+        return with_delete_action(actions, delete_questions_of_drafts_only)
 
     def has_delete_permission(self, request: HttpRequest, obj: Question | None = None) -> bool:
         # A published lesson keeps its eight questions; delete on the lesson's page, as a draft.
