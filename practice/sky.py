@@ -280,8 +280,8 @@ def star_state(
     is_due = memory.due <= now
     if evidence == NO_EVIDENCE:
         return StarState(UNLIT, 0.0, recall, memory.due, is_due, missed)
-    # Lit and kindled stars fade alike as forgetting gets likelier, dimmest when due: a kindled
-    # star long overdue was drawn brighter than the lit ones beside it.
+    # Lit and kindled stars fade alike as forgetting gets likelier, dimmest when due, so a
+    # kindled star long overdue is never drawn brighter than a lit one beside it.
     at_due = scheduling.retrievability(memory, memory.due, config)
     span = 1.0 - at_due
     brightness = 1.0 if span <= 0 else min(1.0, max(0.0, (recall - at_due) / span))
