@@ -18,7 +18,7 @@ from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.text import capfirst
 
-from lessons import learner_data, services
+from lessons import services
 from lessons.files import LessonFileError, lesson_to_markdown, markdown_to_lesson
 from lessons.models import Lesson, LessonRevision
 from lightmysky.lib.numbers import small_int
@@ -193,6 +193,7 @@ def restore_view(model_admin, request: HttpRequest, pk: int, revision_pk: int) -
     answers: dict[str, Any] = {
         "memories": _answer(request, "memories", services.MEMORY_DECISIONS),
         "missing": _answer(request, "missing", services.MISSING_DECISIONS),
+        "unpublish": _answer(request, "unpublish", services.UNPUBLISH_DECISIONS),
     }
     context = _context(model_admin, request, lesson, f"Restore “{lesson.title}”")
     context |= {"revision": revision, "when": when}
@@ -206,11 +207,6 @@ def restore_view(model_admin, request: HttpRequest, pk: int, revision_pk: int) -
         status = 400 if request.method == "POST" else 200
         return TemplateResponse(request, TEMPLATE, context, status=status)
     if request.method == "POST":
-        unpublishing = _unpublishes(lesson, document)
-        if unpublishing and request.POST.get("unpublish") != "yes":
-            context |= _restore_preview(lesson, revision, document, answers)
-            context["error"] = "Tick the box to set the lesson back to draft, or cancel."
-            return TemplateResponse(request, TEMPLATE, context, status=400)
         try:
             result = services.lessons_load(
                 lessons=[document],
@@ -219,12 +215,13 @@ def restore_view(model_admin, request: HttpRequest, pk: int, revision_pk: int) -
                 revision_note=f"Restored the {source}",
                 force=True,  # the editor has seen what the lesson's latest changes become
                 reorder=True,
-                unpublish="draft",  # asked above
                 **answers,
             )
         except (LessonFileError, services.AnswerNeeded) as error:
             context |= _restore_preview(lesson, revision, document, answers)
             context["problems"] = getattr(error, "problems", [])
+            if "unpublish" in context["asks"]:
+                context["error"] = "Tick the box to set the lesson back to draft, or cancel."
             return TemplateResponse(request, TEMPLATE, context, status=400)
         done = (
             f"Restored the {source}".removesuffix(".") + "."  # "… 8 p.m." takes no second one
@@ -242,10 +239,10 @@ def restore_view(model_admin, request: HttpRequest, pk: int, revision_pk: int) -
     return TemplateResponse(request, TEMPLATE, context)
 
 
-SAFE_ANSWERS = {"memories": "keep", "missing": "retire"}
+SAFE_ANSWERS = {"memories": "keep", "missing": "retire", "unpublish": None}
 
 
-def _answer(request: HttpRequest, name: str, allowed: tuple[str, ...]) -> str:
+def _answer(request: HttpRequest, name: str, allowed: tuple[str, ...]) -> str | None:
     value = request.POST.get(name)
     return value if value in allowed else SAFE_ANSWERS[name]
 
@@ -253,25 +250,15 @@ def _answer(request: HttpRequest, name: str, allowed: tuple[str, ...]) -> str:
 TEMPLATE = "admin/lessons/lesson/revision_restore.html"
 
 
-def _unpublishes(lesson: Lesson, document: dict) -> int:
-    """How many learners practise a published lesson that the restore sets back to draft."""
-    if not lesson.is_published or document.get("status") != Lesson.Status.DRAFT:
-        return 0
-    return learner_data.learners_of(lesson)
-
-
 def _restore_preview(lesson: Lesson, revision: LessonRevision, document: dict, answers) -> dict:
     """The diff from the lesson now to the revision, the plan of what restoring changes (in the
     future tense), its problems, and what it asks (with the editor's answers so far)."""
-    result, problems = services.lessons_check(
-        lessons=[document], force=True, reorder=True, unpublish="draft"
-    )
+    result, problems = services.lessons_check(lessons=[document], force=True, reorder=True)
     return {
         "lines": diff_lines(lesson_to_markdown(lesson), revision.text),
         "plan": [(line.where, line.future) for line in result.plan],
         "problems": problems,
         "asks": {kind: [line.where for line in lines] for kind, lines in result.asks.items()},
         "answers": answers,
-        "unpublish_learners": _unpublishes(lesson, document),
         "changes": bool(result.updated),
     }

@@ -277,3 +277,22 @@ def test_a_revision_from_before_a_reorder_restores_the_order_too(editor_client, 
     second.refresh_from_db()
     assert (first.position, second.position) == (1, 2)
     assert Memory.objects.get().question == first
+
+
+def test_a_restore_that_sets_a_practised_lesson_back_to_draft_asks_first(editor_client, demo):  # noqa: F811
+    answer(Client(), demo, right=True)
+    imported = demo.revisions.get()
+    text = imported.text.replace('status: "published"', 'status: "draft"')
+    LessonRevision.objects.filter(pk=imported.pk).update(text=text)
+    url = f"/admin/lessons/lesson/{demo.pk}/revisions/{imported.pk}/restore/"
+    html = editor_client.get(url).content.decode()
+    assert "1 learner practises it, and it leaves their sky" in html
+    assert 'name="unpublish" value="draft" id="id_unpublish_draft">' in html  # not ticked
+
+    refused = editor_client.post(url, {})
+    assert refused.status_code == 400
+    assert "Tick the box to set the lesson back to draft" in refused.content.decode()
+    assert Lesson.objects.get(pk=demo.pk).status == Lesson.Status.PUBLISHED
+
+    assert editor_client.post(url, {"unpublish": "draft"}).status_code == 302
+    assert Lesson.objects.get(pk=demo.pk).status == Lesson.Status.DRAFT
