@@ -615,6 +615,7 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
             raise PermissionDenied
         context = {**self.admin_site.each_context(request), "opts": self.model._meta}
         context["title"] = "Upload a lesson file"
+        status = 200
         if request.method == "POST":
             name, text, problem = uploaded_text(request)
             context |= {"name": name, "text": text}
@@ -636,8 +637,11 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
                     )
                 except LessonFileError as error:
                     context["problems"] = error.problems
-                except services.AnswerNeeded:  # learners' data changed since the preview
+                except services.AnswerNeeded as asked:  # unticked, or learners answered since
                     context |= upload_preview(name, text)
+                    context["answers"] |= {k: v for k, v in answers.items() if v is not None}
+                    context["error"] = admin_revisions.unanswered(asked)
+                    status = 400
                 else:
                     lesson = services.existing_lesson(document)
                     # A line each, under words of its own (the admin capitalises a message's
@@ -673,7 +677,9 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
                     return redirect(target)
             else:
                 context |= upload_preview(name, text)
-        return TemplateResponse(request, "admin/lessons/upload_lesson_file.html", context)
+        return TemplateResponse(
+            request, "admin/lessons/upload_lesson_file.html", context, status=status
+        )
 
     def lesson_file_view(self, request: HttpRequest, pk: int) -> HttpResponse:
         lesson = self.get_object(request, str(pk))

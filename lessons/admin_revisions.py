@@ -219,9 +219,10 @@ def restore_view(model_admin, request: HttpRequest, pk: int, revision_pk: int) -
             )
         except (LessonFileError, services.AnswerNeeded) as error:
             context |= _restore_preview(lesson, revision, document, answers)
-            context["problems"] = getattr(error, "problems", [])
-            if "unpublish" in context["asks"]:
-                context["error"] = "Tick the box to set the lesson back to draft, or cancel."
+            if isinstance(error, LessonFileError):
+                context["problems"] = error.problems
+            else:
+                context["error"] = unanswered(error)
             return TemplateResponse(request, TEMPLATE, context, status=400)
         done = (
             f"Restored the {source}".removesuffix(".") + "."  # "… 8 p.m." takes no second one
@@ -237,6 +238,16 @@ def restore_view(model_admin, request: HttpRequest, pk: int, revision_pk: int) -
         return redirect(reverse("admin:lessons_lesson_change", args=[lesson.pk]))
     context |= _restore_preview(lesson, revision, document, answers)
     return TemplateResponse(request, TEMPLATE, context)
+
+
+def unanswered(asked: services.AnswerNeeded) -> str:
+    """Why a restore or an upload saved nothing: what it asks has no answer from the page."""
+    if "unpublish" in asked.result.asks:
+        return "Nothing was changed: tick the box to set the lesson back to draft, or cancel."
+    return (
+        "Nothing was changed: learners answered since this page was drawn, and what is asked "
+        "below needs your answer."
+    )
 
 
 SAFE_ANSWERS = {"memories": "keep", "missing": "retire", "unpublish": None}

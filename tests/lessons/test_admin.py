@@ -686,9 +686,12 @@ def test_an_upload_or_import_that_unpublishes_a_practised_lesson_asks_first(
     preview = upload(editor_client, text, name).content.decode()
     assert "Set back to draft: 1 learner practises it" in preview
     asked = editor_client.post(
-        "/admin/lessons/lesson/upload/", {"name": name, "text": text, "apply": "yes"}
+        "/admin/lessons/lesson/upload/",
+        {"name": name, "text": text, "apply": "yes", "missing": "delete"},
     )
-    assert asked.status_code == 200 and "Set back to draft" in asked.content.decode()
+    html = asked.content.decode()
+    assert asked.status_code == 400 and "Set back to draft" in html
+    assert "Nothing was changed: tick the box to set the lesson back to draft" in html
     assert Lesson.objects.get(pk=demo.pk).status == Lesson.Status.PUBLISHED
     (tmp_path / name).write_text(text)
     with pytest.raises(CommandError, match="--allow-unpublish"):
@@ -700,6 +703,40 @@ def test_an_upload_or_import_that_unpublishes_a_practised_lesson_asks_first(
     )
     assert applied.status_code == 302
     assert Lesson.objects.get(pk=demo.pk).status == Lesson.Status.DRAFT
+
+
+def test_an_upload_left_unanswered_says_why_and_keeps_the_editors_choices(editor_client, demo):
+    """Applying without ticking the draft box showed the same preview again, with no word that
+    nothing was saved, and the choices made on it set back (second review of stop 69)."""
+    from lessons.files import lesson_to_markdown
+
+    answer(Client(), demo, right=False)
+    answered = Review.objects.get().question
+    text = lesson_to_markdown(demo).replace('status: "published"', 'status: "draft"')
+    start = text.index(f"::: question {answered.position} ")
+    end = text.index("::: question ", start + 1)
+    text = text[:start] + text[end:]  # a draft may have fewer than 8
+    name = f"{demo.public_id}.md"
+    asked = editor_client.post(
+        "/admin/lessons/lesson/upload/",
+        {"name": name, "text": text, "apply": "yes", "missing": "delete"},
+    )
+    html = asked.content.decode()
+    assert asked.status_code == 400
+    assert "Nothing was changed: tick the box to set the lesson back to draft" in html
+    assert 'name="missing" value="delete" id="id_missing_delete" checked' in html
+    assert demo.questions.count() == 8 and Lesson.objects.get(pk=demo.pk).is_published
+
+
+def test_an_upload_that_changes_nothing_offers_nothing_to_apply(editor_client, demo):
+    from lessons.files import lesson_to_markdown
+
+    demo.body += "\n\n<div>raw html</div>"
+    demo.save()
+    html = upload(editor_client, lesson_to_markdown(demo), "same.md").content.decode()
+    assert "Checked same.md" in html and "changes nothing in the lesson" in html
+    assert "warning" in html and "apply it as it is" not in html
+    assert "Apply these changes" not in html
 
 
 def test_a_lesson_form_claiming_thousands_of_questions_is_refused_before_building_them(
