@@ -245,8 +245,8 @@ def test_going_through_the_cards_again_sums_up_that_set_only(client, demo):
         "more ratings of Hard or better in a row, on later days, light it."
     ) in third
     assert (
-        f"<strong>{cards} stars</strong> are unlit again after a rating of Again, until "
-        "ratings of Hard or better kindle and light them again."
+        f"<strong>{cards} stars</strong> are unlit after a rating of Again, until ratings of "
+        "Hard or better kindle them again and light them."
     ) in third
 
 

@@ -125,6 +125,10 @@ def test_review_answers_feed_the_schedule_and_show_feedback(client, demo):
         assert response.status_code == 302
         feedback = client.get(response["Location"]).content.decode()
         assert "Right" in feedback and "Continue" in feedback
+        # Continuing empties the verdict's live region, as in a round, so the last verdict is
+        # not left to be read again beside the next question or the set's end.
+        following = client.get("/review", headers={"HX-Request": "true"}).content.decode()
+        assert '<p id="answer-status" data-hx-swap-oob="innerHTML"></p>' in following
         assert Memory.objects.get(question=question).due > before
         assert Review.objects.filter(round__isnull=True).count() == 1
 

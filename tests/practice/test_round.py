@@ -399,6 +399,21 @@ def test_a_form_sent_again_from_an_earlier_page_says_it_was_answered(client, dem
     assert Review.objects.count() == 2
 
 
+def test_a_wrong_answer_sent_again_from_a_second_tab_is_told_wrong(client, demo):
+    first, token = current_question(client, practice_url(demo))
+    client.post(practice_url(demo), {"token": token, "choice": wrong_choices(first)})
+    again = client.post(
+        practice_url(demo),
+        {"token": token, "choice": right_choices(first)},
+        headers={"HX-Request": "true"},
+    )
+    status = re.search(r'<p id="answer-status"[^>]*>(.*?)</p>', again.content.decode(), re.S)
+    assert status and status[1].startswith(
+        "You answered this question already, so this is the answer you gave then, which was "
+        "wrong. The answer is"
+    )
+
+
 def test_after_a_round_the_missed_ones_can_be_practised_without_scheduling(client, demo):
     finish_round(client, demo, [False, True, False] + [True] * 5 + [True, False])
     summary = client.get(practice_url(demo) + "?summary=1").content.decode()

@@ -241,8 +241,8 @@ def test_a_lit_star_put_out_by_a_miss_or_a_guess_is_told_so(client, demo):
         assert "you marked this one as a guess in this set" in reasked[2]
         end = client.get("/review").content.decode()
         assert (
-            "<strong>2 stars</strong> are unlit again after a wrong answer or a guess, until "
-            "right answers kindle and light them again."
+            "<strong>2 stars</strong> are unlit after a wrong answer or a guess, until right "
+            "answers kindle them again and light them."
         ) in end
         assert words(client.get("/sky").content.decode(), demo)[:3] == ["unlit", "unlit", "lit"]
     assert "until a wrong answer or an answer you mark" in client.get("/sky/words").content.decode()
