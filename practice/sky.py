@@ -43,11 +43,11 @@ UNLIT, KINDLED, LIT, DUE, MISSED = StarWord
 WORDS = tuple(StarWord)
 # What each word means, for learners (the words page, /sky/words, and its Markdown twin).
 MEANINGS = {
-    LIT: "your answers over more than one day show you know it, not luck; it fades as "
+    LIT: "your answers, spread over a day or more, show you know it, not luck; it fades as "
     "forgetting gets likelier, and stays lit when it comes due, until a wrong answer or an "
     "answer you mark \u201cI guessed\u201d",
     KINDLED: "answered right, and not yet lit: it lights when a few more right answers in a "
-    "row, on later days, show it was not luck; it fades as a lit star does",
+    "row, spread over a day or more, show it was not luck; it fades as a lit star does",
     UNLIT: "not answered right yet, or not since a wrong answer or a guess",
     DUE: "time to come back to it, whatever it has earned",
     MISSED: "your last answer to it that counted was wrong (a retry after its answer was shown "

@@ -291,7 +291,8 @@ def test_a_restore_that_sets_a_practised_lesson_back_to_draft_asks_first(editor_
 
     refused = editor_client.post(url, {})
     assert refused.status_code == 400
-    assert "Nothing was changed: tick the box to set the lesson back to draft" in refused.content.decode()
+    told = "Nothing was changed: tick the box to set the lesson back to draft"
+    assert told in refused.content.decode()
     assert Lesson.objects.get(pk=demo.pk).status == Lesson.Status.PUBLISHED
 
     assert editor_client.post(url, {"unpublish": "draft"}).status_code == 302

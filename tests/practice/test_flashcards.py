@@ -209,9 +209,9 @@ def test_going_through_the_cards_again_sums_up_that_set_only(client, demo):
     assert first.count('role="status"') == 2
     # What lighting them takes, told of flashcards: ratings, not right answers.
     assert (
-        "A kindled star lights after more ratings of Hard or better in a row, on later days: a "
-        "new flashcard needs 4 in all, its first included, and each Again before it lights "
-        "adds up to two more."
+        "A kindled star lights after more ratings of Hard or better in a row, spread over a "
+        "day or more: a new flashcard needs 4 in all, its first included, and each Again "
+        "before it lights adds up to two more."
     ) in first
     assert "right answers" not in first.split('class="round-stars"')[1].split("</p>")[0]
     # Two hours on, the same cards again: rated Good again, they were kindled already.
@@ -242,7 +242,7 @@ def test_going_through_the_cards_again_sums_up_that_set_only(client, demo):
         third = rate_every_card(client, url, "1")
     assert (
         "No star lit or kindled this set: a rating of Hard or better kindles a star, and a few "
-        "more ratings of Hard or better in a row, on later days, light it."
+        "more ratings of Hard or better in a row, spread over a day or more, light it."
     ) in third
     assert (
         f"<strong>{cards} stars</strong> are unlit after a rating of Again, until ratings of "

@@ -297,9 +297,9 @@ def test_a_set_of_questions_and_flashcards_ends_on_the_rule_for_both(client, dem
     assert "This set kindled <strong>2 stars</strong>." in end
     assert (
         "A kindled star lights after more right answers or ratings of Hard or better in a "
-        "row, on later days, so that a lucky guess is unlikely: a new question with four "
-        "choices needs 3 in all, its first included, and a new flashcard 4, and each wrong "
-        "answer or Again before it lights adds up to two more."
+        "row, spread over a day or more, so that a lucky guess is unlikely: a new question "
+        "with four choices needs 3 in all, its first included, and a new flashcard 4, and "
+        "each wrong answer or Again before it lights adds up to two more."
     ) in end
 
 

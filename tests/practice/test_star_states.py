@@ -100,9 +100,9 @@ def test_a_new_browser_answering_the_seed_round_right_sees_kindled_stars_not_lit
     assert "This round kindled <strong>8 stars</strong>." in end
     # When they can light, as the rule has it: a second right answer is not enough.
     assert (
-        "A kindled star lights after more right answers in a row, on later days, so that "
-        "a lucky guess is unlikely: a new question with four choices needs 3 in all, its first "
-        "included, and each wrong answer before it lights adds up to two more."
+        "A kindled star lights after more right answers in a row, spread over a day or more, "
+        "so that a lucky guess is unlikely: a new question with four choices needs 3 in all, "
+        "its first included, and each wrong answer before it lights adds up to two more."
     ) in end
     assert "flashcard" not in end.split('class="round-stars"')[1].split("</p>")[0]
     assert "Until it is lit, each comes back within 3 days" in end
