@@ -88,6 +88,8 @@ class LoadResult:
     asks: dict[str, list[PlanLine]] = field(default_factory=dict)
     # Markdown in the files that will not show as written: said, but not stopping the import.
     warnings: list[Problem] = field(default_factory=list)
+    # A file's subject or area text differs from the site's, which the load left as it was.
+    kept_shared_texts: bool = False
 
     def plan_in_words(self, *, future: bool) -> list[str]:
         return [line.words(future=future) for line in self.plan]
@@ -255,12 +257,14 @@ def lessons_load(
         lesson = existing_lesson(item)
         if lesson and not item.get("public_id") and lesson.status == Lesson.Status.PUBLISHED:
             # What learners see changes only from a file that names it.
+            field = "slug" if item.get("slug") else "title"
+            same = "this file's slug" if field == "slug" else "the slug this file's title makes"
             problems.add(
-                problems.line("title"),
+                problems.line(field),
                 "public_id",
                 f"the published lesson “{lesson.title}” ({lesson.public_id}) in this subject has "
-                f'this file\'s title: to change it, add public_id: "{lesson.public_id}" to the '
-                "file; for a new lesson, give it another title",
+                f'{same}: to change it, add public_id: "{lesson.public_id}" to the file; for a '
+                f"new lesson, give it another {field}",
             )
             continue
         is_new = lesson is None
@@ -307,7 +311,8 @@ def lessons_load(
             missing=missing,
             reorder=reorder,
         )
-        if not update_subjects:
+        # A restore brings back its lesson, never the texts its subject shares with others.
+        if not update_subjects and revision_source != LessonRevision.Source.RESTORE:
             _say_shared_texts_kept(load, item, subject, area)
         # A slug mistyped in a file makes a subject or area of its own: say so before it does.
         for kind, row, made in (("subject", subject, subject_made), ("area", area, area_made)):
@@ -518,10 +523,10 @@ def _say_shared_texts_kept(load: _ItemsLoad, item: dict[str, Any], subject, area
             what = key.replace("_", " ")
             kept = (
                 f"the file's {what} differs from the site's and is left as it is (other lessons "
-                f"share it): change it on the {key.split('_')[0]}'s admin page, or import with "
-                "--update-subjects"
+                f"share it): change it on the {key.split('_')[0]}'s admin page"
             )
             load.plan(load.problems.line(key), key.split("_")[0], kept, kept)
+            load.result.kept_shared_texts = True
 
 
 def _area(

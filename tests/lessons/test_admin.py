@@ -739,6 +739,19 @@ def test_an_upload_that_changes_nothing_offers_nothing_to_apply(editor_client, d
     assert "Apply these changes" not in html
 
 
+def test_an_upload_says_where_to_change_a_subjects_text_it_leaves(editor_client, demo):
+    from lessons.files import lesson_to_markdown
+
+    text = lesson_to_markdown(demo).replace(
+        f'subject_name: "{demo.subject.name}"', 'subject_name: "Another name"'
+    )
+    html = upload(editor_client, text, "renamed.md").content.decode()
+    assert "is left as it is (other lessons share it): change it on the subject's admin page" in (
+        html.replace("&#x27;", "'")
+    )
+    assert "--update-subjects" not in html  # a flag of the command line, not of this page
+
+
 def test_a_lesson_form_claiming_thousands_of_questions_is_refused_before_building_them(
     editor_client, demo
 ):

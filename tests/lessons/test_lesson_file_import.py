@@ -498,9 +498,16 @@ def test_a_file_without_a_public_id_never_changes_a_published_lesson_of_the_same
         message = refused(tmp_path, *options)
         assert (
             f"the published lesson “{demo.title}” ({demo.public_id}) in this subject has this "
-            f'file\'s title: to change it, add public_id: "{demo.public_id}" to the file; for a '
-            "new lesson, give it another title"
+            f'file\'s slug: to change it, add public_id: "{demo.public_id}" to the file; for a '
+            "new lesson, give it another slug"
         ) in message
+    # Without a slug, the title makes it (second review of stop 69: the title was blamed
+    # whatever the file said).
+    path.write_text(re.sub(r'slug: "[^"]*"\n', "", path.read_text()))
+    assert (
+        f"has the slug this file's title makes: to change it, add public_id: "
+        f'"{demo.public_id}" to the file; for a new lesson, give it another title'
+    ) in refused(tmp_path)
     demo.refresh_from_db()
     assert (
         demo.status == Lesson.Status.PUBLISHED and demo.heading != "A heading changed in the file"
@@ -582,9 +589,10 @@ def test_a_subjects_description_the_file_changes_is_said_to_be_kept(demo, tmp_pa
     out = import_lessons(tmp_path, "--check")
     assert re.search(
         r":\d+: subject: the file's subject description differs from the site's and is left as "
-        r"it is \(other lessons share it\)",
+        r"it is \(other lessons share it\): change it on the subject's admin page",
         out,
     ), out
+    assert "To change them from the files instead, import with --update-subjects." in out
     import_lessons(tmp_path)
     demo.subject.refresh_from_db()
     assert demo.subject.description != "A new description"

@@ -297,3 +297,16 @@ def test_a_restore_that_sets_a_practised_lesson_back_to_draft_asks_first(editor_
 
     assert editor_client.post(url, {"unpublish": "draft"}).status_code == 302
     assert Lesson.objects.get(pk=demo.pk).status == Lesson.Status.DRAFT
+
+
+def test_a_restore_says_nothing_of_the_subjects_texts_it_leaves(editor_client, demo):  # noqa: F811
+    """A restore brings back its lesson, never its subject's texts: its plan said the file's
+    subject description differed, advising a command-line flag (second review of stop 69)."""
+    demo.subject.description = "A description edited since"
+    demo.subject.save()
+    retitle(editor_client, demo, "Many Devices, One Model")
+    imported = demo.revisions.last()
+    url = f"/admin/lessons/lesson/{demo.pk}/revisions/{imported.pk}/restore/"
+    html = editor_client.get(url).content.decode()
+    assert "will change: title" in html
+    assert "differs from the site's" not in html and "--update-subjects" not in html

@@ -196,6 +196,10 @@ class Command(BaseCommand):
     def print_plan(self, result: LoadResult, *, future: bool) -> None:
         for line in result.plan_in_words(future=future):
             self.stdout.write(line)
+        if result.kept_shared_texts:
+            self.stdout.write(
+                "To change them from the files instead, import with --update-subjects."
+            )
 
     def ask(self, kind: str, asked: list) -> str:
         question, options, _ = QUESTIONS[kind]
