@@ -1063,11 +1063,17 @@ def with_delete_action(actions: dict, func) -> dict:
     return actions
 
 
-def refuse_published_question_delete(model_admin, request: HttpRequest, many: bool = False) -> None:
+def refuse_published_question_delete(
+    model_admin, request: HttpRequest, lessons: list[Lesson], questions: int = 1
+) -> None:
+    titles = " and ".join(f"“{lesson.title}”" for lesson in lessons)
+    one = len(lessons) == 1
     model_admin.message_user(
         request,
-        f"A published lesson keeps its eight questions, so {'these' if many else 'this one'} "
-        "cannot be deleted: unpublish the lesson first, or rewrite the question instead.",
+        f"{titles} {'is' if one else 'are'} published, and a published lesson keeps its eight "
+        f"questions, so {'this question' if questions == 1 else 'these questions'} cannot be "
+        f"deleted: unpublish {'the lesson' if one else 'those lessons'} first, or rewrite "
+        f"{'the question' if questions == 1 else 'the questions'} instead.",
         messages.ERROR,
     )
 
@@ -1075,8 +1081,13 @@ def refuse_published_question_delete(model_admin, request: HttpRequest, many: bo
 def delete_questions_of_drafts_only(modeladmin, request, queryset):
     """Django's "delete selected", refused with the reason when any question is of a published
     lesson (Django's own refusal spoke of the editor's permissions)."""
-    if queryset.filter(lesson__status=Lesson.Status.PUBLISHED).exists():
-        refuse_published_question_delete(modeladmin, request, many=queryset.count() > 1)
+    published = Lesson.objects.filter(
+        status=Lesson.Status.PUBLISHED, pk__in=queryset.values("lesson")
+    ).order_by("title")
+    if published:
+        refuse_published_question_delete(
+            modeladmin, request, list(published), questions=queryset.count()
+        )
         return None
     return delete_selected(modeladmin, request, queryset)
 
@@ -1147,7 +1158,7 @@ class QuestionAdmin(FiltersByLesson, AsksBeforeLosingLearnerData):
     def delete_view(self, request, object_id, extra_context=None):
         question = self.get_object(request, unquote(object_id))
         if question is not None and question.lesson.is_published:
-            refuse_published_question_delete(self, request)
+            refuse_published_question_delete(self, request, [question.lesson])
             return redirect(reverse("admin:lessons_question_change", args=[question.pk]))
         return super().delete_view(request, object_id, extra_context)
 

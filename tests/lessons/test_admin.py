@@ -512,6 +512,22 @@ def test_a_refused_delete_says_unpublish_first(editor_client, demo):
     html = response.content.decode()
     assert "unpublish the lesson first" in html and "permission" not in html
     assert Question.objects.filter(pk=question.pk).exists()
+    # Two questions, of a draft and of the published lesson: the refusal names which lesson
+    # stops it, and speaks of questions in the plural (second review of stop 69).
+    draft = make_lesson(status=Lesson.Status.DRAFT, questions=1)
+    chosen = [str(question.pk), str(draft.questions.get().pk)]
+    response = editor_client.post(
+        "/admin/lessons/question/",
+        {"action": "delete_selected", "_selected_action": chosen},
+        follow=True,
+    )
+    html = response.content.decode().replace("&#x27;", "'")
+    assert (
+        f"“{demo.title}” is published, and a published lesson keeps its eight questions, so "
+        "these questions cannot be deleted: unpublish the lesson first, or rewrite the "
+        "questions instead."
+    ) in html
+    assert Question.objects.filter(pk__in=chosen).count() == 2
 
 
 def test_deleting_an_answered_question_from_a_draft_asks_first(editor_client, demo):

@@ -406,6 +406,18 @@ def test_in_a_terminal_the_import_asks_and_does_what_the_editor_answers(
     assert Question.everything.get(pk=seventh.pk).retired_at is not None
 
 
+def test_a_yes_answers_a_question_with_one_way_to_go_on(demo, tmp_path, monkeypatch):
+    answer(Client(), demo, right=True)
+    path = seed_file(export(tmp_path), demo)
+    path.write_text(path.read_text().replace('status: "published"', 'status: "draft"'))
+    monkeypatch.setattr("sys.stdin", Terminal("yes\n"))
+    out = import_lessons(tmp_path)
+    assert "Set these published lessons back to draft all the same" in out
+    assert "[draft/cancel]" in out and out.count("back to draft all the same") == 1
+    demo.refresh_from_db()
+    assert demo.status == Lesson.Status.DRAFT
+
+
 def test_a_cancelled_answer_writes_nothing(demo, tmp_path, monkeypatch):
     seventh = keyless_seventh_question(demo, tmp_path)
     monkeypatch.setattr("sys.stdin", Terminal("\n"))

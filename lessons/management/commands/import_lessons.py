@@ -215,6 +215,8 @@ class Command(BaseCommand):
             reply = sys.stdin.readline().strip().lower()
             if reply in options:
                 return reply
+            if len(options) == 1 and reply in ("y", "yes"):  # a yes-or-no question
+                return options[0]
             if reply in ("", "cancel", "c", "n", "no"):
                 raise CommandError("Cancelled; nothing was written.")
 
