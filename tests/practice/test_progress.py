@@ -360,6 +360,19 @@ def test_a_code_scanned_where_its_progress_already_is_says_so(client, demo):
     assert "joins it" not in html and "Yes, bring it here" not in html
 
 
+def test_a_code_entered_where_it_was_made_is_left_for_the_other_device(client, demo):
+    """It was spent, and erasing this browser's progress then said another device had shared
+    it (second review of stop 69)."""
+    answer(client, demo, right=True)
+    code = make_code(client)
+    entered = client.post("/progress/adopt", {"code": code})
+    assert entered.status_code == 200
+    assert "This browser already carries this progress" in entered.text
+    assert "Use the code on the other device." in entered.text
+    forgotten = client.post("/progress/forget", {"confirm": "yes"})
+    assert forgotten["Location"] == "/progress?forgotten=1"
+
+
 def test_a_code_scanned_again_where_it_was_used_says_the_progress_is_here(client, demo):
     answer(client, demo, right=True)
     code = make_code(client)
