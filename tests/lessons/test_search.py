@@ -233,6 +233,12 @@ def test_htmx_gets_the_results_alone(client, demo):
     assert response.status_code == 200 and "<html" not in html
     assert demo.title in html and "<h1>" in html
     assert "HX-Request" in response["Vary"]
+    # The footer, outside what typing replaces, is told this page's twin (it kept the page's
+    # the search was typed on: second review of stop 69).
+    assert (
+        '<span id="twin-link" data-hx-swap-oob="innerHTML"> · <a href="/search.md?q=pipeline%20'
+        'bubble" type="text/markdown">'
+    ) in html
 
 
 def test_a_learner_sees_their_state_in_each_lesson(client, demo):
