@@ -257,14 +257,14 @@ def lessons_load(
         lesson = existing_lesson(item)
         if lesson and not item.get("public_id") and lesson.status == Lesson.Status.PUBLISHED:
             # What learners see changes only from a file that names it.
-            field = "slug" if item.get("slug") else "title"
-            same = "this file's slug" if field == "slug" else "the slug this file's title makes"
+            by = "slug" if item.get("slug") else "title"
+            matched = "this file's slug" if by == "slug" else "the slug this file's title makes"
             problems.add(
-                problems.line(field),
+                problems.line(by),
                 "public_id",
                 f"the published lesson “{lesson.title}” ({lesson.public_id}) in this subject has "
-                f'{same}: to change it, add public_id: "{lesson.public_id}" to the file; for a '
-                f"new lesson, give it another {field}",
+                f'{matched}: to change it, add public_id: "{lesson.public_id}" to the file; for '
+                f"a new lesson, give it another {by}",
             )
             continue
         is_new = lesson is None
