@@ -32,7 +32,7 @@ from django.template.defaultfilters import pluralize
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html, format_html_join
-from django.utils.text import slugify
+from django.utils.text import get_text_list, slugify
 
 from lessons import admin_revisions, learner_data, search, services
 from lessons.files import (
@@ -1011,7 +1011,7 @@ def upload_preview(name: str, text: str) -> dict:
             "warnings": document["warnings"],
             "diff": diff,
         },
-        "asks": {kind: [line.where for line in lines] for kind, lines in result.asks.items()},
+        **admin_revisions.asks_on_page(result),
         "answers": {"memories": "keep", "missing": "retire"},
     }
 
@@ -1038,7 +1038,7 @@ def lesson_files_response(lessons: list[Lesson]) -> HttpResponse:
 
 
 def refuse_published_delete(model_admin, request: HttpRequest, lessons: list[Lesson]) -> None:
-    titles = ", ".join(f"“{lesson.title}”" for lesson in lessons)
+    titles = get_text_list([f"“{lesson.title}”" for lesson in lessons], "and")
     model_admin.message_user(
         request,
         f"{titles} {'is' if len(lessons) == 1 else 'are'} published, so learners may be "
@@ -1066,7 +1066,7 @@ def with_delete_action(actions: dict, func) -> dict:
 def refuse_published_question_delete(
     model_admin, request: HttpRequest, lessons: list[Lesson], questions: int = 1
 ) -> None:
-    titles = " and ".join(f"“{lesson.title}”" for lesson in lessons)
+    titles = get_text_list([f"“{lesson.title}”" for lesson in lessons], "and")
     one = len(lessons) == 1
     model_admin.message_user(
         request,

@@ -240,10 +240,28 @@ def restore_view(model_admin, request: HttpRequest, pk: int, revision_pk: int) -
     return TemplateResponse(request, TEMPLATE, context)
 
 
+def asks_on_page(result: services.LoadResult) -> dict:
+    """What a load asks, for the shared questions (_learner_data_questions.html): the items
+    each question is about, and whether an answered flashcard is among those left out."""
+    asks = {kind: [line.where for line in lines] for kind, lines in result.asks.items()}
+    return {"asks": asks, "missing_cards": _flashcards_among(asks.get("missing", []))}
+
+
+def _flashcards_among(wheres: list[str]) -> bool:
+    """A flashcard cannot be retired: left out with answers, it is deleted or put back."""
+    return any(where.startswith("flashcard") for where in wheres)
+
+
 def unanswered(asked: services.AnswerNeeded) -> str:
     """Why a restore or an upload saved nothing: what it asks has no answer from the page."""
-    if "unpublish" in asked.result.asks:
+    asks = asked.result.asks
+    if "unpublish" in asks:
         return "Nothing was changed: tick the box to set the lesson back to draft, or cancel."
+    if _flashcards_among([line.where for line in asks.get("missing", [])]):
+        return (
+            "Nothing was changed: an answered flashcard that is left out cannot be retired. "
+            "Choose to delete it, or cancel and put it back in the file."
+        )
     return (
         "Nothing was changed: learners answered since this page was drawn, and what is asked "
         "below needs your answer."
@@ -264,12 +282,17 @@ TEMPLATE = "admin/lessons/lesson/revision_restore.html"
 def _restore_preview(lesson: Lesson, revision: LessonRevision, document: dict, answers) -> dict:
     """The diff from the lesson now to the revision, the plan of what restoring changes (in the
     future tense), its problems, and what it asks (with the editor's answers so far)."""
-    result, problems = services.lessons_check(lessons=[document], force=True, reorder=True)
+    result, problems = services.lessons_check(
+        lessons=[document],
+        force=True,
+        reorder=True,
+        revision_source=LessonRevision.Source.RESTORE,
+    )
     return {
         "lines": diff_lines(lesson_to_markdown(lesson), revision.text),
         "plan": [(line.where, line.future) for line in result.plan],
         "problems": problems,
-        "asks": {kind: [line.where for line in lines] for kind, lines in result.asks.items()},
+        **asks_on_page(result),
         "answers": answers,
         "changes": bool(result.updated),
     }

@@ -711,15 +711,17 @@ def _unpublishing(load: _ItemsLoad, unpublish: str | None) -> None:
     """A published lesson set back to draft leaves the sky of every learner who practises it
     (a 404 on its pages): the editor says so first, as on the lesson's page."""
     learners = learner_data.learners_of(load.lesson)
-    if not learners or unpublish == "draft":
+    if not learners:
         return
     some = f"{learners} learner{' practises' if learners == 1 else 's practise'} it"
     entry = load.plan(
         load.problems.line("status"), "status",
         f"Set back to draft: {some}, and it leaves their sky until it is published again",
-        "set back to draft", learners=True,
+        f"set back to draft: {some}, and it left their sky until it is published again",
+        learners=True,
     )  # fmt: skip
-    load.ask("unpublish", entry)
+    if unpublish != "draft":
+        load.ask("unpublish", entry)
 
 
 def _quoted(texts: list[str]) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html as html_module
 import io
 import re
 
@@ -502,6 +503,15 @@ def test_a_refused_delete_says_unpublish_first(editor_client, demo):
     )
     assert "unpublish first" in response.content.decode()
     assert Lesson.objects.filter(pk=demo.pk).exists()
+    three = list(Lesson.objects.filter(status=Lesson.Status.PUBLISHED).order_by("pk")[:3])
+    response = editor_client.post(
+        "/admin/lessons/lesson/",
+        {"action": "delete_selected", "_selected_action": [str(x.pk) for x in three]},
+        follow=True,
+    )
+    said = html_module.unescape(response.content.decode())
+    assert re.search(r"“[^”]+”, “[^”]+” and “[^”]+” are published", said), said[-3000:]
+    assert all(x.title in said for x in three)
     # From the list of questions too: Django's own refusal spoke of the editor's permissions
     # (outside editor review).
     response = editor_client.post(
@@ -716,9 +726,14 @@ def test_an_upload_or_import_that_unpublishes_a_practised_lesson_asks_first(
     applied = editor_client.post(
         "/admin/lessons/lesson/upload/",
         {"name": name, "text": text, "apply": "yes", "unpublish": "draft"},
+        follow=True,
     )
-    assert applied.status_code == 302
     assert Lesson.objects.get(pk=demo.pk).status == Lesson.Status.DRAFT
+    # What was done says what the editor agreed to (it said only "changed: status").
+    assert (
+        "set back to draft: 1 learner practises it, and it left their sky until it is "
+        "published again"
+    ) in applied.content.decode()
 
 
 def test_an_upload_left_unanswered_says_why_and_keeps_the_editors_choices(editor_client, demo):
@@ -742,6 +757,32 @@ def test_an_upload_left_unanswered_says_why_and_keeps_the_editors_choices(editor
     assert "Nothing was changed: tick the box to set the lesson back to draft" in html
     assert 'name="missing" value="delete" id="id_missing_delete" checked' in html
     assert demo.questions.count() == 8 and Lesson.objects.get(pk=demo.pk).is_published
+
+
+def test_an_upload_leaving_out_an_answered_flashcard_offers_delete_only(editor_client, demo):
+    """Retire, ticked by default, cannot apply to a flashcard: every Apply came back with a
+    reason that was not true, "learners answered since this page was drawn" (second review
+    of stop 69)."""
+    from lessons.files import lesson_to_markdown
+    from tests.practice.helpers import rate_every_card
+
+    rate_every_card(Client(), demo.get_flashcards_url(), "3")
+    text = lesson_to_markdown(demo)
+    start = text.index("::: flashcard 2 ")
+    text = text[:start] + text[text.index("::: flashcard 3 ") :]
+    name = f"{demo.public_id}.md"
+    preview = upload(editor_client, text, name).content.decode().replace("&#x27;", "'")
+    assert "A flashcard cannot be retired" in preview
+    assert 'value="retire"' not in preview
+    assert 'name="missing" value="delete" id="id_missing_delete">' in preview  # not chosen
+    page = "/admin/lessons/lesson/upload/"
+    asked = editor_client.post(page, {"name": name, "text": text, "apply": "yes"})
+    assert asked.status_code == 400
+    assert "an answered flashcard that is left out cannot be retired" in asked.content.decode()
+    assert demo.flashcards.count() == 8
+    applied = {"name": name, "text": text, "apply": "yes", "missing": "delete"}
+    assert editor_client.post(page, applied).status_code == 302
+    assert demo.flashcards.count() == 7
 
 
 def test_an_upload_that_changes_nothing_offers_nothing_to_apply(editor_client, demo):

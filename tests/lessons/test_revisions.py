@@ -3,6 +3,7 @@ two, and a restore that goes through an import's checks."""
 
 from __future__ import annotations
 
+import html as html_module
 import io
 import re
 
@@ -307,6 +308,10 @@ def test_a_restore_says_nothing_of_the_subjects_texts_it_leaves(editor_client, d
     retitle(editor_client, demo, "Many Devices, One Model")
     imported = demo.revisions.last()
     url = f"/admin/lessons/lesson/{demo.pk}/revisions/{imported.pk}/restore/"
-    html = editor_client.get(url).content.decode()
+    html = html_module.unescape(editor_client.get(url).content.decode())
     assert "will change: title" in html
     assert "differs from the site's" not in html and "--update-subjects" not in html
+    editor_client.post(url)
+    assert "Restored the revision" in html_module.unescape(
+        editor_client.get(f"/admin/lessons/lesson/{demo.pk}/change/").content.decode()
+    )
