@@ -401,7 +401,8 @@ def test_in_a_terminal_the_import_asks_and_does_what_the_editor_answers(
     monkeypatch.setattr("sys.stdin", Terminal("maybe\nretire\n"))
     out = import_lessons(tmp_path)
     assert "will be created" in out  # the plan first, in the future tense
-    assert out.count("Retire these answered questions") == 2  # asked again after "maybe"
+    assert out.count("Retire what is listed above") == 2  # asked again after "maybe"
+    assert "Please answer retire or delete, or cancel." in out
     assert "which was retired, keeping its 1 answer from 1 learner" in out
     assert Question.everything.get(pk=seventh.pk).retired_at is not None
 
@@ -412,7 +413,7 @@ def test_a_yes_answers_a_question_with_one_way_to_go_on(demo, tmp_path, monkeypa
     path.write_text(path.read_text().replace('status: "published"', 'status: "draft"'))
     monkeypatch.setattr("sys.stdin", Terminal("yes\n"))
     out = import_lessons(tmp_path)
-    assert "Set these published lessons back to draft all the same" in out
+    assert "Set what is listed above back to draft all the same" in out
     assert "[draft/cancel]" in out and out.count("back to draft all the same") == 1
     demo.refresh_from_db()
     assert demo.status == Lesson.Status.DRAFT
@@ -604,7 +605,7 @@ def test_a_subjects_description_the_file_changes_is_said_to_be_kept(demo, tmp_pa
         r"it is \(other lessons share it\): change it on the subject's admin page",
         out,
     ), out
-    assert "To change them from the files instead, import with --update-subjects." in out
+    assert out.count("To change them from the files instead, import with --update-subjects.") == 1
     import_lessons(tmp_path)
     demo.subject.refresh_from_db()
     assert demo.subject.description != "A new description"

@@ -410,7 +410,7 @@ def test_a_wrong_answer_sent_again_from_a_second_tab_is_told_wrong(client, demo)
     status = re.search(r'<p id="answer-status"[^>]*>(.*?)</p>', again.content.decode(), re.S)
     assert status and status[1].startswith(
         "You answered this question already, so this is the answer you gave then, which was "
-        "wrong. The answer is"
+        "not quite right. The answer is"
     )
 
 

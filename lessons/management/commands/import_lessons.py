@@ -12,20 +12,20 @@ from lessons.services import LoadResult, lesson_files_write_keys, lessons_import
 # What the import asks before it touches learners' data, and the flags that answer for scripts.
 QUESTIONS: dict[str, tuple[str, tuple[str, ...], str]] = {
     "memories": (
-        "Reset these learners' memory (the question is asked again as new; their answers are "
+        "Reset learners' memory of what is listed above (asked again as new; their answers are "
         "kept), or keep it?",
         ("reset", "keep"),
         "--reset-memories or --keep-memories",
     ),
     "missing": (
-        "Retire these answered questions (they leave the lesson; learners' answers stay with "
-        "them), or delete them with their answers?",
+        "Retire what is listed above (it leaves the lesson; learners' answers stay with it), or "
+        "delete it with their answers?",
         ("retire", "delete"),
         "--allow-retire or --allow-delete",
     ),
     "unpublish": (
-        "Set these published lessons back to draft all the same (they leave their learners' "
-        "sky until they are published again)?",
+        "Set what is listed above back to draft all the same (it leaves learners' sky until "
+        "it is published again)?",
         ("draft",),
         "--allow-unpublish",
     ),
@@ -141,6 +141,7 @@ class Command(BaseCommand):
                 self.stdout.write(
                     f"An import will ask about {len(asked)} of these: {question} ({flags})"
                 )
+            self.print_subjects_hint(result)
             self.stdout.write(f"Check passed. {summary(result)} (nothing was written)")
             return
         if result.asks:
@@ -158,6 +159,7 @@ class Command(BaseCommand):
             if result.asks:  # the files changed in between: start again
                 raise CommandError("The files changed while you answered; nothing was written.")
         self.print_plan(result, future=False)
+        self.print_subjects_hint(result)
         self.stdout.write(summary(result))
         if result.assigned and options["write_keys"]:
             count = lesson_files_write_keys(directory=directory, assigned=result.assigned)
@@ -196,6 +198,8 @@ class Command(BaseCommand):
     def print_plan(self, result: LoadResult, *, future: bool) -> None:
         for line in result.plan_in_words(future=future):
             self.stdout.write(line)
+
+    def print_subjects_hint(self, result: LoadResult) -> None:
         if result.kept_shared_texts:
             self.stdout.write(
                 "To change them from the files instead, import with --update-subjects."
@@ -203,8 +207,12 @@ class Command(BaseCommand):
 
     def ask(self, kind: str, asked: list) -> str:
         question, options, _ = QUESTIONS[kind]
-        if kind == "missing" and all(line.where.startswith("flashcard") for line in asked):
-            question, options = "Delete these flashcards with their answers?", ("delete",)
+        if kind == "missing" and any(line.where.startswith("flashcard") for line in asked):
+            question, options = (
+                "Delete what is listed above with its answers? (A flashcard cannot be retired: "
+                "to keep one, put it back in the file.)",
+                ("delete",),
+            )
         self.stdout.write("")
         for line in asked:
             self.stdout.write(f"  {line.where}: {line.future}")
@@ -219,6 +227,7 @@ class Command(BaseCommand):
                 return options[0]
             if reply in ("", "cancel", "c", "n", "no"):
                 raise CommandError("Cancelled; nothing was written.")
+            self.stdout.write(f"Please answer {' or '.join(options)}, or cancel.")
 
 
 def summary(result: LoadResult) -> str:
