@@ -958,7 +958,7 @@ def progress(request: LearnerRequest) -> HttpResponse:
     notice = next((text for key, text in notices.items() if key in request.GET), "")
     if request.GET.get("forgotten") == "shared":
         notice = (
-            "Everything stored for this browser was erased, and with it the progress on the "
+            "Everything stored for this browser was erased, and with it the progress on every "
             "other device that shared it through a one-time code."
         )
     import_outcome = request.session.pop(IMPORT_OUTCOME_SESSION_KEY, "")

@@ -253,7 +253,7 @@ def test_forgetting_progress_moved_to_another_device_says_that_device_lost_it_to
     response = laptop.post("/progress/forget", {"confirm": "yes"})
     html = laptop.get(response["Location"]).content.decode()
     assert (
-        "Everything stored for this browser was erased, and with it the progress on the other "
+        "Everything stored for this browser was erased, and with it the progress on every other "
         "device that shared it through a one-time code."
     ) in html
     assert exported(phone)["items"] == []
