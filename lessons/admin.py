@@ -639,7 +639,8 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
                     context["problems"] = error.problems
                 except services.AnswerNeeded as asked:  # unticked, or learners answered since
                     context |= upload_preview(name, text)
-                    context["answers"] |= {k: v for k, v in answers.items() if v is not None}
+                    given = {k: v for k, v in answers.items() if v is not None}
+                    context["answers"] = context.get("answers", {}) | given
                     context["error"] = admin_revisions.unanswered(asked)
                     status = 400
                 else:
