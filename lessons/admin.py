@@ -1013,7 +1013,7 @@ def upload_preview(name: str, text: str) -> dict:
             "diff": diff,
         },
         **admin_revisions.asks_on_page(result),
-        "answers": {"memories": "keep", "missing": "retire"},
+        "answers": dict(admin_revisions.SAFE_ANSWERS),
     }
 
 

@@ -244,20 +244,14 @@ def asks_on_page(result: services.LoadResult) -> dict:
     """What a load asks, for the shared questions (_learner_data_questions.html): the items
     each question is about, and whether an answered flashcard is among those left out."""
     asks = {kind: [line.where for line in lines] for kind, lines in result.asks.items()}
-    return {"asks": asks, "missing_cards": _flashcards_among(asks.get("missing", []))}
-
-
-def _flashcards_among(wheres: list[str]) -> bool:
-    """A flashcard cannot be retired: left out with answers, it is deleted or put back."""
-    return any(where.startswith("flashcard") for where in wheres)
+    return {"asks": asks, "missing_cards": result.asks_about_flashcards}
 
 
 def unanswered(asked: services.AnswerNeeded) -> str:
     """Why a restore or an upload saved nothing: what it asks has no answer from the page."""
-    asks = asked.result.asks
-    if "unpublish" in asks:
+    if "unpublish" in asked.result.asks:
         return "Nothing was changed: tick the box to set the lesson back to draft, or cancel."
-    if _flashcards_among([line.where for line in asks.get("missing", [])]):
+    if asked.result.asks_about_flashcards:
         return (
             "Nothing was changed: an answered flashcard that is left out cannot be retired. "
             "Choose to delete it, or cancel and put it back in the file."
@@ -268,6 +262,7 @@ def unanswered(asked: services.AnswerNeeded) -> str:
     )
 
 
+# What the restore and upload pages preselect: what keeps learners' data (no unpublishing).
 SAFE_ANSWERS = {"memories": "keep", "missing": "retire", "unpublish": None}
 
 

@@ -94,6 +94,12 @@ class LoadResult:
     def plan_in_words(self, *, future: bool) -> list[str]:
         return [line.words(future=future) for line in self.plan]
 
+    @property
+    def asks_about_flashcards(self) -> bool:
+        """Whether an answered flashcard is among the items left out: it cannot be retired, so
+        the way on is to delete it or to put it back in the file."""
+        return any(line.where.startswith("flashcard") for line in self.asks.get("missing", []))
+
 
 class AnswerNeeded(Exception):
     """Raised at the end of a load (which rolls back) that would touch learners' data in a way

@@ -570,6 +570,11 @@ class TransferCodeUnknown(TransferCodeInvalid):
     """No code like it can be used: mistyped, used or expired (a new one is the way on)."""
 
 
+class TransferCodeMadeHere(Exception):
+    """The code brings the progress this browser carries already: it is left for the other
+    device (spent here, it would have said that another device shared the progress)."""
+
+
 def transfer_code_redeem(*, code: str, current: Learner | None, now: datetime) -> Learner:
     """Adopt the progress behind a code in this browser; this browser's own progress joins it."""
     with transaction.atomic():
@@ -583,10 +588,12 @@ def transfer_code_redeem(*, code: str, current: Learner | None, now: datetime) -
         )
         if transfer is None:
             raise TransferCodeUnknown(CODE_DOES_NOT_WORK)
+        if current is not None and transfer.learner_id == current.pk:
+            raise TransferCodeMadeHere
         transfer.used_at = now
         transfer.save(update_fields=["used_at"])
     target = transfer.learner
-    if current is not None and current.pk != target.pk:
+    if current is not None:
         try:
             progress_file.merge(learner=target, items=progress_file.items_of(current))
         except progress_file.ImportUnderWay:

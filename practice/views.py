@@ -1086,12 +1086,12 @@ def progress_adopt(request: LearnerRequest) -> HttpResponse:
     if len(code) != services.TRANSFER_CODE_LENGTH:
         error = f"A code has {services.TRANSFER_CODE_LENGTH} letters and digits, like ABCD-EFGH."
         return _adopt_page(request, code, error=error, code_unusable=True)
-    current = selectors.learner_for_request(request)
-    holder, _ = services.transfer_code_holder(code=code, now=timezone.now())
-    if current is not None and holder == current.pk:  # typed where it was made: left unused
-        return _adopt_page(request, code)
     try:
-        learner = services.transfer_code_redeem(code=code, current=current, now=timezone.now())
+        learner = services.transfer_code_redeem(
+            code=code, current=selectors.learner_for_request(request), now=timezone.now()
+        )
+    except services.TransferCodeMadeHere:  # the page says this browser has that progress
+        return _adopt_page(request, code)
     except services.TransferCodeInvalid as error:
         unusable = isinstance(error, services.TransferCodeUnknown)
         return _adopt_page(request, code, error=str(error), code_unusable=unusable)

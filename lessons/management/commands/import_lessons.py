@@ -153,8 +153,8 @@ class Command(BaseCommand):
                     f"in a terminal to be asked, or answer with {needed}."
                 )
             self.print_plan(result, future=True)
-            for kind, asked in result.asks.items():
-                answers[kind] = self.ask(kind, asked)
+            for kind in result.asks:
+                answers[kind] = self.ask(kind, result)
             result = self.run(directory, False, answers, import_options)
             if result.asks:  # the files changed in between: start again
                 raise CommandError("The files changed while you answered; nothing was written.")
@@ -205,9 +205,10 @@ class Command(BaseCommand):
                 "To change them from the files instead, import with --update-subjects."
             )
 
-    def ask(self, kind: str, asked: list) -> str:
+    def ask(self, kind: str, result: LoadResult) -> str:
         question, options, _ = QUESTIONS[kind]
-        if kind == "missing" and any(line.where.startswith("flashcard") for line in asked):
+        asked = result.asks[kind]
+        if kind == "missing" and result.asks_about_flashcards:
             question, options = (
                 "Delete what is listed above with its answers? (A flashcard cannot be retired: "
                 "to keep one, put it back in the file.)",
