@@ -244,7 +244,11 @@ def asks_on_page(result: services.LoadResult) -> dict:
     """What a load asks, for the shared questions (_learner_data_questions.html): the items
     each question is about, and whether an answered flashcard is among those left out."""
     asks = {kind: [line.where for line in lines] for kind, lines in result.asks.items()}
-    return {"asks": asks, "missing_cards": result.asks_about_flashcards}
+    return {
+        "asks": asks,
+        "missing_cards": result.asks_about_flashcards,
+        "missing_both": result.asks_about_questions_and_flashcards,
+    }
 
 
 def unanswered(asked: services.AnswerNeeded) -> str:

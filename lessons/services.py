@@ -100,6 +100,15 @@ class LoadResult:
         the way on is to delete it or to put it back in the file."""
         return any(line.where.startswith("flashcard") for line in self.asks.get("missing", []))
 
+    @property
+    def asks_about_questions_and_flashcards(self) -> bool:
+        """Whether answered questions, which could be retired, are left out beside answered
+        flashcards, which cannot: retiring the questions takes two loads."""
+        missing = self.asks.get("missing", [])
+        return self.asks_about_flashcards and any(
+            line.where.startswith("question") for line in missing
+        )
+
 
 class AnswerNeeded(Exception):
     """Raised at the end of a load (which rolls back) that would touch learners' data in a way

@@ -785,6 +785,30 @@ def test_an_upload_leaving_out_an_answered_flashcard_offers_delete_only(editor_c
     assert demo.flashcards.count() == 7
 
 
+def test_leaving_out_an_answered_question_and_flashcard_says_how_to_retire_the_question(
+    editor_client, demo
+):
+    """Only Delete is offered when a flashcard is among the items: the page said nothing of how
+    to keep the question's answers, which retiring it would."""
+    from lessons.files import lesson_to_markdown
+    from tests.practice.helpers import rate_every_card
+
+    answer(Client(), demo, right=False)
+    rate_every_card(Client(), demo.get_flashcards_url(), "3")
+    position = Review.objects.get(question__isnull=False).question.position
+    text = lesson_to_markdown(demo).replace('status: "published"', 'status: "draft"')
+    start = text.index(f"::: question {position} ")
+    end = re.compile(r"^::: (question|flashcard) ", re.M).search(text, start + 1).start()
+    text = text[:start] + text[end:]
+    start = text.index("::: flashcard 2 ")
+    text = text[:start] + text[text.index("::: flashcard 3 ") :]
+    preview = upload(editor_client, text, f"{demo.public_id}.md").content.decode()
+    preview = html_module.unescape(preview)
+    assert "A flashcard cannot be retired" in preview
+    assert "To retire the questions and keep their answers, put the flashcards back" in preview
+    assert 'value="retire"' not in preview
+
+
 def test_an_upload_that_changes_nothing_offers_nothing_to_apply(editor_client, demo):
     from lessons.files import lesson_to_markdown
 

@@ -15,7 +15,7 @@ from django.test import Client
 from lessons.models import Flashcard, Lesson, Question, Subject
 from practice.models import Memory, Review
 from tests.lessons.test_admin import change_page_data
-from tests.practice.helpers import answer
+from tests.practice.helpers import answer, rate_every_card
 
 
 def export(directory: Path) -> Path:
@@ -405,6 +405,22 @@ def test_in_a_terminal_the_import_asks_and_does_what_the_editor_answers(
     assert "Please answer retire or delete, or cancel." in out
     assert "which was retired, keeping its 1 answer from 1 learner" in out
     assert Question.everything.get(pk=seventh.pk).retired_at is not None
+
+
+def test_a_question_and_a_flashcard_left_out_are_told_how_to_retire_the_question(
+    demo, tmp_path, monkeypatch
+):
+    seventh = keyless_seventh_question(demo, tmp_path)
+    rate_every_card(Client(), demo.get_flashcards_url(), "3")
+    path = seed_file(tmp_path, demo)
+    text = path.read_text()
+    start = text.index("::: flashcard 2 ")
+    path.write_text(text[:start] + text[text.index("::: flashcard 3 ") :])
+    monkeypatch.setattr("sys.stdin", Terminal("\n"))
+    out = refused(tmp_path)
+    assert "To retire the questions instead, put the flashcards back and import" in out
+    assert "[delete/cancel]" in out
+    assert Question.objects.get(pk=seventh.pk).position == 7
 
 
 def test_a_yes_answers_a_question_with_one_way_to_go_on(demo, tmp_path, monkeypatch):

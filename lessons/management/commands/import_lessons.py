@@ -214,6 +214,11 @@ class Command(BaseCommand):
                 "to keep one, put it back in the file.)",
                 ("delete",),
             )
+            if result.asks_about_questions_and_flashcards:
+                question += (
+                    " To retire the questions instead, put the flashcards back and import; "
+                    "leave them out the next time."
+                )
         self.stdout.write("")
         for line in asked:
             self.stdout.write(f"  {line.where}: {line.future}")
