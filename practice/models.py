@@ -331,6 +331,15 @@ class Review(LearnerItem):
             return self.lights_from
         return None
 
+    @property
+    def lights_not_before(self) -> datetime | None:
+        """The moment its verdict names as when the star can light: lights_later_from, or, when
+        one more right answer lights it, the moment before which that answer cannot, so that a
+        learner who practises sooner is not promised what the answer will not do."""
+        if self.answers_to_light == 1 and self.lights_from and self.lights_from > self.reviewed_at:
+            return self.lights_from
+        return self.lights_later_from
+
     def in_sitting(self, now: datetime) -> bool:
         """Given within the last sitting (sky.SITTING), so a page may still speak of it."""
         return now - self.reviewed_at <= sky.SITTING

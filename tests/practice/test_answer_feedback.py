@@ -308,3 +308,22 @@ def test_a_right_answer_written_as_a_sentence_is_not_given_a_second_full_stop(cl
     assert any(
         next(c for c in q.choices if c["correct"])["text"] in " ".join(said) for q in sentences
     )
+
+
+def test_a_verdict_says_when_the_one_answer_left_can_light_its_star(client, demo):
+    """A star one right answer from lit cannot light before a day after its run began: the
+    verdict said "1 more right answer lights this star" to a learner practising again two
+    hours later, whose next right answer then lit nothing (learner review of stop 71)."""
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        finish_round(client, demo, [True] * 8)
+    later = start + timedelta(hours=2)
+    with time_machine.travel(later, tick=False):
+        response = answer(client, demo, right=True)
+        verdict = re.sub(r"<[^>]+>", "", client.get(response["Location"]).content.decode())
+    review = Review.objects.latest("pk")
+    assert review.answers_to_light == 1 and review.lights_from > later
+    assert (
+        f"1 more right answer lights this star; it is due on {shown_moment(review.comes_back_at)}"
+        f", and can light from {shown_moment(review.lights_from)}."
+    ) in verdict

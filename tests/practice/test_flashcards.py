@@ -6,6 +6,7 @@ from datetime import timedelta
 import time_machine
 from django.utils import timezone
 
+from practice import sky
 from practice.models import Learner, Memory, Review
 from tests.practice.helpers import (
     answer,
@@ -229,13 +230,15 @@ def test_going_through_the_cards_again_sums_up_that_set_only(client, demo):
         f"No star lit or kindled this set; {cards} of its stars are kindled. The nearest to lit: "
         f"2 more ratings of Hard or better in a row light {first_back()}."
     ) in re.sub(r"<[^>]+>", "", second)
-    # Two sets more the same day: the last still needs one rating, a day after the first.
+    # Two sets more the same day: the last still needs one rating, a day after the first,
+    # which it says, or a set before then would be promised a lighting it cannot give.
     for hours in (4, 6):
         with time_machine.travel(start + timedelta(hours=hours), tick=True):
             later = re.sub(r"<[^>]+>", "", rate_every_card(client, url, "3"))
         assert (
             f"{cards} of its stars are kindled. The nearest to lit: 1 more rating of Hard or "
-            f"better lights {first_back()}."
+            f"better lights {first_back()}, and can light from "
+            f"{shown_moment(start + sky.CONFIRMATION_GAP)}."
         ) in later
     # Again on each: every kindled star is put out, and said so in a flashcard's words.
     with time_machine.travel(start + timedelta(hours=8), tick=False):
