@@ -474,7 +474,7 @@ class RoundProgress:
 
     def results(self) -> list[dict]:
         """Per question: right first time (or by a declared guess), right on the retry, or
-        still missed."""
+        still missed; and whether its first answer was practice, which changed no star."""
         rows = []
         for question in self.questions:
             answers = [r for r in self.reviews if r.question_id == question.pk]
@@ -486,6 +486,7 @@ class RoundProgress:
                     "guessed": first_right
                     and sky.outcome_of(answers[0].rating, True) == sky.Outcome.GUESSED,
                     "retry_right": len(answers) > 1 and bool(answers[-1].correct),
+                    "practice": bool(answers and answers[0].practice),
                 }
             )
         return rows

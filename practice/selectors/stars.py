@@ -10,9 +10,11 @@ from typing import Any
 
 from django.db import connection
 from django.db.models import Count
+from django.utils.text import Truncator
 
-from lessons.models import Lesson
+from lessons.models import Lesson, Question
 from lessons.selectors import Item, LessonPage, items_of
+from lightmysky.lib.markdown import plain_text, render_inline_markdown
 from practice import scheduling, sky
 from practice.drawing import Constellation, Star
 from practice.models import Learner, Memory, Review, RoundProgress
@@ -292,8 +294,10 @@ def round_outcome(progress: RoundProgress, constellation: Constellation, now: da
         if (star := stars.get(question.key)) and star.state.due
     ]
     first_pass = progress.reviews[: len(progress.questions)]  # the retries are practice
+    # Named by its prompt: the round asks in its own order, so "question 4" of the lesson
+    # need not be the round's question 4.
     names = {
-        ("question", q.pk): f"the star of question {q.position} of this lesson"
+        ("question", q.pk): f"the star of “{Truncator(plain_prompt(q)).words(10)}”"
         for q in progress.questions
     }
     return (
@@ -301,6 +305,10 @@ def round_outcome(progress: RoundProgress, constellation: Constellation, now: da
         | _comes_back(dues, now)
         | {"practice_until": practice_until(progress.reviews, now)}
     )
+
+
+def plain_prompt(question: Question) -> str:
+    return plain_text(render_inline_markdown(question.prompt))
 
 
 def practice_until(reviews: list[Review], now: datetime) -> datetime | None:
