@@ -678,6 +678,8 @@ class LessonAdmin(AsksBeforeLosingLearnerData):
                     return redirect(target)
             else:
                 context |= upload_preview(name, text)
+        if context.get("problems"):  # the file is refused, shown with why
+            status = 400
         return TemplateResponse(
             request, "admin/lessons/upload_lesson_file.html", context, status=status
         )

@@ -36,6 +36,7 @@ import hashlib
 import json
 import math
 import re
+import stat
 from pathlib import Path
 from typing import Any, NamedTuple
 
@@ -175,7 +176,10 @@ def lesson_revision(lesson: Lesson) -> str:
 def read_lesson_file(path: Path) -> str:
     """The text of a lesson file on disk (see lesson_file_text); its size is checked before
     it is read."""
-    refuse_large_file(path.stat().st_size, source=path.name)
+    status = path.stat()
+    if not stat.S_ISREG(status.st_mode):  # a device (such as /dev/zero) reads for ever
+        raise LessonFileError([Problem(path.name, 1, "file", "is not a regular file")])
+    refuse_large_file(status.st_size, source=path.name)
     return lesson_file_text(path.read_bytes(), source=path.name)
 
 
@@ -278,7 +282,8 @@ def markdown_to_lesson(text: str, *, source: str = "the file") -> dict[str, Any]
         lesson["lines"][name] = number
         try:
             value = json.loads(raw)
-        except json.JSONDecodeError:
+        # ValueError: an integer of over 4,300 digits; RecursionError: brackets nested deep.
+        except (ValueError, RecursionError):
             if name in INTEGER_KEYS:
                 problem(number, name, f"expected a whole number, not {raw!r}")
             elif name in LIST_KEYS:

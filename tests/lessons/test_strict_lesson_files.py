@@ -330,6 +330,38 @@ def test_check_lessons_refuses_what_it_cannot_read_too(demo, tmp_path):
     )
 
 
+@pytest.mark.parametrize(
+    "line, said",
+    [
+        ("age_from: " + "9" * 5000, "age_from: expected a whole number"),
+        ('title: ' + "[" * 100_000, "title: "),
+    ],
+)
+def test_front_matter_json_too_large_or_too_deep_is_a_problem_not_a_crash(
+    demo, tmp_path, editor_client, line, said
+):
+    """A 5,000-digit number or 100,000 open brackets got past the JSON check: a 500 in the
+    upload and a traceback from import_lessons (outside fuzzing review of stop 71)."""
+    path = lesson_file(demo, tmp_path)
+    key = line.split(":")[0]
+    text = "\n".join(
+        line if row.startswith(f"{key}:") else row for row in path.read_text().split("\n")
+    )
+    path.write_text(text)
+    number = line_of(text, f"{key}:")
+    assert f"{path.name}:{number}: {said}" in refused(tmp_path, "--check")
+    response = upload(editor_client, text, path.name)
+    assert response.status_code == 400
+    assert f"{path.name}:{number}: {said}" in response.content.decode()
+    assert Lesson.objects.get(pk=demo.pk).title == demo.title
+
+
+def test_a_lesson_file_that_is_not_a_regular_file_is_not_read(demo, tmp_path):
+    """A link to /dev/zero, whose size reads as 0, was read for ever."""
+    (tmp_path / "zero.md").symlink_to("/dev/zero")
+    assert "zero.md:1: file: is not a regular file" in refused(tmp_path, "--check")
+
+
 # Through the admin: the upload, and the lesson's own forms.
 
 
@@ -339,13 +371,15 @@ def test_the_admin_upload_refuses_invisible_characters_and_large_or_latin_1_file
     text = lesson_to_markdown(demo)
     name = f"{demo.public_id}.md"
     spoilt = text.replace(f'title: "{demo.title}"', f'title: "Token{ZWSP}Bucket"')
-    html = upload(editor_client, spoilt, name).content.decode()
+    refused_upload = upload(editor_client, spoilt, name)
+    html = refused_upload.content.decode()
+    assert refused_upload.status_code == 400
     assert "1 problem in" in html and "nothing was changed" in html
     assert f"{name}:{line_of(text, 'title:')}: title: an invisible character, U+200B" in html
     applied = editor_client.post(
         "/admin/lessons/lesson/upload/", {"name": name, "text": spoilt, "apply": "yes"}
     )
-    assert applied.status_code == 200 and "U+200B ZERO WIDTH SPACE" in applied.content.decode()
+    assert applied.status_code == 400 and "U+200B ZERO WIDTH SPACE" in applied.content.decode()
 
     large = text + "x" * MAX_FILE_BYTES
     kb = math.ceil(len(large.encode()) / 1024)
