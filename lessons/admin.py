@@ -71,6 +71,7 @@ from lessons.models import (
     new_item_key,
     with_choice_ids,
 )
+from lightmysky.admin import RefusesMalformedInput
 from lightmysky.lib.markdown import markdown_losses, render_inline_markdown, render_markdown
 from lightmysky.lib.numbers import small_int
 
@@ -115,7 +116,7 @@ class ConfirmationNeeded(Exception):
         self.pending = pending
 
 
-class AsksBeforeLosingLearnerData(admin.ModelAdmin):
+class AsksBeforeLosingLearnerData(RefusesMalformedInput):
     """A change page that shows a confirmation page instead of saving when the save would reset
     learners' memory, take a lesson from them or delete their answers."""
 
@@ -257,7 +258,7 @@ class AreaInline(admin.TabularInline):
 
 
 @admin.register(Subject)
-class SubjectAdmin(admin.ModelAdmin):
+class SubjectAdmin(RefusesMalformedInput):
     formfield_overrides = TEXT_FIELDS
     list_display = ["name", "slug", "position"]
     prepopulated_fields = {"slug": ["name"]}
@@ -286,7 +287,7 @@ class AreaAdminForm(forms.ModelForm):
 
 
 @admin.register(Area)
-class AreaAdmin(admin.ModelAdmin):
+class AreaAdmin(RefusesMalformedInput):
     # The "+" beside a lesson's Area opens this form with ?subject=<the lesson's subject>
     # (lesson-admin.js), which Django's add form takes as the initial subject.
     form = AreaAdminForm
@@ -1291,7 +1292,7 @@ class ReportStateFilter(admin.SimpleListFilter):
 
 
 @admin.register(ProblemReport)
-class ProblemReportAdmin(FiltersByLesson, admin.ModelAdmin):
+class ProblemReportAdmin(FiltersByLesson, RefusesMalformedInput):
     list_display = [
         "short_message",
         "status",

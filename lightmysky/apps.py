@@ -25,7 +25,7 @@ class LightMySkyConfig(AppConfig):
 
 
 class LimitedAdminConfig(admin_apps.AdminConfig):
-    """django.contrib.admin with LightMySky's admin site (lightmysky/admin.py)."""
+    """django.contrib.admin with LightMySky's admin site (lightmysky/admin_site.py)."""
 
     default = False  # not the configuration of the `lightmysky` app itself
-    default_site = "lightmysky.admin.LimitedAdminSite"
+    default_site = "lightmysky.admin_site.LimitedAdminSite"

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from django.conf import settings
 from django.contrib import admin
-from django.core.exceptions import RequestDataTooBig
+from django.contrib.admin.exceptions import DisallowedModelAdminLookup
+from django.core.exceptions import BadRequest, RequestDataTooBig
 from django.http import (
     HttpRequest,
     HttpResponse,
@@ -127,6 +128,11 @@ def ai_catalog(request: HttpRequest) -> JsonResponse:
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
     if request.path.startswith(API_PREFIX):
         return error_response("The request is not valid.", 400)
+    if isinstance(exception, (BadRequest, DisallowedModelAdminLookup)) and in_admin(request):
+        # An address or a form the admin's pages never make (lightmysky.admin), told why.
+        context = admin.site.each_context(request) | {"title": "Cannot do this"}
+        context["message"] = str(exception)
+        return render(request, "admin/400.html", context, status=400)
     if isinstance(exception, RequestDataTooBig) and request.path.startswith(ADMIN_PREFIX):
         # Raised where the CSRF check first reads the form, before any admin view. The admin's
         # Markdown preview swaps this paragraph in where the preview goes.
@@ -139,10 +145,15 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
 def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:
     """An editor refused in the admin is told so in the admin, with its menu, not on a page of
     the learners' site."""
-    if request.path.startswith(reverse("admin:index")) and request.user.is_staff:
+    if in_admin(request):
         context = admin.site.each_context(request) | {"title": "Not allowed"}
         return render(request, "admin/403.html", context, status=403)
     return defaults.permission_denied(request, exception)
+
+
+def in_admin(request: HttpRequest) -> bool:
+    """A signed-in editor on an admin page, who is answered on one."""
+    return request.path.startswith(reverse("admin:index")) and request.user.is_staff
 
 
 def server_error(request: HttpRequest) -> HttpResponse:

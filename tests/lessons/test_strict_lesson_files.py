@@ -334,7 +334,7 @@ def test_check_lessons_refuses_what_it_cannot_read_too(demo, tmp_path):
     "line, said",
     [
         ("age_from: " + "9" * 5000, "age_from: expected a whole number"),
-        ('title: ' + "[" * 100_000, "title: "),
+        ("title: " + "[" * 100_000, "title: "),
     ],
 )
 def test_front_matter_json_too_large_or_too_deep_is_a_problem_not_a_crash(
