@@ -6,7 +6,7 @@ from __future__ import annotations
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.admin.exceptions import DisallowedModelAdminLookup
-from django.core.exceptions import BadRequest, RequestDataTooBig
+from django.core.exceptions import BadRequest, RequestDataTooBig, TooManyFieldsSent
 from django.http import (
     HttpRequest,
     HttpResponse,
@@ -139,7 +139,18 @@ def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE // 1024
         message = f"Cannot do this: the form sent more than the {limit} KB of text a form may send."
         return HttpResponse(format_html('<p class="errornote">{}</p>', message), status=400)
-    return defaults.bad_request(request, exception)
+    if request.path.startswith(ADMIN_PREFIX):
+        return defaults.bad_request(request, exception)
+    # A learner's page: said in the site's words (Django's own is "Bad Request (400)" alone).
+    if isinstance(exception, RequestDataTooBig):
+        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE // 1024
+        why = f"The form sent more than the {limit} KB this site accepts from one form."
+    elif isinstance(exception, TooManyFieldsSent):
+        fields = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
+        why = f"The form sent more than the {fields:,} fields this site accepts from one form."
+    else:
+        why = "Your browser sent a request this site cannot read."
+    return render(request, "400.html", {"why": why}, status=400)
 
 
 def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:

@@ -116,6 +116,17 @@ def test_too_many_form_fields_are_a_400_not_a_500(client, demo):
     data = {f"field{n}": "x" for n in range(1500)}
     response = client.post(SEED_PATH + "/report", data)
     assert response.status_code == 400
+    # in the site's words, not Django's bare "Bad Request (400)" (fuzzing review of stop 71)
+    html = response.content.decode()
+    assert "The form sent more than the 1,000 fields this site accepts" in html
+    assert "Nothing was recorded" in html and 'id="main"' in html
+
+
+def test_a_form_of_too_much_text_says_so(client, demo):
+    response = client.post(practice_url(demo), {"a": "x" * 300_000})
+    assert response.status_code == 400
+    assert "The form sent more than the 256 KB this site accepts" in response.content.decode()
+    assert not Review.objects.exists()
 
 
 @time_machine.travel(WINDOW_START)
