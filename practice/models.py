@@ -335,9 +335,10 @@ class Review(LearnerItem):
     def lights_not_before(self) -> datetime | None:
         """The moment its verdict names as when the star can light: lights_later_from, or, when
         one more right answer lights it, the moment before which that answer cannot, so that a
-        learner who practises sooner is not promised what the answer will not do."""
+        learner who practises sooner is not promised what the answer will not do. Never within
+        the hour after this answer, when answering again is practice (sky.SITTING)."""
         if self.answers_to_light == 1 and self.lights_from and self.lights_from > self.reviewed_at:
-            return self.lights_from
+            return max(self.lights_from, self.reviewed_at + sky.SITTING)
         return self.lights_later_from
 
     def in_sitting(self, now: datetime) -> bool:

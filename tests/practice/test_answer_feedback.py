@@ -327,3 +327,18 @@ def test_a_verdict_says_when_the_one_answer_left_can_light_its_star(client, demo
         f"1 more right answer lights this star; it is due on {shown_moment(review.comes_back_at)}"
         f", and can light from {shown_moment(review.lights_from)}."
     ) in verdict
+
+
+def test_the_moment_a_verdict_names_is_never_within_the_practice_hour(client, demo):
+    """Half an hour before the run's day is up, the moment named was that day's end, when an
+    answer would still be practice, an hour after this one (diff review of stop 71)."""
+    start = timezone.now()
+    with time_machine.travel(start, tick=False):
+        finish_round(client, demo, [True] * 8)
+    later = start + sky.CONFIRMATION_GAP - timedelta(minutes=30)
+    with time_machine.travel(later, tick=False):
+        response = answer(client, demo, right=True)
+        verdict = re.sub(r"<[^>]+>", "", client.get(response["Location"]).content.decode())
+    review = Review.objects.latest("pk")
+    assert review.answers_to_light == 1 and review.lights_from < later + sky.SITTING
+    assert f", and can light from {shown_moment(later + sky.SITTING)}." in verdict
