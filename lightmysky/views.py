@@ -126,31 +126,45 @@ def ai_catalog(request: HttpRequest) -> JsonResponse:
 
 
 def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    """A request Django could not read, or a form or address the site's pages never send,
+    told in the words of the part of the site it came to."""
     if request.path.startswith(API_PREFIX):
         return error_response("The request is not valid.", 400)
-    if isinstance(exception, (BadRequest, DisallowedModelAdminLookup)) and in_admin(request):
-        # An address or a form the admin's pages never make (lightmysky.admin), told why.
-        context = admin.site.each_context(request) | {"title": "Cannot do this"}
-        context["message"] = str(exception)
-        return render(request, "admin/400.html", context, status=400)
-    if isinstance(exception, RequestDataTooBig) and request.path.startswith(ADMIN_PREFIX):
+    if request.path.startswith(ADMIN_PREFIX):
+        return _admin_bad_request(request, exception)
+    context = {"why": _too_much(exception) or "Your browser sent a request this site cannot read."}
+    if getattr(request, "htmx", False):  # in place of the part of the page it was to replace
+        context |= {"target": request.htmx.target, "back_url": request.path}
+        return render(request, "400.html#refused", context, status=400)
+    return render(request, "400.html", context, status=400)
+
+
+def _admin_bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+    if isinstance(exception, RequestDataTooBig):
         # Raised where the CSRF check first reads the form, before any admin view. The admin's
         # Markdown preview swaps this paragraph in where the preview goes.
-        limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE // 1024
-        message = f"Cannot do this: the form sent more than the {limit} KB of text a form may send."
+        message = f"Cannot do this: {_too_much(exception)}"
         return HttpResponse(format_html('<p class="errornote">{}</p>', message), status=400)
-    if request.path.startswith(ADMIN_PREFIX):
-        return defaults.bad_request(request, exception)
-    # A learner's page: said in the site's words (Django's own is "Bad Request (400)" alone).
+    if not in_admin(request):
+        return render(request, "400.html", status=400)
+    # An address or a form the admin's pages never make (lightmysky.admin), told why.
+    if isinstance(exception, (BadRequest, DisallowedModelAdminLookup)):
+        message = str(exception)
+    else:
+        message = _too_much(exception) or "The admin cannot read this request."
+    context = admin.site.each_context(request) | {"title": "Cannot do this", "message": message}
+    return render(request, "admin/400.html", context, status=400)
+
+
+def _too_much(exception: Exception) -> str:
+    """What a form sent over the site's limits, if that is why it was refused."""
     if isinstance(exception, RequestDataTooBig):
         limit = settings.DATA_UPLOAD_MAX_MEMORY_SIZE // 1024
-        why = f"The form sent more than the {limit} KB this site accepts from one form."
-    elif isinstance(exception, TooManyFieldsSent):
+        return f"the form sent more than the {limit} KB of text a form may send."
+    if isinstance(exception, TooManyFieldsSent):
         fields = settings.DATA_UPLOAD_MAX_NUMBER_FIELDS
-        why = f"The form sent more than the {fields:,} fields this site accepts from one form."
-    else:
-        why = "Your browser sent a request this site cannot read."
-    return render(request, "400.html", {"why": why}, status=400)
+        return f"the form sent more than the {fields:,} fields a form may send."
+    return ""
 
 
 def permission_denied(request: HttpRequest, exception: Exception) -> HttpResponse:

@@ -118,15 +118,22 @@ def test_too_many_form_fields_are_a_400_not_a_500(client, demo):
     assert response.status_code == 400
     # in the site's words, not Django's bare "Bad Request (400)" (fuzzing review of stop 71)
     html = response.content.decode()
-    assert "The form sent more than the 1,000 fields this site accepts" in html
+    assert "The form sent more than the 1,000 fields a form may send." in html
     assert "Nothing was recorded" in html and 'id="main"' in html
 
 
 def test_a_form_of_too_much_text_says_so(client, demo):
     response = client.post(practice_url(demo), {"a": "x" * 300_000})
     assert response.status_code == 400
-    assert "The form sent more than the 256 KB this site accepts" in response.content.decode()
+    said = "The form sent more than the 256 KB of text a form may send. Nothing was recorded."
+    assert said in response.content.decode()
     assert not Review.objects.exists()
+    # Sent by htmx, it takes the place of the card it was to replace, not a page inside it.
+    headers = {"HX-Request": "true", "HX-Target": "practice-card"}
+    swapped = client.post(practice_url(demo), {"a": "x" * 300_000}, headers=headers)
+    html = swapped.content.decode()
+    assert swapped.status_code == 400 and html.startswith('<section id="practice-card"')
+    assert said in html and "<header" not in html
 
 
 @time_machine.travel(WINDOW_START)

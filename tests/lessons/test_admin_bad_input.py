@@ -97,3 +97,13 @@ def test_the_accounts_lists_refuse_the_same(admin_client, db, model):
         f"/admin/{model}/", {"action": "delete_selected", "_selected_action": ["x"]}
     )
     assert response.status_code == 400
+
+
+def test_any_other_request_the_admin_cannot_read_is_told_in_the_admin(editor_client, demo):
+    """A request refused before any admin view (here Django's check of `_to_field`) showed the
+    learners' 400 page with no reason (diff review of stop 71)."""
+    response = editor_client.get("/admin/lessons/lesson/?_to_field=title&_popup=1")
+    html = response.content.decode()
+    assert response.status_code == 400
+    assert "Cannot do this" in html and "Django administration" in html
+    assert 'class="errornote">' in html and 'class="errornote"></p>' not in html
