@@ -3,6 +3,8 @@ llms-full.txt, the AI catalogue) and the error pages."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.conf import settings
 from django.contrib import admin
 from django.contrib.admin.exceptions import DisallowedModelAdminLookup
@@ -25,6 +27,7 @@ from django.views.decorators.http import require_safe
 from lessons.models import ContentVersion, Lesson
 from lessons.selectors import lesson_page
 from lightmysky.api import error_response
+from lightmysky.lib.http import SiteRequest
 from lightmysky.lib.negotiation import MARKDOWN_TYPE, markdown_response
 from lightmysky.middleware import ADMIN_PREFIX, API_PREFIX
 
@@ -125,14 +128,17 @@ def ai_catalog(request: HttpRequest) -> JsonResponse:
     return JsonResponse(document, json_dumps_params={"indent": 2, "ensure_ascii": False})
 
 
-def bad_request(request: HttpRequest, exception: Exception) -> HttpResponse:
+def bad_request(request: SiteRequest, exception: Exception) -> HttpResponse:
     """A request Django could not read, or a form or address the site's pages never send,
     told in the words of the part of the site it came to."""
     if request.path.startswith(API_PREFIX):
         return error_response("The request is not valid.", 400)
     if request.path.startswith(ADMIN_PREFIX):
         return _admin_bad_request(request, exception)
-    context = {"why": _too_much(exception) or "Your browser sent a request this site cannot read."}
+    context: dict[str, Any] = {
+        "why": _too_much(exception) or "Your browser sent a request this site cannot read."
+    }
+    # (a request refused before django-htmx's middleware has no .htmx)
     if getattr(request, "htmx", False):  # in place of the part of the page it was to replace
         context |= {"target": request.htmx.target, "back_url": request.path}
         return render(request, "400.html#refused", context, status=400)
