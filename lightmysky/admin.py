@@ -4,18 +4,20 @@ them. The site itself is lightmysky/admin_site.py."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from datetime import UTC, datetime
 from typing import Any
 
 from django import forms
 from django.contrib import admin
 from django.contrib.admin import ActionLocation, helpers
 from django.contrib.admin.filters import SimpleListFilter
+from django.contrib.admin.utils import get_fields_from_path
 from django.contrib.admin.widgets import AutocompleteSelectMultiple
 from django.contrib.auth.admin import GroupAdmin, UserAdmin
 from django.contrib.auth.models import Group, User
-from django.core.exceptions import BadRequest, FieldDoesNotExist, ValidationError
+from django.core.exceptions import BadRequest, ValidationError
 from django.db import connection
-from django.db.models import ManyToManyField, Model, QuerySet
+from django.db.models import Field, ManyToManyField, Model, QuerySet
 from django.db.models.constants import LOOKUP_SEP
 from django.http import HttpRequest, HttpResponse
 
@@ -27,8 +29,28 @@ def model_id(model: type[Model], value: Any) -> int | None:
         number = int(str(value))
     except ValueError:
         return None
-    low, high = connection.ops.integer_field_range(model._meta.pk.get_internal_type())
-    return number if low <= number <= high else None
+    return number if fits(model._meta.pk, number) else None
+
+
+def fits(field: Field, value: Any) -> bool:
+    """Whether a value typed into a list's address can be compared with the field without
+    overflowing what the database or Python holds (a whole number too long for its column, a
+    moment in year 1 given east of UTC). One that is not a value of the field at all passes:
+    the list says it is wrong."""
+    try:
+        typed = field.to_python(value)
+    except ValidationError:
+        return True
+    if isinstance(typed, datetime):
+        try:
+            typed.astimezone(UTC)  # where Django turns it before the query
+        except OverflowError:
+            return False
+    elif isinstance(typed, int) and not isinstance(typed, bool):
+        ranges = connection.ops.integer_field_ranges
+        low, high = ranges.get(field.get_internal_type(), ranges["BigIntegerField"])
+        return low <= typed <= high
+    return True
 
 
 class IdsChoiceField(forms.ModelMultipleChoiceField):
@@ -57,16 +79,19 @@ class IdsAutocomplete(AutocompleteSelectMultiple):
         return super().optgroups(name, ids, attr)
 
 
-# The ways a list's own filters (Django's field filters) put a field in the address.
-FILTER_ENDINGS = ("exact", "isnull", "gte", "lt", "id__exact")
+# How Django's own field filters end a field's path in the address (a related one's is its
+# target's name and "exact").
+FILTER_ENDINGS = ("exact", "isnull", "isempty", "gte", "lt")
 
 
 class RefusesMalformedInput(admin.ModelAdmin):
-    """Django's admin takes any lookup on a model's own fields typed into a list's address,
-    and some fail only when the query runs (a year out of range, a broken regular expression,
-    a lookup PostgreSQL alone knows); and it runs an action on selected "ids" that are not
-    ids. Both are refused here with a 400 that says why (lightmysky.views.bad_request). Its
-    fields of many items take only ids (IdsChoiceField, IdsAutocomplete)."""
+    """Django's admin takes any lookup on a model's own fields (or a list's annotations)
+    typed into a list's address, and some fail only when the query runs (a year out of range,
+    a broken regular expression, a lookup PostgreSQL alone knows, a number too long for its
+    column): a list here takes only its own filters, with values that fit. And Django runs an
+    action on selected "ids" that are not ids. Both are refused here with a 400 that says
+    why (lightmysky.views.bad_request). Its fields of many items take only ids
+    (IdsChoiceField, IdsAutocomplete)."""
 
     def formfield_for_manytomany(
         self, db_field: ManyToManyField[Any, Any], request: HttpRequest | None = None, **kwargs: Any
@@ -81,26 +106,30 @@ class RefusesMalformedInput(admin.ModelAdmin):
     def lookup_allowed(self, lookup: str, value: Any, request: HttpRequest) -> bool:
         if not super().lookup_allowed(lookup, value, request):
             return False
-        first = lookup.split(LOOKUP_SEP)[0]
-        try:
-            self.model._meta.get_field(first)
-        except FieldDoesNotExist:
-            if first != "pk":
-                return True  # a filter's own parameter, or a name the list reports as wrong
-        offered = self.offered_filters(request)
-        return lookup in offered or any(
-            lookup == f"{path}{LOOKUP_SEP}{ending}" for path in offered for ending in FILTER_ENDINGS
-        )
+        paths, parameters = self.offered_filters(request)
+        if lookup in parameters:
+            return True  # a filter of the list's own, which reads its value itself
+        for path in paths:
+            ending = lookup.removeprefix(f"{path}{LOOKUP_SEP}")
+            if ending == lookup:
+                continue
+            field = get_fields_from_path(self.model, path)[-1]
+            target = getattr(field, "target_field", None)  # a foreign key's
+            if target is not None and ending == f"{target.name}{LOOKUP_SEP}exact":
+                return fits(target, value)
+            if ending in FILTER_ENDINGS:
+                return ending in ("isnull", "isempty") or fits(field, value)
+        return False
 
-    def offered_filters(self, request: HttpRequest) -> set[str]:
+    def offered_filters(self, request: HttpRequest) -> tuple[set[str], set[str]]:
         """The field paths the list filters by, and its own filters' parameters."""
-        names = set()
+        paths, parameters = set(), set()
         for item in self.get_list_filter(request):
             if isinstance(item, type) and issubclass(item, SimpleListFilter):
-                names.add(str(item.parameter_name))
+                parameters.add(str(item.parameter_name))
             else:
-                names.add(str(item[0] if isinstance(item, (list, tuple)) else item))
-        return names
+                paths.add(str(item[0] if isinstance(item, (list, tuple)) else item))
+        return paths, parameters
 
     def response_action(
         self,
