@@ -247,7 +247,7 @@ def asks_on_page(result: services.LoadResult) -> dict:
     return {
         "asks": asks,
         "missing_cards": result.asks_about_flashcards,
-        "missing_both": result.asks_about_questions_and_flashcards,
+        "left_out": dict(zip(("questions", "cards"), result.answered_left_out, strict=True)),
     }
 
 

@@ -41,6 +41,7 @@ from pathlib import Path
 from typing import Any, NamedTuple
 
 from django.core.files.storage import default_storage
+from django.utils.text import Truncator
 
 from lessons.models import Lesson
 from lightmysky.lib.invisible import invisible_characters, visible
@@ -284,6 +285,7 @@ def markdown_to_lesson(text: str, *, source: str = "the file") -> dict[str, Any]
             value = json.loads(raw)
         # ValueError: an integer of over 4,300 digits; RecursionError: brackets nested deep.
         except (ValueError, RecursionError):
+            raw = Truncator(raw).chars(60)  # quoted back, whatever its length
             if name in INTEGER_KEYS:
                 problem(number, name, f"expected a whole number, not {raw!r}")
             elif name in LIST_KEYS:

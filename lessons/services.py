@@ -95,19 +95,20 @@ class LoadResult:
         return [line.words(future=future) for line in self.plan]
 
     @property
+    def answered_left_out(self) -> tuple[int, int]:
+        """How many answered questions and answered flashcards are left out (the items the
+        "missing" question asks about)."""
+        wheres = [line.where for line in self.asks.get("missing", [])]
+        return (
+            sum(where.startswith("question") for where in wheres),
+            sum(where.startswith("flashcard") for where in wheres),
+        )
+
+    @property
     def asks_about_flashcards(self) -> bool:
         """Whether an answered flashcard is among the items left out: it cannot be retired, so
         the way on is to delete it or to put it back in the file."""
-        return any(line.where.startswith("flashcard") for line in self.asks.get("missing", []))
-
-    @property
-    def asks_about_questions_and_flashcards(self) -> bool:
-        """Whether answered questions, which could be retired, are left out beside answered
-        flashcards, which cannot: retiring the questions takes two loads."""
-        missing = self.asks.get("missing", [])
-        return self.asks_about_flashcards and any(
-            line.where.startswith("question") for line in missing
-        )
+        return self.answered_left_out[1] > 0
 
 
 class AnswerNeeded(Exception):

@@ -308,6 +308,7 @@ def round_outcome(progress: RoundProgress, constellation: Constellation, now: da
 
 
 def plain_prompt(question: Question) -> str:
+    """A question's prompt as its reader sees it, without Markdown's marks."""
     return plain_text(render_inline_markdown(question.prompt))
 
 

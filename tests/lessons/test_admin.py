@@ -805,7 +805,10 @@ def test_leaving_out_an_answered_question_and_flashcard_says_how_to_retire_the_q
     preview = upload(editor_client, text, f"{demo.public_id}.md").content.decode()
     preview = html_module.unescape(preview)
     assert "A flashcard cannot be retired" in preview
-    assert "To retire the questions and keep their answers, put the flashcards back" in preview
+    assert (
+        "To retire the question and keep its answers: cancel, put the flashcard back in the "
+        "file, upload it and choose Retire; then upload it again without it."
+    ) in preview
     assert 'value="retire"' not in preview
 
 

@@ -418,7 +418,10 @@ def test_a_question_and_a_flashcard_left_out_are_told_how_to_retire_the_question
     path.write_text(text[:start] + text[text.index("::: flashcard 3 ") :])
     monkeypatch.setattr("sys.stdin", Terminal("\n"))
     out = refused(tmp_path)
-    assert "To retire the questions instead, put the flashcards back and import" in out
+    assert (
+        "To retire the question instead: cancel, put the flashcard back in the file, import "
+        "and answer retire; then import again without it."
+    ) in out
     assert "[delete/cancel]" in out
     assert Question.objects.get(pk=seventh.pk).position == 7
 

@@ -11,7 +11,7 @@ from django.contrib.admin.models import LogEntry
 from django.core.management import call_command
 from django.test import Client
 
-from lessons.models import Lesson, LessonRevision, Question
+from lessons.models import Flashcard, Lesson, LessonRevision, Question
 from practice.models import Learner, Memory, Review
 from tests.factories import make_lesson, make_question
 from tests.lessons.test_admin import change_page_data, move_right_answer, question_page_data
@@ -187,6 +187,26 @@ def test_a_restore_may_delete_an_answered_question_when_the_editor_says_so(edito
     assert editor_client.post(url, {"missing": "delete"}).status_code == 302
     assert not Question.everything.filter(pk=third.pk).exists()
     assert not Review.objects.filter(question_id=third.pk).exists()
+
+
+def test_a_restore_leaving_out_an_answered_flashcard_says_what_keeps_it(editor_client, db):  # noqa: F811
+    """The page told the editor to put the card "back in the file", and a restore has none."""
+    lesson = make_lesson(status=Lesson.Status.DRAFT, questions=2, flashcards=0)
+    retitle(editor_client, lesson, "No Cards")
+    before = lesson.revisions.first()
+    card = Flashcard.objects.create(lesson=lesson, position=1, front="Front", back="Back")
+    retitle(editor_client, lesson, "One Card")
+    Review.objects.create(
+        learner=Learner.objects.create(), lesson=lesson, flashcard=card, attempt="a", rating=3,
+        reviewed_at=lesson.updated_at,
+    )  # fmt: skip
+    url = f"/admin/lessons/lesson/{lesson.pk}/revisions/{before.pk}/restore/"
+    page = html_module.unescape(editor_client.get(url).content.decode())
+    assert (
+        "A flashcard cannot be retired, and this revision does not have it: to keep learners' "
+        "answers, cancel."
+    ) in page
+    assert "in the file" not in page
 
 
 def test_a_restore_that_breaks_the_publish_rule_is_refused(editor_client, db):  # noqa: F811

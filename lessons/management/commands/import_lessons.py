@@ -214,10 +214,13 @@ class Command(BaseCommand):
                 "to keep one, put it back in the file.)",
                 ("delete",),
             )
-            if result.asks_about_questions_and_flashcards:
+            questions, cards = result.answered_left_out
+            if questions:
                 question += (
-                    " To retire the questions instead, put the flashcards back and import; "
-                    "leave them out the next time."
+                    f" To retire the {'questions' if questions > 1 else 'question'} instead: "
+                    f"cancel, put the {'flashcards' if cards > 1 else 'flashcard'} back in the "
+                    "file, import and answer retire; then import again without "
+                    f"{'them' if cards > 1 else 'it'}."
                 )
         self.stdout.write("")
         for line in asked:
