@@ -43,7 +43,7 @@ from typing import Any, NamedTuple
 from django.core.files.storage import default_storage
 from django.utils.text import Truncator
 
-from lessons.models import Lesson
+from lessons.models import PUBLIC_ID_PATTERN, Flashcard, Lesson
 from lightmysky.lib.invisible import invisible_characters, visible
 from lightmysky.lib.markdown import markdown_losses_at
 
@@ -304,8 +304,11 @@ def markdown_to_lesson(text: str, *, source: str = "the file") -> dict[str, Any]
             ok = value is None or (isinstance(value, int) and not isinstance(value, bool))
             expected = "a whole number"
         elif name in LIST_KEYS:
-            ok = isinstance(value, list) and all(isinstance(x, str) for x in value)
-            expected = "a list of lesson ids"
+            ok = isinstance(value, list) and all(
+                isinstance(x, str) and re.fullmatch(PUBLIC_ID_PATTERN, x) for x in value
+            )
+            expected = 'a list of lesson ids, like ["mt_twcpO-945r"]'
+            raw = Truncator(raw).chars(60)
         else:
             ok = isinstance(value, str)
             expected = "text in double quotes"
@@ -564,8 +567,9 @@ def _markdown_warnings(blocks: list[tuple[str, int, list[str]]], source: str) ->
 
 
 def _number(text: str, line: int, kind: str, problem) -> int:
-    if not text.isascii() or not text.isdigit() or len(text) > 4:
-        problem(line, kind, f"{text!r} is not a position (a whole number)")
+    if not text.isascii() or not text.isdigit() or not 0 < int(text) <= Flashcard.MAX_POSITION:
+        high = Flashcard.MAX_POSITION
+        problem(line, kind, f"{text!r} is not a position (a whole number from 1 to {high})")
         return 0
     return int(text)
 

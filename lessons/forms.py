@@ -159,8 +159,9 @@ class BaseQuestionAdminForm(forms.ModelForm):
         with_format(self.fields["prompt"], INLINE_MARKDOWN, markdown="inline")
         with_format(self.fields["explanation"], "", markdown="block")
         refuse_invisible_characters_in(self)
-        self.fields["position"].required = False
-        self.fields["position"].help_text = "Left empty, the next free place."
+        if self.prefix:  # on the lesson's page, whose formset fills an empty one in
+            self.fields["position"].required = False
+            self.fields["position"].help_text = "Left empty, the next free place."
         choices = self.instance.choices if self.instance.pk else []
         self.choices_before = list(choices)
         self._correct_before = correct_choice_ids(choices)
@@ -471,7 +472,18 @@ def kept_forms(formset) -> list[forms.ModelForm]:
 
 
 class NumberedInlineFormSet(BaseInlineFormSet):
-    """New rows come with their positions filled in: the next ones after the stored rows."""
+    """New rows come with their positions filled in: the next ones after the stored rows. The
+    rows sent as stored ones must be all the stored ones: a page drawn before another editor
+    added or removed one, or a form whose count was changed, would save stored rows as new."""
+
+    def clean(self) -> None:
+        super().clean()
+        if self.initial_form_count() != len(self.get_queryset()):
+            items = self.get_queryset().model._meta.verbose_name_plural
+            raise ValidationError(
+                f"The lesson's {items} changed since this page was drawn: nothing was saved. "
+                "Open the lesson again and make your changes there."
+            )
 
     def get_form_kwargs(self, index: int | None) -> dict:
         kwargs = super().get_form_kwargs(index)
@@ -545,6 +557,11 @@ class FlashcardInlineFormSet(NumberedInlineFormSet):
             if not position or (not form.instance.pk and position in held):
                 position = max(held, default=0) + 1
                 form.cleaned_data["position"] = form.instance.position = position
+            if position > Flashcard.MAX_POSITION:
+                raise ValidationError(
+                    f"A flashcard's position may be at most {Flashcard.MAX_POSITION}: number "
+                    "them from 1."
+                )
             held.add(position)
         if self.instance.status == Lesson.Status.PUBLISHED:
             line = flashcards_line(len(kept))

@@ -618,6 +618,7 @@ def _told_apart(text: str) -> str:
 
 
 class Flashcard(models.Model):
+    MAX_POSITION = 9999  # what a lesson file's `::: flashcard N` and the admin accept
     lesson = models.ForeignKey(Lesson, on_delete=models.CASCADE, related_name="flashcards")
     key = models.CharField(max_length=16, default=new_item_key, editable=False)
     position = models.PositiveSmallIntegerField(default=0)

@@ -104,8 +104,8 @@ class RefusesMalformedInput(admin.ModelAdmin):
         return super().formfield_for_manytomany(db_field, request, **kwargs)  # type: ignore[arg-type]
 
     def lookup_allowed(self, lookup: str, value: Any, request: HttpRequest) -> bool:
-        if not super().lookup_allowed(lookup, value, request):
-            return False
+        if not super().lookup_allowed(lookup, value, request) or "\x00" in str(value):
+            return False  # (PostgreSQL's text cannot hold a NUL, even to compare it)
         paths, parameters = self.offered_filters(request)
         if lookup in parameters:
             return True  # a filter of the list's own, which reads its value itself
@@ -130,6 +130,14 @@ class RefusesMalformedInput(admin.ModelAdmin):
             else:
                 paths.add(str(item[0] if isinstance(item, (list, tuple)) else item))
         return paths, parameters
+
+    def get_search_results(
+        self, request: HttpRequest, queryset: QuerySet[Any], search_term: str
+    ) -> tuple[QuerySet[Any], bool]:
+        # The list's search box refuses a NUL itself; the autocomplete's search does not.
+        if "\x00" in search_term:
+            raise BadRequest("Nothing was searched: the words held a NUL character.")
+        return super().get_search_results(request, queryset, search_term)
 
     def response_action(
         self,

@@ -137,3 +137,71 @@ def test_every_link_a_list_draws_answers(editor_client, demo, model):
             assert response.status_code in (200, 302), link
             assert response.get("Location", "").find("?e=1") == -1, link
     assert len(seen) > 3
+
+
+# Found on PostgreSQL by the second fuzzing review of stop 71; each but the last also on SQLite.
+
+
+def test_a_question_saved_on_its_own_page_without_a_position_is_told_it_needs_one(
+    editor_client, demo
+):
+    from tests.lessons.test_admin import question_page_data
+
+    question = demo.questions.get(position=3)
+    data = question_page_data(editor_client, question) | {"position": ""}
+    response = editor_client.post(f"/admin/lessons/question/{question.pk}/change/", data)
+    assert response.status_code == 200
+    assert "This field is required" in response.content.decode()
+    question.refresh_from_db()
+    assert question.position == 3
+
+
+@pytest.mark.parametrize("items", ["questions", "flashcards"])
+def test_a_lesson_form_sending_stored_items_as_new_ones_saves_nothing(editor_client, demo, items):
+    """A changed INITIAL_FORMS made every stored flashcard a new one (the lesson had 16), and
+    was a 500 for questions."""
+    from tests.lessons.test_admin import change_page_data
+
+    data = change_page_data(editor_client, demo) | {f"{items}-INITIAL_FORMS": "0"}
+    response = editor_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
+    assert response.status_code == 200
+    page = html.unescape(response.content.decode())
+    assert f"The lesson's {items} changed since this page was drawn" in page
+    assert demo.questions.count() == 8 and demo.flashcards.count() == 8
+
+
+def test_a_flashcard_position_past_the_last_a_file_can_name_is_refused(editor_client, demo):
+    from tests.lessons.test_admin import change_page_data
+
+    data = change_page_data(editor_client, demo) | {"flashcards-0-position": "9999"}
+    data |= {"flashcards-TOTAL_FORMS": "9", "flashcards-8-front": "F", "flashcards-8-back": "B"}
+    response = editor_client.post(f"/admin/lessons/lesson/{demo.pk}/change/", data)
+    assert response.status_code == 200
+    assert "A flashcard&#x27;s position may be at most 9999" in response.content.decode()
+    assert demo.flashcards.count() == 8
+
+
+@pytest.mark.parametrize(
+    "query",
+    [
+        "lesson/?status__exact=a%00",
+        "problemreport/?state=a%00",
+        "question/?lesson__status__exact=a%00",
+    ],
+)
+def test_a_nul_in_a_filter_is_refused(editor_client, demo, query):
+    assert editor_client.get(f"/admin/lessons/{query}").status_code == 400
+
+
+def test_a_nul_in_the_autocomplete_search_is_refused(editor_client, demo):
+    response = editor_client.get(
+        "/admin/autocomplete/",
+        {
+            "app_label": "lessons",
+            "model_name": "lesson",
+            "field_name": "needs_first",
+            "term": "a\0",
+        },
+    )
+    assert response.status_code == 400
+    assert "held a NUL character" in response.content.decode()

@@ -5,8 +5,10 @@ for invisible characters, the admin's own forms."""
 
 from __future__ import annotations
 
+import html
 import io
 import math
+import re
 from pathlib import Path
 
 import pytest
@@ -487,3 +489,24 @@ def test_a_revision_kept_before_the_rule_cannot_be_restored_as_it_is(editor_clie
     assert "Restore this revision" not in html
     assert editor_client.post(url).status_code == 400
     assert Lesson.objects.get(pk=demo.pk).title == demo.title
+
+
+@pytest.mark.parametrize("item", ["mt__e-Jw\\u0000xHek", "mt__e\\ud800JwIxHek", "not an id"])
+def test_a_lesson_list_holds_lesson_ids_only(demo, tmp_path, editor_client, item):
+    """A NUL (which PostgreSQL's text cannot hold) or half a character in `needs_first` was a
+    500 in the upload and a traceback from import_lessons (second fuzzing review of stop 71)."""
+    path = lesson_file(demo, tmp_path)
+    line = f'needs_first: ["{item}"]'
+    text = re.sub(r"^needs_first: .*$", lambda _: line, path.read_text(), flags=re.M)
+    assert item in text
+    path.write_text(text)
+    said = 'needs_first: expected a list of lesson ids, like ["mt_twcpO-945r"]'
+    assert said in refused(tmp_path, "--check")
+    response = upload(editor_client, text, path.name)
+    assert response.status_code == 400 and said in html.unescape(response.content.decode())
+
+
+def test_a_flashcard_numbered_past_9999_is_told_the_range(demo, tmp_path):
+    path = lesson_file(demo, tmp_path)
+    path.write_text(path.read_text().replace("::: flashcard 8 ", "::: flashcard 12000 ", 1))
+    assert "'12000' is not a position (a whole number from 1 to 9999)" in refused(tmp_path)
