@@ -670,6 +670,16 @@ LOGGING = {
             "filters": ["without_traceback"],
             "propagate": False,
         },
+        # A filter or a popup field an editor typed into an admin address: told to them in a
+        # 400 (lightmysky.admin), a line here, and nothing for the operators to act on.
+        **{
+            f"django.security.{name}": {
+                "handlers": ["console"],
+                "filters": ["without_traceback"],
+                "propagate": False,
+            }
+            for name in ("DisallowedModelAdminLookup", "DisallowedModelAdminToField")
+        },
     },
 }
 

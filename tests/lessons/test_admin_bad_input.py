@@ -205,3 +205,20 @@ def test_a_nul_in_the_autocomplete_search_is_refused(editor_client, demo):
     )
     assert response.status_code == 400
     assert "held a NUL character" in response.content.decode()
+
+
+def test_a_refused_filter_is_one_log_line_not_a_mail_to_the_operators(
+    editor_client, demo, settings, tmp_path
+):
+    """Django logs a refused lookup as a security error, with its traceback, which mailed the
+    operators each time an editor typed a filter the list does not offer."""
+    from django.core import mail
+
+    from lightmysky import errormail
+
+    settings.ADMINS = ["ops@example.org"]
+    settings.METRICS_DIR = str(tmp_path)
+    assert editor_client.get("/admin/lessons/lesson/?id__gt=1").status_code == 400
+    assert editor_client.get("/admin/lessons/lesson/?_to_field=title").status_code == 400
+    assert errormail.wait_until_sent(timeout=5)
+    assert mail.outbox == []
