@@ -567,9 +567,13 @@ def _markdown_warnings(blocks: list[tuple[str, int, list[str]]], source: str) ->
 
 
 def _number(text: str, line: int, kind: str, problem) -> int:
-    if not text.isascii() or not text.isdigit() or not 0 < int(text) <= Flashcard.MAX_POSITION:
-        high = Flashcard.MAX_POSITION
-        problem(line, kind, f"{text!r} is not a position (a whole number from 1 to {high})")
+    high = Flashcard.MAX_POSITION
+    # (the length first: int() refuses a string of over 4,300 digits)
+    if not (text.isascii() and text.isdigit() and len(text) <= len(str(high))) or not (
+        0 < int(text) <= high
+    ):
+        shown = Truncator(text).chars(12)
+        problem(line, kind, f"{shown!r} is not a position (a whole number from 1 to {high})")
         return 0
     return int(text)
 

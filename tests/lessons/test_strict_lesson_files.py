@@ -506,7 +506,9 @@ def test_a_lesson_list_holds_lesson_ids_only(demo, tmp_path, editor_client, item
     assert response.status_code == 400 and said in html.unescape(response.content.decode())
 
 
-def test_a_flashcard_numbered_past_9999_is_told_the_range(demo, tmp_path):
+@pytest.mark.parametrize("number", ["12000", "0", "9" * 5000])
+def test_a_flashcard_numbered_outside_1_to_9999_is_told_the_range(demo, tmp_path, number):
     path = lesson_file(demo, tmp_path)
-    path.write_text(path.read_text().replace("::: flashcard 8 ", "::: flashcard 12000 ", 1))
-    assert "'12000' is not a position (a whole number from 1 to 9999)" in refused(tmp_path)
+    path.write_text(path.read_text().replace("::: flashcard 8 ", f"::: flashcard {number} ", 1))
+    shown = number if len(number) <= 12 else "9" * 11 + "…"  # a long one quoted shortened
+    assert f"'{shown}' is not a position (a whole number from 1 to 9999)" in refused(tmp_path)
